@@ -1,0 +1,67 @@
+# CodeLotse MCP context. `make run` and `make test` are the two commands a
+# new machine needs; see README.md.
+GO       ?= go
+BIN      ?= bin/codelotse
+TAGS     ?=
+VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X main.version=$(VERSION)
+COVERAGE_MIN := 90
+
+.PHONY: all build run test test-go test-signedoff cover-domain lint generate check-generate bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/codelotse
+
+## run: the service on a local PostgreSQL, no configuration needed.
+run: build
+	./.ci/localdb exec ./$(BIN) serve
+
+## test: lint, every test (PostgreSQL integration tests included) in both
+## builds, and the domain's coverage floor.
+test: lint test-go test-signedoff cover-domain
+
+test-go:
+	$(GO) test -race -count=1 ./...
+
+# The signedoff build flips MCP_CONTEXT_SIGNED_OFF; the packages whose
+# behaviour depends on it run again in that build.
+test-signedoff:
+	$(GO) test -race -count=1 -tags signedoff ./domain/gate/... ./cmd/...
+
+cover-domain:
+	@$(GO) test -count=1 -coverprofile=coverage-domain.out ./domain/... >/dev/null
+	@$(GO) tool cover -func=coverage-domain.out | awk -v min=$(COVERAGE_MIN) '/^total:/ { sub("%","",$$3); printf "domain coverage: %s%% (floor %s%%)\n", $$3, min; if ($$3+0 < min) exit 1 }'
+
+lint: check-generate
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '/testdata/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags signedoff ./...
+	$(GO) run ./cmd/archlint .
+
+## generate: regenerate wire_gen.go.
+generate:
+	$(GO) tool wire gen ./cmd/codelotse
+
+## check-generate: fail when the committed wire_gen.go is stale.
+check-generate:
+	@cp cmd/codelotse/wire_gen.go /tmp/codelotse-wire_gen.go.bak
+	@$(GO) tool wire gen ./cmd/codelotse >/dev/null
+	@if ! cmp -s cmd/codelotse/wire_gen.go /tmp/codelotse-wire_gen.go.bak; then \
+		cp /tmp/codelotse-wire_gen.go.bak cmd/codelotse/wire_gen.go; \
+		echo "cmd/codelotse/wire_gen.go is stale: run make generate and commit it"; exit 1; fi
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+## fuzz: a short run of every fuzz target (make test runs their seed corpora).
+FUZZTIME ?= 20s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "fuzz $$pkg $$f"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+		done; done
+
+clean:
+	rm -rf bin coverage-*.out

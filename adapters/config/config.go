@@ -1,0 +1,176 @@
+// Package config reads the service's configuration from the environment
+// (CONTRACT.md section 2) once at startup and validates all of it, so a bad
+// value is a one-line startup error and never a surprise at request time.
+package config
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/codelotse/codelotse/domain/gate"
+	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/netpolicy"
+	"github.com/rs/zerolog"
+)
+
+// DefaultDatabaseURL is the local PostgreSQL that `make run` prepares when
+// QUAVON_DATABASE_URL is not set.
+const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/codelotse?sslmode=disable"
+
+// DefaultHTTPAddr is the API's listen address when QUAVON_HTTP_ADDR is not set.
+const DefaultHTTPAddr = "127.0.0.1:8080"
+
+// Key is one entry of the credential key ring.
+type Key struct {
+	ID     string
+	Secret []byte
+}
+
+// Config is the whole validated configuration.
+type Config struct {
+	DatabaseURL  string
+	HTTPAddr     string
+	Instance     gate.Instance
+	Edition      gate.Edition
+	PrivateHosts netpolicy.PrivateHosts
+	// Keys is the credential key ring; Keys[0] is the primary key. Empty
+	// means credentials can neither be stored nor read.
+	Keys     []Key
+	LogLevel zerolog.Level
+	// CallTimeout is MCP_CALL_TIMEOUT_MS; tests shorten it through
+	// QUAVON_MCP_CALL_TIMEOUT_MS, never by waiting.
+	CallTimeout time.Duration
+	LLM         LLM
+}
+
+// LLM is the model endpoint's configuration.
+type LLM struct {
+	Provider  string
+	BaseURL   string
+	APIKey    string
+	Model     string
+	Script    string
+	ScriptLog string
+}
+
+// Error is a configuration error naming the variable; it never repeats the
+// value, which may be a secret.
+type Error struct {
+	Var    string
+	Reason string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("configuration: %s %s", e.Var, e.Reason) }
+
+var keyID = regexp.MustCompile(`^[a-z0-9]{1,16}$`)
+
+// Load reads the configuration through getenv (os.Getenv in production, a
+// map in tests). It returns every problem it finds, joined.
+func Load(getenv func(string) string) (Config, error) {
+	get := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	var errs Errors
+	c := Config{
+		DatabaseURL: get("QUAVON_DATABASE_URL", DefaultDatabaseURL),
+		HTTPAddr:    get("QUAVON_HTTP_ADDR", DefaultHTTPAddr),
+		CallTimeout: limits.CallTimeout,
+	}
+	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
+		errs = append(errs, &Error{"QUAVON_HTTP_ADDR", "must be host:port"})
+	}
+	var err error
+	if c.Instance, err = gate.ParseInstance(get("QUAVON_MCP_CONTEXT", "disabled")); err != nil {
+		errs = append(errs, &Error{"QUAVON_MCP_CONTEXT", "must be allowed or disabled"})
+	}
+	if c.Edition, err = gate.ParseEdition(get("QUAVON_EDITION", "self-hosted")); err != nil {
+		errs = append(errs, &Error{"QUAVON_EDITION", "must be self-hosted or enterprise"})
+	}
+	if c.PrivateHosts, err = netpolicy.ParsePrivateHosts(getenv("QUAVON_MCP_PRIVATE_HOSTS")); err != nil {
+		errs = append(errs, &Error{"QUAVON_MCP_PRIVATE_HOSTS", "must be comma-separated host names"})
+	}
+	var keyErr *Error
+	if c.Keys, keyErr = parseKeys(getenv("QUAVON_ENCRYPTION_KEYS")); keyErr != nil {
+		errs = append(errs, keyErr)
+	}
+	if c.LogLevel, err = zerolog.ParseLevel(get("QUAVON_LOG_LEVEL", "info")); err != nil || c.LogLevel == zerolog.NoLevel {
+		errs = append(errs, &Error{"QUAVON_LOG_LEVEL", "must be trace, debug, info, warn, error, fatal, panic or disabled"})
+	}
+	if v := getenv("QUAVON_MCP_CALL_TIMEOUT_MS"); v != "" {
+		ms, err := strconv.Atoi(v)
+		if err != nil || ms < 1 || time.Duration(ms)*time.Millisecond > limits.CallTimeout {
+			errs = append(errs, &Error{"QUAVON_MCP_CALL_TIMEOUT_MS", fmt.Sprintf("must be 1 to %d", limits.CallTimeout.Milliseconds())})
+		} else {
+			c.CallTimeout = time.Duration(ms) * time.Millisecond
+		}
+	}
+	c.LLM = LLM{
+		Provider:  get("QUAVON_LLM_PROVIDER", "openai"),
+		BaseURL:   getenv("QUAVON_LLM_BASE_URL"),
+		APIKey:    getenv("QUAVON_LLM_API_KEY"),
+		Model:     getenv("QUAVON_LLM_MODEL"),
+		Script:    getenv("QUAVON_LLM_SCRIPT"),
+		ScriptLog: getenv("QUAVON_LLM_SCRIPT_LOG"),
+	}
+	switch c.LLM.Provider {
+	case "openai":
+	case "scripted":
+		if c.LLM.Script == "" {
+			errs = append(errs, &Error{"QUAVON_LLM_SCRIPT", "is required when QUAVON_LLM_PROVIDER is scripted"})
+		}
+	default:
+		errs = append(errs, &Error{"QUAVON_LLM_PROVIDER", "must be openai or scripted"})
+	}
+	if len(errs) > 0 {
+		return c, errs
+	}
+	return c, nil
+}
+
+// Errors is every problem Load found; its text is one line, so a startup
+// failure prints one line.
+type Errors []*Error
+
+func (e Errors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// parseKeys reads `ID:BASE64,ID:BASE64`; the first entry is the primary key.
+func parseKeys(raw string) ([]Key, *Error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, nil
+	}
+	bad := func(i int, reason string) *Error {
+		return &Error{"QUAVON_ENCRYPTION_KEYS", fmt.Sprintf("entry %d %s", i+1, reason)}
+	}
+	var keys []Key
+	seen := map[string]bool{}
+	for i, entry := range strings.Split(raw, ",") {
+		id, b64, ok := strings.Cut(strings.TrimSpace(entry), ":")
+		if !ok || !keyID.MatchString(id) {
+			return nil, bad(i, "must be ID:BASE64 with ID matching ^[a-z0-9]{1,16}$")
+		}
+		if seen[id] {
+			return nil, bad(i, "repeats a key id")
+		}
+		seen[id] = true
+		secret, err := base64.StdEncoding.Strict().DecodeString(b64)
+		if err != nil || len(secret) != 32 {
+			return nil, bad(i, "must be a 32-byte key in standard base64")
+		}
+		keys = append(keys, Key{ID: id, Secret: secret})
+	}
+	return keys, nil
+}

@@ -1,0 +1,105 @@
+package config_test
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codelotse/codelotse/adapters/config"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+var key32 = base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+
+func TestLoadDefaults(t *testing.T) {
+	c, err := config.Load(env(nil))
+	if err != nil {
+		t.Fatalf("Load(empty) error = %v", err)
+	}
+	if c.DatabaseURL != config.DefaultDatabaseURL || c.HTTPAddr != "127.0.0.1:8080" {
+		t.Errorf("defaults = %q, %q", c.DatabaseURL, c.HTTPAddr)
+	}
+	if c.Instance.String() != "disabled" || c.Edition.String() != "self-hosted" {
+		t.Errorf("gates = %v, %v; want disabled, self-hosted", c.Instance, c.Edition)
+	}
+	if len(c.Keys) != 0 || len(c.PrivateHosts.Hosts()) != 0 || c.CallTimeout != 10*time.Second || c.LLM.Provider != "openai" {
+		t.Errorf("unexpected defaults: %+v", c)
+	}
+}
+
+func TestLoadValues(t *testing.T) {
+	c, err := config.Load(env(map[string]string{
+		"QUAVON_MCP_CONTEXT":         "allowed",
+		"QUAVON_EDITION":             "enterprise",
+		"QUAVON_MCP_PRIVATE_HOSTS":   " Wiki.Internal , jira.corp ",
+		"QUAVON_ENCRYPTION_KEYS":     "k2:" + key32 + ",k1:" + key32,
+		"QUAVON_MCP_CALL_TIMEOUT_MS": "250",
+		"QUAVON_LLM_PROVIDER":        "scripted",
+		"QUAVON_LLM_SCRIPT":          "script.json",
+	}))
+	if err != nil {
+		t.Fatalf("Load error = %v", err)
+	}
+	if c.Instance.String() != "allowed" || c.Edition.String() != "enterprise" {
+		t.Errorf("gates = %v, %v", c.Instance, c.Edition)
+	}
+	if strings.Join(c.PrivateHosts.Hosts(), ",") != "wiki.internal,jira.corp" {
+		t.Errorf("PrivateHosts = %v", c.PrivateHosts)
+	}
+	if len(c.Keys) != 2 || c.Keys[0].ID != "k2" || len(c.Keys[0].Secret) != 32 {
+		t.Errorf("Keys = %d entries, primary %q", len(c.Keys), c.Keys[0].ID)
+	}
+	if c.CallTimeout != 250*time.Millisecond {
+		t.Errorf("CallTimeout = %v", c.CallTimeout)
+	}
+}
+
+func TestLoadRefusesBadValuesOnOneLine(t *testing.T) {
+	tests := []struct {
+		name, key, value, want string
+	}{
+		{"unknown instance", "QUAVON_MCP_CONTEXT", "enabled", "QUAVON_MCP_CONTEXT must be allowed or disabled"},
+		{"instance case", "QUAVON_MCP_CONTEXT", "Allowed", "QUAVON_MCP_CONTEXT"},
+		{"unknown edition", "QUAVON_EDITION", "cloud", "QUAVON_EDITION must be self-hosted or enterprise"},
+		{"key without id", "QUAVON_ENCRYPTION_KEYS", key32, "QUAVON_ENCRYPTION_KEYS entry 1"},
+		{"key id uppercase", "QUAVON_ENCRYPTION_KEYS", "K1:" + key32, "QUAVON_ENCRYPTION_KEYS entry 1"},
+		{"key id too long", "QUAVON_ENCRYPTION_KEYS", "abcdefghijklmnopq:" + key32, "QUAVON_ENCRYPTION_KEYS entry 1"},
+		{"short key", "QUAVON_ENCRYPTION_KEYS", "k1:" + base64.StdEncoding.EncodeToString(make([]byte, 16)), "32-byte key"},
+		{"not base64", "QUAVON_ENCRYPTION_KEYS", "k1:!!!!", "32-byte key"},
+		{"url-safe base64", "QUAVON_ENCRYPTION_KEYS", "k1:" + base64.URLEncoding.EncodeToString([]byte("0123456789abcdef0123456789abc>?~")), "32-byte key"},
+		{"second entry bad", "QUAVON_ENCRYPTION_KEYS", "k1:" + key32 + ",k2:xx", "entry 2"},
+		{"repeated id", "QUAVON_ENCRYPTION_KEYS", "k1:" + key32 + ",k1:" + key32, "repeats a key id"},
+		{"empty entry", "QUAVON_ENCRYPTION_KEYS", "k1:" + key32 + ",", "entry 2"},
+		{"log level", "QUAVON_LOG_LEVEL", "loud", "QUAVON_LOG_LEVEL"},
+		{"http addr", "QUAVON_HTTP_ADDR", "8080", "QUAVON_HTTP_ADDR"},
+		{"provider", "QUAVON_LLM_PROVIDER", "anthropic", "QUAVON_LLM_PROVIDER"},
+		{"scripted without script", "QUAVON_LLM_PROVIDER", "scripted", "QUAVON_LLM_SCRIPT is required"},
+		{"timeout above the cap", "QUAVON_MCP_CALL_TIMEOUT_MS", "10001", "QUAVON_MCP_CALL_TIMEOUT_MS"},
+		{"timeout zero", "QUAVON_MCP_CALL_TIMEOUT_MS", "0", "QUAVON_MCP_CALL_TIMEOUT_MS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := config.Load(env(map[string]string{tt.key: tt.value}))
+			if err == nil {
+				t.Fatalf("Load(%s=%q) error = nil, want %q", tt.key, tt.value, tt.want)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tt.want) || strings.Contains(msg, "\n") {
+				t.Errorf("Load(%s=%q) error = %q, want one line containing %q", tt.key, tt.value, msg, tt.want)
+			}
+			if len(tt.value) > 8 && strings.Contains(msg, tt.value) {
+				t.Errorf("error %q repeats the value", msg)
+			}
+		})
+	}
+}
+
+func TestLoadReportsEveryProblem(t *testing.T) {
+	_, err := config.Load(env(map[string]string{"QUAVON_MCP_CONTEXT": "x", "QUAVON_EDITION": "y"}))
+	errs, ok := err.(config.Errors)
+	if !ok || len(errs) != 2 {
+		t.Fatalf("Load error = %#v, want two config errors", err)
+	}
+}

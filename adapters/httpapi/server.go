@@ -1,0 +1,85 @@
+// Package httpapi is the driving HTTP adapter: the admin REST API of
+// CONTRACT.md section 3, health endpoints, request logging and recovery.
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/codelotse/codelotse/ports"
+	"github.com/rs/zerolog"
+)
+
+// Addr is the listen address (QUAVON_HTTP_ADDR).
+type Addr string
+
+// ShutdownTimeout bounds graceful shutdown after SIGTERM.
+const ShutdownTimeout = 10 * time.Second
+
+// Server is the HTTP server of `codelotse serve` and `codelotse api`.
+type Server struct {
+	addr    Addr
+	log     zerolog.Logger
+	handler http.Handler
+}
+
+// NewServer builds the server and its routes.
+func NewServer(addr Addr, log zerolog.Logger, ready ports.Readiness) *Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := ready.Ping(ctx); err != nil {
+			log.Warn().Err(err).Msg("readiness check failed")
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	return &Server{addr: addr, log: log, handler: withRequestLog(log, withRecovery(log, mux))}
+}
+
+// Handler is the server's root handler, for tests.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Run listens and serves until ctx is done, then shuts down gracefully
+// within ShutdownTimeout. ready, when not nil, receives the bound address.
+func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
+	ln, err := net.Listen("tcp", string(s.addr))
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	s.log.Info().Str("addr", ln.Addr().String()).Msg("listening")
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(shutdownCtx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		_ = srv.Close()
+	}
+	if serveErr := <-errc; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	s.log.Info().Msg("stopped")
+	return err
+}

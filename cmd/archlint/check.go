@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Violation is one finding: a file, a line and what is wrong there.
+type Violation struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (v Violation) String() string { return fmt.Sprintf("%s:%d: %s", v.File, v.Line, v.Msg) }
+
+const sdkModule = "github.com/modelcontextprotocol/go-sdk"
+
+// bannedTransport matches the go-sdk's process transports by name: the
+// stdio, command and io transports, and anything named after stdio.
+var bannedTransport = regexp.MustCompile(`(?i)^(StdioTransport|CommandTransport|IOTransport|.*stdio.*)$`)
+
+// domainBannedImports are the import paths (or prefixes, ending in "/") the
+// domain may not use: it holds rules only, no I/O.
+var domainBannedImports = []string{
+	"database/sql",
+	"net/http",
+	"os",
+	"os/",
+	"github.com/uptrace/bun",
+	"github.com/uptrace/bun/",
+	"github.com/rs/zerolog",
+	"github.com/rs/zerolog/",
+	"github.com/jackc/",
+	"github.com/modelcontextprotocol/",
+}
+
+// domainBannedLocal are the project's own layers the domain may not import.
+var domainBannedLocal = []string{"adapters", "app", "cmd", "ports"}
+
+// clockFuncs are the functions of package time that read or wait on the clock.
+var clockFuncs = map[string]bool{"Now": true, "Since": true, "Until": true, "Sleep": true, "After": true, "AfterFunc": true, "Tick": true, "NewTimer": true, "NewTicker": true}
+
+// Check walks root and returns every violation, sorted by file and line.
+func Check(root string) ([]Violation, error) {
+	module, err := modulePath(root)
+	if err != nil {
+		return nil, err
+	}
+	var out []Violation
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (name == "testdata" || name == "vendor" || strings.HasPrefix(name, ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		vs, err := checkFile(path, filepath.ToSlash(rel), module)
+		out = append(out, vs...)
+		return err
+	})
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].File != out[j].File {
+			return out[i].File < out[j].File
+		}
+		return out[i].Line < out[j].Line
+	})
+	return out, err
+}
+
+func checkFile(path, rel, module string) ([]Violation, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	var out []Violation
+	add := func(pos token.Pos, format string, args ...any) {
+		out = append(out, Violation{File: rel, Line: fset.Position(pos).Line, Msg: fmt.Sprintf(format, args...)})
+	}
+	inDomain := rel == "domain" || strings.HasPrefix(rel, "domain/")
+
+	sdkNames := map[string]bool{} // local names of go-sdk imports
+	timeName := ""
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		local := p[strings.LastIndex(p, "/")+1:]
+		if imp.Name != nil {
+			local = imp.Name.Name
+		}
+		if strings.HasPrefix(p, sdkModule) {
+			sdkNames[local] = true
+			if strings.Contains(strings.ToLower(p[len(sdkModule):]), "stdio") {
+				add(imp.Pos(), "imports %s: stdio transports are banned (MC11)", p)
+			}
+		}
+		if p == "time" {
+			timeName = local
+		}
+		if inDomain {
+			for _, b := range domainBannedImports {
+				if p == b || (strings.HasSuffix(b, "/") && strings.HasPrefix(p, b)) {
+					add(imp.Pos(), "domain imports %s: the domain holds rules only, no I/O", p)
+				}
+			}
+			for _, layer := range domainBannedLocal {
+				if p == module+"/"+layer || strings.HasPrefix(p, module+"/"+layer+"/") {
+					add(imp.Pos(), "domain imports %s: the domain may not depend on %s/", p, layer)
+				}
+			}
+		}
+	}
+
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			x, ok := n.X.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			if sdkNames[x.Name] && bannedTransport.MatchString(n.Sel.Name) {
+				add(n.Pos(), "refers to %s.%s: stdio and command transports are banned (MC11)", x.Name, n.Sel.Name)
+			}
+			if inDomain && timeName != "" && x.Name == timeName && clockFuncs[n.Sel.Name] {
+				add(n.Pos(), "domain calls time.%s: time comes in as a value", n.Sel.Name)
+			}
+		}
+		return true
+	})
+	return out, nil
+}
+
+var moduleLine = regexp.MustCompile(`(?m)^module\s+(\S+)`)
+
+func modulePath(root string) (string, error) {
+	b, err := readFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	m := moduleLine.FindSubmatch(b)
+	if m == nil {
+		return "", fmt.Errorf("no module line in %s", filepath.Join(root, "go.mod"))
+	}
+	return string(m[1]), nil
+}

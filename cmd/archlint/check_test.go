@@ -1,0 +1,53 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheckFindsEveryViolationInTheBadFixture(t *testing.T) {
+	got, err := Check("testdata/bad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"adapters/mcp/client.go:11: refers to sdk.CommandTransport",
+		"adapters/mcp/client.go:13: refers to sdk.StdioTransport",
+		"adapters/mcp/client.go:15: refers to sdk.IOTransport",
+		"adapters/mcp/client.go:17: refers to sdk.NewStdioServerTransport",
+		"domain/rules/rules.go:4: domain imports database/sql",
+		"domain/rules/rules.go:5: domain imports net/http",
+		"domain/rules/rules.go:8: domain imports example.com/bad/adapters/mcp",
+		"domain/rules/rules.go:9: domain imports github.com/rs/zerolog",
+		"domain/rules/rules.go:10: domain imports github.com/uptrace/bun",
+		"domain/rules/rules.go:19: domain calls time.Now",
+	}
+	if len(got) != len(want) {
+		t.Errorf("Check(bad) found %d violations, want %d:\n%v", len(got), len(want), got)
+	}
+	for i := range min(len(got), len(want)) {
+		if !strings.HasPrefix(got[i].String(), want[i]) {
+			t.Errorf("violation %d = %q, want prefix %q", i, got[i], want[i])
+		}
+	}
+}
+
+func TestCheckPassesTheGoodFixture(t *testing.T) {
+	got, err := Check("testdata/good")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Errorf("Check(good) = %v, want no violations", got)
+	}
+}
+
+func TestCheckPassesThisRepository(t *testing.T) {
+	got, err := Check("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range got {
+		t.Errorf("repository violation: %s", v)
+	}
+}

@@ -1,0 +1,37 @@
+// Command archlint is the project's own lint check. It fails when
+//
+//   - a Go file outside tests refers to the go-sdk's stdio or command
+//     transports (MC11: Streamable HTTP is the only transport), or
+//   - a package under domain/ imports something the domain must not:
+//     adapters, app, bun, database/sql, net/http, zerolog, os, or calls the
+//     clock (time.Now, time.Since, time.Sleep, …).
+//
+// Usage: archlint [root] (default "."). It prints one line per violation
+// and exits 1 when there is any.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	root := "."
+	if len(os.Args) > 1 {
+		root = os.Args[1]
+	}
+	violations, err := Check(root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "archlint:", err)
+		os.Exit(2)
+	}
+	for _, v := range violations {
+		fmt.Println(v)
+	}
+	if len(violations) > 0 {
+		fmt.Fprintf(os.Stderr, "archlint: %d violation(s)\n", len(violations))
+		os.Exit(1)
+	}
+}
+
+func readFile(path string) ([]byte, error) { return os.ReadFile(path) }

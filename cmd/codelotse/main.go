@@ -1,0 +1,145 @@
+// Command codelotse is the CodeLotse MCP-context service: the admin REST
+// API, the review worker and the operator commands of CONTRACT.md section 1.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/codelotse/codelotse/adapters/config"
+	"github.com/codelotse/codelotse/adapters/logging"
+	"github.com/codelotse/codelotse/adapters/postgres"
+	"github.com/codelotse/codelotse/domain/gate"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `usage: codelotse <command>
+
+commands:
+  serve                                   admin REST API and review worker in one process
+  api                                     the REST API alone
+  worker                                  the review worker alone
+  migrate                                 apply the database migrations
+  tenants create --name NAME              create a tenant, print its id
+  tokens create --tenant ID --permissions tenant:manage,repo:manage
+                                          create an API token, print it once
+  keys rotate                             re-encrypt every credential under the primary key
+  version                                 print version, protocol versions and sign-off
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprint(os.Stderr, usage)
+		}
+		fmt.Fprintln(os.Stderr, "codelotse: "+oneLine(err.Error()))
+		os.Exit(1)
+	}
+}
+
+// usageError is a bad command line; main prints the usage with it.
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// run dispatches a command line. It returns errors instead of exiting so
+// tests can drive it.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageError("no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	if cmd == "version" {
+		return printVersion(stdout)
+	}
+	if cmd == "help" || cmd == "-h" || cmd == "--help" {
+		_, err := fmt.Fprint(stdout, usage)
+		return err
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	log := logging.New(stderr, cfg.LogLevel)
+	switch cmd {
+	case "serve", "api":
+		if err := noArgs(cmd, rest); err != nil {
+			return err
+		}
+		app, cleanup, err := initServe(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		return app.Run(ctx, nil)
+	case "migrate":
+		fs := newFlags(cmd)
+		create := fs.Bool("create-database", false, "create the database first when it does not exist")
+		if err := parseFlags(fs, rest); err != nil {
+			return err
+		}
+		if *create {
+			if err := postgres.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+				return err
+			}
+		}
+		m, cleanup, err := initMigrator(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		applied, err := m.Migrate(ctx)
+		if err != nil {
+			return err
+		}
+		if len(applied) == 0 {
+			_, err = fmt.Fprintln(stdout, "database is up to date")
+		} else {
+			_, err = fmt.Fprintf(stdout, "applied %d migration(s): %s\n", len(applied), strings.Join(applied, ", "))
+		}
+		return err
+	default:
+		return usageError(fmt.Sprintf("unknown command %q", cmd))
+	}
+}
+
+func newFlags(cmd string) *flag.FlagSet {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parseFlags parses a command's flags; positional arguments are refused.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return usageError(fmt.Sprintf("%s: %v", fs.Name(), err))
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Sprintf("%s: unexpected argument %q", fs.Name(), fs.Arg(0)))
+	}
+	return nil
+}
+
+func noArgs(cmd string, rest []string) error { return parseFlags(newFlags(cmd), rest) }
+
+func printVersion(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "codelotse %s\nprotocol versions: %s\nsigned off: %t\n",
+		version, strings.Join(mcp.SupportedProtocolVersions(), ", "), gate.SignedOff)
+	return err
+}

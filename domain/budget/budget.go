@@ -1,0 +1,149 @@
+// Package budget enforces the per-run limits of MC8 on MCP tool calls: at
+// most maxCalls calls, and at most limits.RunByteBudget bytes of accepted
+// results. Every call reserves limits.CallReservation bytes before it is
+// sent, so concurrent calls can never together exceed the byte budget.
+package budget
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/codelotse/codelotse/domain/limits"
+)
+
+// Errors of [RunBudget.Reserve] and [Reservation.Commit].
+var (
+	// ErrCallsExhausted: the run has made maxCalls calls (status budget_exhausted).
+	ErrCallsExhausted = errors.New("call budget exhausted")
+	// ErrBytesExhausted: less than one reservation is left of the run's
+	// byte budget (status budget_exhausted).
+	ErrBytesExhausted = errors.New("byte budget exhausted")
+	// ErrResultTooLarge: a committed result was larger than its
+	// reservation and must be refused (status too_large).
+	ErrResultTooLarge = errors.New("result larger than its reservation")
+)
+
+// InvalidMaxCallsError is a maxCalls outside
+// limits.MinCallsPerRun–limits.MaxCallsPerRun.
+type InvalidMaxCallsError struct {
+	// MaxCalls is the rejected value.
+	MaxCalls int
+}
+
+// Error implements error.
+func (e *InvalidMaxCallsError) Error() string {
+	return fmt.Sprintf("maxCalls %d is not between %d and %d", e.MaxCalls, limits.MinCallsPerRun, limits.MaxCallsPerRun)
+}
+
+// RunBudget is the budget of one review run. It is safe for concurrent use.
+type RunBudget struct {
+	mu       sync.Mutex
+	maxCalls int
+	calls    int
+	reserved int // bytes held by open reservations
+	used     int // bytes kept by committed calls
+}
+
+// NewRunBudget starts a run's budget with the effective policy's maxCalls.
+func NewRunBudget(maxCalls int) (*RunBudget, error) {
+	if maxCalls < limits.MinCallsPerRun || maxCalls > limits.MaxCallsPerRun {
+		return nil, &InvalidMaxCallsError{MaxCalls: maxCalls}
+	}
+	return &RunBudget{maxCalls: maxCalls}, nil
+}
+
+// Reserve claims one call and limits.CallReservation bytes before a call is
+// sent. It fails with [ErrCallsExhausted] when maxCalls calls were made
+// (checked first) and with [ErrBytesExhausted] when less than a reservation
+// is left; a failed Reserve claims nothing. The call counts from here on,
+// whatever happens to it.
+func (b *RunBudget) Reserve() (*Reservation, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.calls >= b.maxCalls {
+		return nil, ErrCallsExhausted
+	}
+	if limits.RunByteBudget-b.used-b.reserved < limits.CallReservation {
+		return nil, ErrBytesExhausted
+	}
+	b.calls++
+	b.reserved += limits.CallReservation
+	return &Reservation{budget: b}, nil
+}
+
+// Stats is a consistent snapshot of a [RunBudget].
+type Stats struct {
+	// Calls is the number of successful reservations.
+	Calls int
+	// BytesUsed is the bytes kept by committed calls.
+	BytesUsed int
+	// BytesReserved is the bytes held by open reservations.
+	BytesReserved int
+}
+
+// Stats returns all counters taken under one lock.
+func (b *RunBudget) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return Stats{Calls: b.calls, BytesUsed: b.used, BytesReserved: b.reserved}
+}
+
+// Calls is the number of calls made (successful reservations).
+func (b *RunBudget) Calls() int { return b.Stats().Calls }
+
+// BytesUsed is the bytes kept by committed calls (the run stats' bytes).
+func (b *RunBudget) BytesUsed() int { return b.Stats().BytesUsed }
+
+// MaxCalls is the run's call limit.
+func (b *RunBudget) MaxCalls() int { return b.maxCalls }
+
+// Reservation is one call's claim on a [RunBudget]. Exactly one of Commit
+// or Release takes effect; later calls of either are no-ops, so a deferred
+// Release after a Commit is safe.
+type Reservation struct {
+	budget *RunBudget
+	done   bool // guarded by budget.mu
+}
+
+// Commit ends the reservation for a result of acceptedBytes and gives the
+// unused part of the reservation back. A result larger than the
+// reservation cannot be accepted: the whole reservation is kept (the
+// server made the run read that much) and [ErrResultTooLarge] tells the
+// caller to refuse the result. A negative size counts as zero.
+func (r *Reservation) Commit(acceptedBytes int) error {
+	if r == nil {
+		return nil
+	}
+	b := r.budget
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r.done {
+		return nil
+	}
+	r.done = true
+	b.reserved -= limits.CallReservation
+	keep := max(acceptedBytes, 0)
+	if keep > limits.CallReservation {
+		b.used += limits.CallReservation
+		return ErrResultTooLarge
+	}
+	b.used += keep
+	return nil
+}
+
+// Release ends a failed call's reservation and returns all its bytes. The
+// call still counts against maxCalls.
+func (r *Reservation) Release() {
+	if r == nil {
+		return
+	}
+	b := r.budget
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r.done {
+		return
+	}
+	r.done = true
+	b.reserved -= limits.CallReservation
+}

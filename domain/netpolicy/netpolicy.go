@@ -1,0 +1,298 @@
+// Package netpolicy holds the address rules of MC1: which IP addresses an
+// MCP server may resolve to. The same [Rules] judge a URL when it is saved
+// and every address inside the dialer, so DNS rebinding meets the same
+// rules as registration.
+package netpolicy
+
+import (
+	"errors"
+	"net/netip"
+	"strings"
+
+	"github.com/codelotse/codelotse/domain/gate"
+)
+
+// Class is how an address is treated. The zero Class is never returned.
+type Class struct{ s string }
+
+// The classes of [Classify].
+var (
+	// ClassPublic may always be reached.
+	ClassPublic = Class{"public"}
+	// ClassPrivate may be reached only through a host listed on a
+	// self-hosted instance.
+	ClassPrivate = Class{"private"}
+	// ClassForbidden may never be reached: link-local, multicast,
+	// 0.0.0.0/8 and cloud metadata addresses, also when embedded in IPv6.
+	ClassForbidden = Class{"forbidden"}
+)
+
+// String returns "public", "private" or "forbidden".
+func (c Class) String() string { return c.s }
+
+// worse returns the stricter of two classes.
+func worse(a, b Class) Class {
+	rank := func(c Class) int {
+		switch c {
+		case ClassPublic:
+			return 0
+		case ClassPrivate:
+			return 1
+		}
+		return 2
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
+
+func prefixes(ss ...string) []netip.Prefix {
+	ps := make([]netip.Prefix, len(ss))
+	for i, s := range ss {
+		ps[i] = netip.MustParsePrefix(s)
+	}
+	return ps
+}
+
+var (
+	// forbidden4 are never reachable. 192.0.0.192 (Oracle Cloud) and
+	// 100.100.100.200 (Alibaba Cloud) are metadata services like
+	// 169.254.169.254; they sit inside otherwise merely private ranges.
+	forbidden4 = prefixes("0.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4",
+		"192.0.0.192/32", "100.100.100.200/32")
+	private4 = prefixes("10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "172.16.0.0/12",
+		"192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15",
+		"198.51.100.0/24", "203.0.113.0/24", "240.0.0.0/4")
+
+	// forbidden6 are never reachable. The unspecified address :: reaches
+	// the local host like 0.0.0.0, so it is forbidden with it.
+	forbidden6 = prefixes("::/128", "fe80::/10", "ff00::/8", "fd00:ec2::254/128")
+	private6   = prefixes("::1/128", "2001::/32", "2001:db8::/32", "fc00::/7",
+		"fec0::/10")
+
+	nat64WellKnown = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local     = netip.MustParsePrefix("64:ff9b:1::/48")
+	sixToFour      = netip.MustParsePrefix("2002::/16")
+	teredo         = netip.MustParsePrefix("2001::/32")
+	ipv4Compatible = netip.MustParsePrefix("::/96")
+)
+
+func in(ps []netip.Prefix, a netip.Addr) bool {
+	for _, p := range ps {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// Classify tells whether an address is public, private or forbidden. A
+// zone is ignored; IPv4-mapped, NAT64 and 6to4 addresses are judged by the
+// IPv4 address they carry, because that is where the packets end up. An
+// invalid address is forbidden.
+func Classify(a netip.Addr) Class {
+	if !a.IsValid() {
+		return ClassForbidden
+	}
+	a = a.WithZone("")
+	if a.Is4() || a.Is4In6() {
+		return classify4(a.Unmap())
+	}
+	b := a.As16()
+	switch {
+	case in(forbidden6, a):
+		return ClassForbidden
+	case nat64WellKnown.Contains(a):
+		return classify4(v4(b[12:16]))
+	case sixToFour.Contains(a):
+		return classify4(v4(b[2:6]))
+	case nat64Local.Contains(a):
+		// RFC 6052 lets a network carve a /48, /56, /64 or /96 out of the
+		// local-use prefix, each carrying the IPv4 address at another
+		// offset (byte 8, the u octet, is skipped); we cannot know which,
+		// so every offset is judged. Offsets that read 0.x.x.x are left
+		// out: any unused offset reads so, and no translator maps to 0/8.
+		c := ClassPrivate
+		for _, at := range [][4]int{{6, 7, 9, 10}, {7, 9, 10, 11}, {9, 10, 11, 12}, {12, 13, 14, 15}} {
+			if b[at[0]] != 0 {
+				c = worse(c, classify4(netip.AddrFrom4([4]byte{b[at[0]], b[at[1]], b[at[2]], b[at[3]]})))
+			}
+		}
+		return c
+	case teredo.Contains(a):
+		// Teredo carries the server's address and the client's address
+		// (inverted); neither may be a forbidden one.
+		c := worse(ClassPrivate, classify4(v4(b[4:8])))
+		return worse(c, classify4(netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})))
+	case ipv4Compatible.Contains(a) && a != netip.IPv6Loopback():
+		return worse(ClassPrivate, classify4(v4(b[12:16])))
+	case in(private6, a):
+		return ClassPrivate
+	}
+	return ClassPublic
+}
+
+func v4(b []byte) netip.Addr { return netip.AddrFrom4([4]byte(b)) }
+
+func classify4(a netip.Addr) Class {
+	switch {
+	case in(forbidden4, a):
+		return ClassForbidden
+	case in(private4, a):
+		return ClassPrivate
+	}
+	return ClassPublic
+}
+
+// Reason says why an address was refused. It names no address, so it may
+// be shown to users.
+type Reason struct{ s string }
+
+// The reasons of [BlockedError].
+var (
+	// ReasonPrivate: a private address for a host that is not listed (or
+	// an edition that ignores the list).
+	ReasonPrivate = Reason{"address is not public"}
+	// ReasonForbidden: an address that no configuration allows.
+	ReasonForbidden = Reason{"address is never allowed"}
+	// ReasonNoAddress: the host resolved to nothing.
+	ReasonNoAddress = Reason{"host has no address"}
+)
+
+// String returns the user-safe text of the reason.
+func (r Reason) String() string { return r.s }
+
+// ErrBlocked matches every [*BlockedError] with [errors.Is]; the API maps
+// it to endpoint_not_public.
+var ErrBlocked = errors.New("endpoint is not public")
+
+// BlockedError is the refusal of [Rules.Check] and [Rules.CheckAll].
+type BlockedError struct {
+	// Reason says why, without naming the address.
+	Reason Reason
+}
+
+// Error implements error.
+func (e *BlockedError) Error() string { return "endpoint is not public: " + e.Reason.s }
+
+// Is makes errors.Is(err, ErrBlocked) true.
+func (e *BlockedError) Is(target error) bool { return target == ErrBlocked }
+
+// Rules are the address rules of one instance: its edition and its
+// private-host list. The zero Rules refuse every private address.
+type Rules struct {
+	edition      gate.Edition
+	privateHosts PrivateHosts
+}
+
+// NewRules combines the edition and the private-host list. On the
+// enterprise edition (and a zero edition) the list is ignored.
+func NewRules(edition gate.Edition, privateHosts PrivateHosts) Rules {
+	return Rules{edition: edition, privateHosts: privateHosts}
+}
+
+// Check judges one address that host resolved to. Public addresses pass;
+// private ones pass only on a self-hosted instance that lists host;
+// forbidden ones never pass. host is compared after [NormalizeHost]; a host
+// that does not normalise is treated as unlisted.
+func (r Rules) Check(host string, addr netip.Addr) error {
+	switch Classify(addr) {
+	case ClassPublic:
+		return nil
+	case ClassPrivate:
+		if r.edition == gate.SelfHosted && r.privateHosts.Contains(host) {
+			return nil
+		}
+		return &BlockedError{Reason: ReasonPrivate}
+	}
+	return &BlockedError{Reason: ReasonForbidden}
+}
+
+// CheckAll judges every address a host resolved to; one blocked address
+// blocks the host, so a resolver cannot mix a public decoy with a private
+// target. An empty list is refused too.
+func (r Rules) CheckAll(host string, addrs []netip.Addr) error {
+	if len(addrs) == 0 {
+		return &BlockedError{Reason: ReasonNoAddress}
+	}
+	for _, a := range addrs {
+		if err := r.Check(host, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PrivateHosts is the parsed QUAVON_MCP_PRIVATE_HOSTS list. The zero value
+// lists nothing.
+type PrivateHosts struct {
+	hosts []string
+}
+
+// ParsePrivateHosts parses the comma-separated environment value: entries
+// are trimmed, empty ones dropped, and each is normalised with
+// [NormalizeHost]. An entry that does not normalise is an error naming it,
+// so a typo stops the instance instead of silently blocking a host.
+func ParsePrivateHosts(s string) (PrivateHosts, error) {
+	var ph PrivateHosts
+	for _, e := range strings.Split(s, ",") {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		if strings.HasPrefix(e, "[") && strings.HasSuffix(e, "]") {
+			e = e[1 : len(e)-1]
+		}
+		h, err := NormalizeHost(e)
+		if err != nil {
+			return PrivateHosts{}, &PrivateHostError{Entry: e, Err: err}
+		}
+		if !ph.contains(h) {
+			ph.hosts = append(ph.hosts, h)
+		}
+	}
+	return ph, nil
+}
+
+// PrivateHostError is an entry of QUAVON_MCP_PRIVATE_HOSTS that is not a
+// valid host name.
+type PrivateHostError struct {
+	// Entry is the offending entry, trimmed.
+	Entry string
+	// Err is the [NormalizeHost] error.
+	Err error
+}
+
+// Error implements error. The entry is quoted so the message stays one line.
+func (e *PrivateHostError) Error() string {
+	return "invalid private host " + quote(e.Entry) + ": " + e.Err.Error()
+}
+
+// Unwrap returns the [NormalizeHost] error.
+func (e *PrivateHostError) Unwrap() error { return e.Err }
+
+// Hosts returns a copy of the normalised host names.
+func (p PrivateHosts) Hosts() []string { return append([]string(nil), p.hosts...) }
+
+// Contains reports whether host, normalised, is listed. Matching is exact:
+// a listed wiki.corp.example does not cover api.wiki.corp.example.
+func (p PrivateHosts) Contains(host string) bool {
+	if len(p.hosts) == 0 {
+		return false
+	}
+	h, err := NormalizeHost(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	if err != nil {
+		return false
+	}
+	return p.contains(h)
+}
+
+func (p PrivateHosts) contains(h string) bool {
+	for _, x := range p.hosts {
+		if x == h {
+			return true
+		}
+	}
+	return false
+}

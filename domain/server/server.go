@@ -1,0 +1,295 @@
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/tool"
+)
+
+// Server is a tenant's registered MCP server. It knows whether it has a
+// credential and the credential's hint; the secret itself is stored
+// separately, encrypted, and never lives on the entity.
+type Server struct {
+	id              string
+	tenantID        string
+	name            Name
+	url             URL
+	enabled         bool
+	credKind        CredentialKind
+	credHint        string
+	acknowledgedAt  time.Time
+	lastDiscoveryAt time.Time
+	lastError       string
+	tools           []tool.Snapshot
+	createdAt       time.Time
+	updatedAt       time.Time
+}
+
+// NewServer registers a server, enabled, with an empty allowlist. id and
+// tenantID are UUIDs chosen by the caller. acknowledged is the admin's
+// data-sharing acknowledgement and must be true ([ErrAcknowledgementRequired]).
+// The caller encrypts cred.MarshalSecret() separately; the server keeps only
+// its kind and hint.
+func NewServer(id, tenantID string, name Name, url URL, cred Credential, acknowledged bool, now time.Time) (*Server, error) {
+	if !isUUID(id) {
+		return nil, &FieldError{Field: "id", Reason: "must be a UUID"}
+	}
+	if !isUUID(tenantID) {
+		return nil, &FieldError{Field: "tenantId", Reason: "must be a UUID"}
+	}
+	if name.IsZero() {
+		return nil, &FieldError{Field: "name", Reason: "is required"}
+	}
+	if url.IsZero() {
+		return nil, &FieldError{Field: "url", Reason: "is required"}
+	}
+	if cred.IsZero() {
+		return nil, &FieldError{Field: "auth", Reason: "is required"}
+	}
+	if !acknowledged {
+		return nil, ErrAcknowledgementRequired
+	}
+	return &Server{
+		id:             id,
+		tenantID:       tenantID,
+		name:           name,
+		url:            url,
+		enabled:        true,
+		credKind:       cred.Kind(),
+		credHint:       cred.Hint(),
+		acknowledgedAt: now,
+		tools:          []tool.Snapshot{},
+		createdAt:      now,
+		updatedAt:      now,
+	}, nil
+}
+
+// isUUID accepts the canonical 8-4-4-4-12 lowercase hex form only, the
+// form the store returns, so that ids compare by string.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// UnmarshalServerFromDatabase rebuilds a stored server for the store
+// adapter, without the rules of [NewServer] and [Server.Apply] (no
+// acknowledgement or tool-count checks), so rows written under older rules
+// still load. Two things are parsed all the same: the URL, because it is
+// dialled and must pass today's MC1 rules even if the row was tampered
+// with, and the credential kind, an enum. Zero times mean "never".
+func UnmarshalServerFromDatabase(
+	id, tenantID, name, rawURL string,
+	enabled bool,
+	credentialKind, credentialHint string,
+	acknowledgedAt, lastDiscoveryAt time.Time,
+	lastError string,
+	tools []tool.Snapshot,
+	createdAt, updatedAt time.Time,
+) (*Server, error) {
+	u, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	kind, err := ParseCredentialKind(credentialKind)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{
+		id:              id,
+		tenantID:        tenantID,
+		name:            Name{name},
+		url:             u,
+		enabled:         enabled,
+		credKind:        kind,
+		credHint:        credentialHint,
+		acknowledgedAt:  acknowledgedAt,
+		lastDiscoveryAt: lastDiscoveryAt,
+		lastError:       lastError,
+		tools:           append([]tool.Snapshot{}, tools...),
+		createdAt:       createdAt,
+		updatedAt:       updatedAt,
+	}, nil
+}
+
+// ID is the server's UUID.
+func (s *Server) ID() string { return s.id }
+
+// TenantID is the owning tenant's UUID.
+func (s *Server) TenantID() string { return s.tenantID }
+
+// Name is the server's name.
+func (s *Server) Name() Name { return s.name }
+
+// URL is the server's endpoint.
+func (s *Server) URL() URL { return s.url }
+
+// Enabled reports whether reviews may use the server.
+func (s *Server) Enabled() bool { return s.enabled }
+
+// CredentialKind is the kind of the stored credential.
+func (s *Server) CredentialKind() CredentialKind { return s.credKind }
+
+// CredentialHint is the hint of the stored credential ("" for none).
+func (s *Server) CredentialHint() string { return s.credHint }
+
+// HasCredential reports whether a secret is stored for the server.
+func (s *Server) HasCredential() bool { return s.credKind != KindNone }
+
+// AcknowledgedAt is when the data-sharing acknowledgement was given for
+// the current URL; zero when it was withdrawn.
+func (s *Server) AcknowledgedAt() time.Time { return s.acknowledgedAt }
+
+// Acknowledged reports whether the current URL has an acknowledgement, one
+// of the conditions for a tool call.
+func (s *Server) Acknowledged() bool { return !s.acknowledgedAt.IsZero() }
+
+// LastDiscoveryAt is when discovery last ran; zero when never.
+func (s *Server) LastDiscoveryAt() time.Time { return s.lastDiscoveryAt }
+
+// LastError is the fixed code of the last failure ("" when none).
+func (s *Server) LastError() string { return s.lastError }
+
+// Tools returns a copy of the allowlist.
+func (s *Server) Tools() []tool.Snapshot { return append([]tool.Snapshot{}, s.tools...) }
+
+// CreatedAt is when the server was registered.
+func (s *Server) CreatedAt() time.Time { return s.createdAt }
+
+// UpdatedAt is when the server last changed.
+func (s *Server) UpdatedAt() time.Time { return s.updatedAt }
+
+// Patch is a partial update; nil fields stay as they are. Name, URL and
+// Credential must come from [ParseName], [ParseURL] and the credential
+// constructors: a zero value in a set field is refused.
+type Patch struct {
+	// Name renames the server.
+	Name *Name
+	// URL moves the server; needs Acknowledged true in the same patch.
+	URL *URL
+	// Credential replaces the credential ([NoCredential] removes it).
+	Credential *Credential
+	// Acknowledged true gives the data-sharing acknowledgement (again);
+	// false withdraws it, which stops reviews from using the server.
+	Acknowledged *bool
+	// Enabled switches the server on or off for reviews.
+	Enabled *bool
+}
+
+// Names of changed fields reported by [Server.Apply], in this order.
+const (
+	ChangedName         = "name"
+	ChangedURL          = "url"
+	ChangedAuth         = "auth"
+	ChangedAcknowledged = "acknowledged"
+	ChangedEnabled      = "enabled"
+	ChangedTools        = "tools"
+)
+
+// Apply applies p at time now, all or nothing, and returns the names of
+// the fields that changed (never their values) for the audit log. Rules:
+//
+//   - a URL change needs p.Acknowledged true ([ErrAcknowledgementRequired]);
+//     it empties the tool allowlist and sets the acknowledgement time to now,
+//     because the tools were approved for another endpoint;
+//   - a host change on a server that has a credential needs p.Credential
+//     ([ErrCredentialRequired]). Host means the normalised host name
+//     without port: the credential was given for that host, and a port
+//     change on the same host stays with the same operator;
+//   - a credential in the patch always counts as a change, as secrets are
+//     not compared;
+//   - Acknowledged true on an acknowledged server keeps its time.
+//
+// A patch that changes nothing leaves updatedAt alone.
+func (s *Server) Apply(p Patch, now time.Time) ([]string, error) {
+	if p.Name != nil && p.Name.IsZero() {
+		return nil, &FieldError{Field: "name", Reason: "is required"}
+	}
+	if p.URL != nil && p.URL.IsZero() {
+		return nil, &FieldError{Field: "url", Reason: "is required"}
+	}
+	if p.Credential != nil && p.Credential.IsZero() {
+		return nil, &FieldError{Field: "auth", Reason: "is required"}
+	}
+	urlChanged := p.URL != nil && *p.URL != s.url
+	ack := p.Acknowledged != nil && *p.Acknowledged
+	if urlChanged && !ack {
+		return nil, ErrAcknowledgementRequired
+	}
+	if urlChanged && p.URL.Host() != s.url.Host() && s.HasCredential() && p.Credential == nil {
+		return nil, ErrCredentialRequired
+	}
+
+	var changed []string
+	if p.Name != nil && *p.Name != s.name {
+		s.name = *p.Name
+		changed = append(changed, ChangedName)
+	}
+	if urlChanged {
+		s.url = *p.URL
+		changed = append(changed, ChangedURL)
+	}
+	if p.Credential != nil {
+		s.credKind, s.credHint = p.Credential.Kind(), p.Credential.Hint()
+		changed = append(changed, ChangedAuth)
+	}
+	switch {
+	case urlChanged || (ack && !s.Acknowledged()):
+		s.acknowledgedAt = now
+		changed = append(changed, ChangedAcknowledged)
+	case p.Acknowledged != nil && !ack && s.Acknowledged():
+		s.acknowledgedAt = time.Time{}
+		changed = append(changed, ChangedAcknowledged)
+	}
+	if p.Enabled != nil && *p.Enabled != s.enabled {
+		s.enabled = *p.Enabled
+		changed = append(changed, ChangedEnabled)
+	}
+	if urlChanged && len(s.tools) > 0 {
+		s.tools = []tool.Snapshot{}
+		changed = append(changed, ChangedTools)
+	}
+	if len(changed) > 0 {
+		s.updatedAt = now
+	}
+	return changed, nil
+}
+
+// ReplaceTools stores a new allowlist built from a live discovery. The
+// snapshots are validated by package tool; here only their number is
+// limited.
+func (s *Server) ReplaceTools(tools []tool.Snapshot, now time.Time) error {
+	if len(tools) > limits.MaxToolsPerServer {
+		return fmt.Errorf("%w: at most %d", ErrTooManyTools, limits.MaxToolsPerServer)
+	}
+	s.tools = append([]tool.Snapshot{}, tools...)
+	s.updatedAt = now
+	return nil
+}
+
+// RecordDiscovery notes a discovery at time at; lastError is its fixed
+// failure code, or "" on success.
+func (s *Server) RecordDiscovery(at time.Time, lastError string) {
+	s.lastDiscoveryAt = at
+	s.lastError = lastError
+}
+
+// RecordError sets the last error code (for example tool_changed from a
+// review run) without a discovery.
+func (s *Server) RecordError(code string) { s.lastError = code }

@@ -1,0 +1,77 @@
+package tool
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/codelotse/codelotse/domain/limits"
+)
+
+// SanitizeDescription makes admin text safe to show to the model (MC4):
+// invalid UTF-8 becomes U+FFFD; invisible and direction-changing characters
+// that could hide instructions from the admin who reviewed the text are
+// removed (see invisible); surrounding white space is trimmed; the result is
+// capped at [limits.MaxToolDescriptionLen] characters (runes). The function
+// is idempotent, so stored text can be sanitised again on every read.
+func SanitizeDescription(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if invisible(r) {
+			return -1
+		}
+		return r
+	}, s)
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) > limits.MaxToolDescriptionLen {
+		s = string([]rune(s)[:limits.MaxToolDescriptionLen])
+		s = strings.TrimSpace(s)
+	}
+	return s
+}
+
+// invisibleRanges are characters a reader cannot see but a model reads.
+var invisibleRanges = []struct{ lo, hi rune }{
+	{0x00AD, 0x00AD},   // soft hyphen
+	{0x034F, 0x034F},   // combining grapheme joiner
+	{0x115F, 0x1160},   // Hangul choseong and jungseong fillers
+	{0x200B, 0x200F},   // zero-width space and joiners, LRM, RLM
+	{0x202A, 0x202E},   // bidi embeddings and overrides
+	{0x2060, 0x2064},   // word joiner, invisible operators
+	{0x2066, 0x2069},   // bidi isolates
+	{0x3164, 0x3164},   // Hangul filler
+	{0xFE00, 0xFE0F},   // variation selectors
+	{0xFEFF, 0xFEFF},   // zero-width no-break space (BOM)
+	{0xFFA0, 0xFFA0},   // halfwidth Hangul filler
+	{0xE0000, 0xE007F}, // tag characters: can spell ASCII invisibly
+	{0xE0100, 0xE01EF}, // variation selectors supplement
+}
+
+// invisible reports the characters SanitizeDescription removes: those in
+// invisibleRanges and every other format (Cf) or control (Cc) character
+// except newline and tab, which keep the admin's layout.
+func invisible(r rune) bool {
+	if r == '\n' || r == '\t' {
+		return false
+	}
+	for _, rg := range invisibleRanges {
+		if r >= rg.lo && r <= rg.hi {
+			return true
+		}
+	}
+	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Cc, r)
+}
+
+// ModelDescription is the tool description the model sees:
+// "External read-only context from <serverName>. " followed by the
+// sanitised admin text. The cap of [SanitizeDescription] applies to the
+// admin text alone, before the prefix is added, so the admin's 500
+// characters are never cut by the prefix. The server name is sanitised too
+// although the API already restricts it.
+func ModelDescription(serverName, adminText string) string {
+	prefix := "External read-only context from " + SanitizeDescription(serverName) + "."
+	if text := SanitizeDescription(adminText); text != "" {
+		return prefix + " " + text
+	}
+	return prefix
+}
