@@ -47,7 +47,7 @@ generate:
 ## check-generate: fail when the committed wire_gen.go is stale.
 check-generate:
 	@cp cmd/codelotse/wire_gen.go /tmp/codelotse-wire_gen.go.bak
-	@$(GO) tool wire gen ./cmd/codelotse >/dev/null
+	@$(GO) tool wire gen ./cmd/codelotse >/dev/null 2>&1
 	@if ! cmp -s cmd/codelotse/wire_gen.go /tmp/codelotse-wire_gen.go.bak; then \
 		cp /tmp/codelotse-wire_gen.go.bak cmd/codelotse/wire_gen.go; \
 		echo "cmd/codelotse/wire_gen.go is stale: run make generate and commit it"; exit 1; fi
