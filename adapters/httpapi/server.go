@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/rs/zerolog"
 )
@@ -26,9 +27,22 @@ type Server struct {
 	handler http.Handler
 }
 
-// NewServer builds the server and its routes.
-func NewServer(addr Addr, log zerolog.Logger, ready ports.Readiness) *Server {
+// Routes is a group of API routes (one per slice of the contract).
+type Routes interface {
+	register(rt *router)
+}
+
+// NewServer builds the server: health endpoints, and every group of API
+// routes behind bearer authentication.
+func NewServer(addr Addr, log zerolog.Logger, ready ports.Readiness, auth Authenticator, routes []Routes) *Server {
 	mux := http.NewServeMux()
+	rt := &router{mux: mux, auth: auth, log: log, validate: newValidator()}
+	for _, r := range routes {
+		r.register(rt)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, string(app.CodeNotFound), "no such endpoint", nil)
+	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

@@ -1,0 +1,232 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/ports"
+	"github.com/go-playground/validator/v10"
+	"github.com/rs/zerolog"
+)
+
+// Permissions of API tokens (CONTRACT.md section 3).
+const (
+	PermTenantManage = "tenant:manage"
+	PermRepoManage   = "repo:manage"
+)
+
+// Authenticator resolves a bearer token to its principal; ports.ErrNotFound
+// (or any error) means unauthenticated.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (ports.Principal, error)
+}
+
+// handlerFunc is an API handler: it gets the caller and returns the status
+// and body to write, or an error that becomes the contract's error shape.
+type handlerFunc func(r *http.Request, p ports.Principal) (int, any, error)
+
+// router registers API routes behind authentication and a permission.
+type router struct {
+	mux      *http.ServeMux
+	auth     Authenticator
+	log      zerolog.Logger
+	validate *validator.Validate
+}
+
+// handle registers pattern; perm "" means any valid token.
+func (rt *router) handle(pattern, perm string, h handlerFunc) {
+	rt.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		p, err := rt.authenticate(r)
+		if err != nil {
+			rt.fail(w, r, err)
+			return
+		}
+		setLogTenant(r.Context(), p.TenantID)
+		if perm != "" && !hasPermission(p, perm) {
+			rt.fail(w, r, app.Fail(app.CodeForbidden, "the token lacks the permission "+perm))
+			return
+		}
+		status, body, err := h(r, p)
+		if err != nil {
+			rt.fail(w, r, err)
+			return
+		}
+		if body == nil {
+			w.WriteHeader(status)
+			return
+		}
+		writeJSON(w, status, body)
+	})
+}
+
+func (rt *router) authenticate(r *http.Request) (ports.Principal, error) {
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return ports.Principal{}, app.Fail(app.CodeUnauthenticated, "a bearer token is required")
+	}
+	p, err := rt.auth.Authenticate(r.Context(), strings.TrimSpace(token))
+	if err != nil {
+		if errors.Is(err, ports.ErrNotFound) {
+			return ports.Principal{}, app.Fail(app.CodeUnauthenticated, "unknown token")
+		}
+		return ports.Principal{}, err
+	}
+	return p, nil
+}
+
+func hasPermission(p ports.Principal, perm string) bool {
+	for _, have := range p.Permissions {
+		if have == perm {
+			return true
+		}
+	}
+	return false
+}
+
+// statusOf maps the contract's codes to HTTP statuses.
+var statusOf = map[app.Code]int{
+	app.CodeBadJSON:                 http.StatusBadRequest,
+	app.CodeUnauthenticated:         http.StatusUnauthorized,
+	app.CodeForbidden:               http.StatusForbidden,
+	app.CodeNotFound:                http.StatusNotFound,
+	app.CodeNameTaken:               http.StatusConflict,
+	app.CodeTooManyServers:          http.StatusConflict,
+	app.CodeConflict:                http.StatusConflict,
+	app.CodeDiscoveryThrottled:      http.StatusConflict,
+	app.CodeValidationFailed:        http.StatusUnprocessableEntity,
+	app.CodeNotSignedOff:            http.StatusUnprocessableEntity,
+	app.CodeInstanceDisabled:        http.StatusUnprocessableEntity,
+	app.CodeEndpointNotPublic:       http.StatusUnprocessableEntity,
+	app.CodeAcknowledgementRequired: http.StatusUnprocessableEntity,
+	app.CodeCredentialRequired:      http.StatusUnprocessableEntity,
+	app.CodeUnknownTool:             http.StatusUnprocessableEntity,
+	app.CodeUnsupportedSchema:       http.StatusUnprocessableEntity,
+	app.CodeWriteNotConfirmed:       http.StatusUnprocessableEntity,
+	app.CodeTooManyTools:            http.StatusUnprocessableEntity,
+	app.CodeUnknownServer:           http.StatusUnprocessableEntity,
+	app.CodePublicRepository:        http.StatusUnprocessableEntity,
+	app.CodeKeysUnavailable:         http.StatusServiceUnavailable,
+	app.CodeServerUnreachable:       http.StatusBadGateway,
+	app.CodeProtocolError:           http.StatusBadGateway,
+	app.CodeResponseTooLarge:        http.StatusBadGateway,
+	app.CodeTimeout:                 http.StatusBadGateway,
+	app.CodeInternal:                http.StatusInternalServerError,
+}
+
+// fail writes err in the contract's shape; the cause goes to the log only.
+func (rt *router) fail(w http.ResponseWriter, r *http.Request, err error) {
+	e := app.AsError(err)
+	status, ok := statusOf[e.Code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	ev := rt.log.Debug()
+	if status >= 500 {
+		ev = rt.log.Error()
+	}
+	ev.Err(e.Cause).Str("code", string(e.Code)).Str("route", r.Pattern).Msg("request failed")
+	if status >= 500 && e.Code == app.CodeInternal {
+		writeError(w, status, string(app.CodeInternal), "internal error", nil)
+		return
+	}
+	var fields map[string]string
+	if e.Code == app.CodeValidationFailed {
+		fields = e.Fields
+	}
+	writeError(w, status, string(e.Code), e.Message, fields)
+}
+
+// decode reads a JSON body strictly into v: at most max bytes, no unknown
+// fields, exactly one value; then runs the validator tags on v. Errors are
+// bad_json or validation_failed.
+func (rt *router) decode(r *http.Request, v any, max int64) error {
+	if max <= 0 {
+		max = limits.MaxRequestBody
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+	if err != nil {
+		return app.Fail(app.CodeBadJSON, "the body could not be read")
+	}
+	if int64(len(body)) > max {
+		return app.Fail(app.CodeBadJSON, "the body is too large")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return app.Invalid(map[string]string{typeErr.Field: "has the wrong type"})
+		}
+		return app.Fail(app.CodeBadJSON, "the body is not valid JSON for this request")
+	}
+	if dec.More() {
+		return app.Fail(app.CodeBadJSON, "the body holds more than one JSON value")
+	}
+	return rt.check(v)
+}
+
+// check runs validator tags; field names in the result are the JSON names.
+func (rt *router) check(v any) error {
+	err := rt.validate.Struct(v)
+	if err == nil {
+		return nil
+	}
+	var verrs validator.ValidationErrors
+	if !errors.As(err, &verrs) {
+		return app.Fail(app.CodeBadJSON, "the body has an unexpected shape")
+	}
+	fields := map[string]string{}
+	for _, fe := range verrs {
+		fields[jsonPath(fe.Namespace())] = reason(fe)
+	}
+	return app.Invalid(fields)
+}
+
+// jsonPath turns "createServer.auth.token" into "auth.token".
+func jsonPath(ns string) string {
+	if _, rest, ok := strings.Cut(ns, "."); ok {
+		return rest
+	}
+	return ns
+}
+
+func reason(fe validator.FieldError) string {
+	switch fe.Tag() {
+	case "required":
+		return "is required"
+	case "max":
+		return "is too long or too large (at most " + fe.Param() + ")"
+	case "min":
+		return "is too short or too small (at least " + fe.Param() + ")"
+	case "oneof":
+		return "must be one of " + fe.Param()
+	case "uuid":
+		return "must be a UUID"
+	default:
+		return "is invalid (" + fe.Tag() + ")"
+	}
+}
+
+// newValidator returns a validator whose field names are the JSON names.
+func newValidator() *validator.Validate {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			return ""
+		}
+		if name == "" {
+			return f.Name
+		}
+		return name
+	})
+	return v
+}

@@ -1,0 +1,78 @@
+// Package app holds the use cases: one file each, a command struct with the
+// edge's validation tags, and a handler whose dependencies are ports.
+package app
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a fixed error code of the contract (CONTRACT.md section 3).
+type Code string
+
+// The contract's error codes.
+const (
+	CodeBadJSON                 Code = "bad_json"
+	CodeUnauthenticated         Code = "unauthenticated"
+	CodeForbidden               Code = "forbidden"
+	CodeNotFound                Code = "not_found"
+	CodeNameTaken               Code = "name_taken"
+	CodeTooManyServers          Code = "too_many_servers"
+	CodeConflict                Code = "conflict"
+	CodeDiscoveryThrottled      Code = "discovery_throttled"
+	CodeValidationFailed        Code = "validation_failed"
+	CodeNotSignedOff            Code = "not_signed_off"
+	CodeInstanceDisabled        Code = "instance_disabled"
+	CodeEndpointNotPublic       Code = "endpoint_not_public"
+	CodeAcknowledgementRequired Code = "acknowledgement_required"
+	CodeCredentialRequired      Code = "credential_required"
+	CodeUnknownTool             Code = "unknown_tool"
+	CodeUnsupportedSchema       Code = "unsupported_schema"
+	CodeWriteNotConfirmed       Code = "write_not_confirmed"
+	CodeTooManyTools            Code = "too_many_tools"
+	CodeUnknownServer           Code = "unknown_server"
+	CodePublicRepository        Code = "public_repository"
+	CodeKeysUnavailable         Code = "keys_unavailable"
+	CodeServerUnreachable       Code = "server_unreachable"
+	CodeProtocolError           Code = "protocol_error"
+	CodeResponseTooLarge        Code = "response_too_large"
+	CodeTimeout                 Code = "timeout"
+	CodeInternal                Code = "internal"
+)
+
+// Error is an error a user may see: a fixed code, a message written by us
+// (never a URL, header, credential, SQL or stack), field reasons for
+// validation_failed, and the internal cause for the log only.
+type Error struct {
+	Code    Code
+	Message string
+	Fields  map[string]string
+	Cause   error
+}
+
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Cause)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+// Fail returns an *Error with a code and a message.
+func Fail(code Code, message string) *Error { return &Error{Code: code, Message: message} }
+
+// Invalid returns a validation_failed error with field reasons.
+func Invalid(fields map[string]string) *Error {
+	return &Error{Code: CodeValidationFailed, Message: "the request has invalid fields", Fields: fields}
+}
+
+// AsError finds the *Error in err's chain; an unknown error is internal,
+// its cause kept for the log.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: CodeInternal, Message: "internal error", Cause: err}
+}

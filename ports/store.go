@@ -1,0 +1,115 @@
+package ports
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/server"
+)
+
+// Store errors. Adapters return these (wrapped or not) so the application
+// can answer with the contract's codes without knowing SQL.
+var (
+	// ErrNotFound: no such row in the tenant (a foreign id is not found too).
+	ErrNotFound = errors.New("not found")
+	// ErrNameTaken: the server name is already used in the tenant.
+	ErrNameTaken = errors.New("name taken")
+	// ErrTooManyServers: the tenant already has the maximum number of servers.
+	ErrTooManyServers = errors.New("too many servers")
+	// ErrConflict: a unique constraint other than the server name.
+	ErrConflict = errors.New("conflict")
+)
+
+// Tenants runs work inside one tenant: a single database transaction under
+// forced row-level security for that tenant. Everything fn does through tx
+// commits together or not at all, so a change and its audit event are
+// never separated. InTenant is safe for concurrent use; tx is not, and must
+// not be used after fn returns.
+type Tenants interface {
+	InTenant(ctx context.Context, tenantID string, fn func(ctx context.Context, tx TenantTx) error) error
+}
+
+// TenantTx is what one tenant transaction offers.
+type TenantTx interface {
+	Servers() ServerRepo
+	Repositories() RepositoryRepo
+	Policies() PolicyRepo
+	Audit() AuditLog
+}
+
+// ServerRepo stores MCP servers of the transaction's tenant.
+type ServerRepo interface {
+	// Insert stores a new server with its encrypted credential (nil for
+	// none). It serialises concurrent inserts of one tenant (a lock on the
+	// tenant row) so the count check holds: ErrTooManyServers when the
+	// tenant has max servers already, ErrNameTaken on a duplicate name.
+	Insert(ctx context.Context, s *server.Server, encryptedCredential []byte, max int) error
+	// Get returns a server or ErrNotFound.
+	Get(ctx context.Context, id string) (*server.Server, error)
+	// List returns the tenant's servers ordered by name.
+	List(ctx context.Context) ([]*server.Server, error)
+	// Update reads the server locked (SELECT … FOR UPDATE), passes it to fn,
+	// and stores what fn returns. fn returns a new encrypted credential, or
+	// nil to keep the stored one (KeepCredential) — see [CredentialUpdate].
+	// ErrNotFound when missing, ErrNameTaken on a rename to a used name.
+	Update(ctx context.Context, id string, fn func(s *server.Server) (CredentialUpdate, error)) (*server.Server, error)
+	// Delete removes a server (its call records go with it) or ErrNotFound.
+	Delete(ctx context.Context, id string) error
+	// Credential returns the stored encrypted credential (nil for none).
+	Credential(ctx context.Context, id string) ([]byte, error)
+}
+
+// CredentialUpdate tells [ServerRepo.Update] what to do with the stored
+// credential: keep it (Replace false), or replace it with Encrypted (nil
+// clears it).
+type CredentialUpdate struct {
+	Replace   bool
+	Encrypted []byte
+}
+
+// Repository is a code repository of the tenant.
+type Repository struct {
+	ID         string
+	Name       string
+	Visibility policy.Visibility
+}
+
+// RepositoryRepo stores the tenant's repositories.
+type RepositoryRepo interface {
+	// Insert stores a new repository; ErrConflict when the name is used.
+	Insert(ctx context.Context, r Repository) error
+	Get(ctx context.Context, id string) (Repository, error)
+	// SetVisibility changes the visibility or returns ErrNotFound.
+	SetVisibility(ctx context.Context, id string, v policy.Visibility) (Repository, error)
+}
+
+// PolicyRepo stores the tenant's MCP default and repository policies.
+type PolicyRepo interface {
+	// Default returns the tenant default, or nil when none is stored.
+	Default(ctx context.Context) (*policy.McpSection, error)
+	PutDefault(ctx context.Context, s policy.McpSection) error
+	// Repository returns a repository's stored section; ok is false when
+	// none is stored (the section then inherits).
+	Repository(ctx context.Context, repositoryID string) (s policy.McpSection, ok bool, err error)
+	PutRepository(ctx context.Context, repositoryID string, s policy.McpSection) error
+	// ServersExist reports which of ids are servers of the tenant.
+	ServersExist(ctx context.Context, ids []string) (map[string]bool, error)
+}
+
+// AuditEvent is one entry of the audit log. Details never hold secrets.
+type AuditEvent struct {
+	Action  string
+	Actor   string
+	Target  string
+	At      time.Time
+	Details map[string]any
+}
+
+// AuditLog appends and lists the tenant's audit events.
+type AuditLog interface {
+	Append(ctx context.Context, e AuditEvent) error
+	// Recent returns at most limit events, newest first.
+	Recent(ctx context.Context, limit int) ([]AuditEvent, error)
+}
