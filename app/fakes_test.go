@@ -1,0 +1,69 @@
+package app_test
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/codelotse/codelotse/ports"
+)
+
+// fakeTenants is an in-memory ports.Tenants: one fakeTx per tenant. It
+// serialises transactions (like the row lock the real store takes) and
+// does not roll back; use-case tests that need atomicity use PostgreSQL.
+type fakeTenants struct {
+	mu  sync.Mutex
+	txs map[string]*fakeTx
+	// newTx builds the repos of a tenant seen for the first time.
+	newTx func(tenantID string) *fakeTx
+}
+
+type fakeTx struct {
+	servers  ports.ServerRepo
+	repos    ports.RepositoryRepo
+	policies ports.PolicyRepo
+	audit    *fakeAudit
+}
+
+func (t *fakeTx) Servers() ports.ServerRepo          { return t.servers }
+func (t *fakeTx) Repositories() ports.RepositoryRepo { return t.repos }
+func (t *fakeTx) Policies() ports.PolicyRepo         { return t.policies }
+func (t *fakeTx) Audit() ports.AuditLog              { return t.audit }
+
+func (f *fakeTenants) InTenant(ctx context.Context, tenantID string, fn func(context.Context, ports.TenantTx) error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.txs == nil {
+		f.txs = map[string]*fakeTx{}
+	}
+	tx, ok := f.txs[tenantID]
+	if !ok {
+		tx = f.newTx(tenantID)
+		if tx.audit == nil {
+			tx.audit = &fakeAudit{}
+		}
+		f.txs[tenantID] = tx
+	}
+	return fn(ctx, tx)
+}
+
+// fakeAudit records events in memory.
+type fakeAudit struct{ events []ports.AuditEvent }
+
+func (a *fakeAudit) Append(_ context.Context, e ports.AuditEvent) error {
+	a.events = append(a.events, e)
+	return nil
+}
+
+func (a *fakeAudit) Recent(_ context.Context, limit int) ([]ports.AuditEvent, error) {
+	var out []ports.AuditEvent
+	for i := len(a.events) - 1; i >= 0 && len(out) < limit; i-- {
+		out = append(out, a.events[i])
+	}
+	return out, nil
+}
+
+// fixedClock is a ports.Clock that tests move by hand.
+type fixedClock struct{ now time.Time }
+
+func (c *fixedClock) Now() time.Time { return c.now }
