@@ -10,5 +10,5 @@
 // sanitised description ([ModelDescription]), never the server's text.
 //
 // The package is pure: no I/O, no clock, no logging. The hash framing is
-// described in HASHING.md next to this file.
+// described in docs/TOOL-HASH.md.
 package tool

@@ -8,7 +8,7 @@ import (
 )
 
 // hashTag separates this hash from every other SHA-256 the product
-// computes; bump the version when the framing changes (HASHING.md).
+// computes; bump the version when the framing changes (docs/TOOL-HASH.md).
 const hashTag = "codelotse-tool-v1\x00"
 
 // emptyAnnotations stands in for absent annotations, so a server that

@@ -73,7 +73,7 @@ func TestHashFraming(t *testing.T) {
 
 // TestHashGolden pins the format: if this fails, stored pins no longer
 // match and every allowlisted tool would be dropped as changed. Change the
-// tag version and HASHING.md instead.
+// tag version and docs/TOOL-HASH.md instead.
 func TestHashGolden(t *testing.T) {
 	tests := []struct {
 		name string
