@@ -1,0 +1,56 @@
+package ports
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/tool"
+)
+
+// The fixed failure codes of an MCP connection. The transport adapter
+// returns one of these (wrapped: errors.Is works) and keeps the cause,
+// which may name the remote, for its debug log only.
+var (
+	ErrServerUnreachable = errors.New("server_unreachable")
+	ErrTimeout           = errors.New("timeout")
+	ErrResponseTooLarge  = errors.New("response_too_large")
+	ErrProtocol          = errors.New("protocol_error")
+	ErrRedirectRefused   = errors.New("redirect_refused")
+	ErrAddressBlocked    = errors.New("address_blocked")
+)
+
+// MCPTarget is what a connection needs to know about a server.
+type MCPTarget struct {
+	URL        server.URL
+	Credential server.Credential
+}
+
+// MCPConnector opens sessions to MCP servers through the guarded
+// transport. responseCap is the byte cap per HTTP response (1 MiB during
+// discovery, 256 KiB during a review). Safe for concurrent use.
+type MCPConnector interface {
+	Open(ctx context.Context, target MCPTarget, responseCap int64) (MCPSession, error)
+}
+
+// MCPSession is one open connection. It is not safe for concurrent
+// ListTools; CallTool may run concurrently. Close must always be called.
+type MCPSession interface {
+	// ListTools pages through tools/list; more than limits.MaxListedTools
+	// is ErrProtocol, never an unbounded loop.
+	ListTools(ctx context.Context) ([]tool.Definition, error)
+	// CallTool calls a tool with JSON-object arguments.
+	CallTool(ctx context.Context, name string, args json.RawMessage) (ToolResult, error)
+	Close() error
+}
+
+// ToolResult is a tool's answer reduced to what may reach the model: text
+// items and structuredContent as JSON; images, audio, resources and links
+// are dropped and only counted.
+type ToolResult struct {
+	Texts      []string
+	Structured json.RawMessage
+	IsError    bool
+	Dropped    int
+}
