@@ -1,0 +1,8 @@
+package httpapi
+
+import "github.com/codelotse/codelotse/app"
+
+// The application's token authenticator is what the server authenticates
+// with; tenants and tokens themselves are created by the CLI only, so
+// there are no account routes.
+var _ Authenticator = (*app.Authenticator)(nil)

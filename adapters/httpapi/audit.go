@@ -1,0 +1,62 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// AuditRoutes serves GET /v1/audit?limit=N (tenant:manage).
+type AuditRoutes struct {
+	audit *app.AuditHandler
+}
+
+// NewAuditRoutes returns the audit route group.
+func NewAuditRoutes(audit *app.AuditHandler) *AuditRoutes {
+	return &AuditRoutes{audit: audit}
+}
+
+type auditEventJSON struct {
+	Action  string         `json:"action"`
+	Actor   string         `json:"actor"`
+	Target  string         `json:"target"`
+	At      time.Time      `json:"at"`
+	Details map[string]any `json:"details"`
+}
+
+type auditJSON struct {
+	Events []auditEventJSON `json:"events"`
+}
+
+func (g *AuditRoutes) register(rt *router) {
+	rt.handle("GET /v1/audit", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		limit := app.DefaultAuditLimit
+		if q := r.URL.Query(); q.Has("limit") {
+			n, err := strconv.Atoi(q.Get("limit"))
+			if err != nil {
+				return 0, nil, app.Invalid(map[string]string{
+					"limit": fmt.Sprintf("must be an integer between 1 and %d", app.MaxAuditLimit)})
+			}
+			limit = n
+		}
+		events, err := g.audit.Recent(r.Context(), p, limit)
+		if err != nil {
+			return 0, nil, err
+		}
+		out := auditJSON{Events: make([]auditEventJSON, 0, len(events))}
+		for _, e := range events {
+			details := e.Details
+			if details == nil {
+				details = map[string]any{}
+			}
+			out.Events = append(out.Events, auditEventJSON{
+				Action: e.Action, Actor: e.Actor, Target: e.Target, At: e.At.UTC(), Details: details,
+			})
+		}
+		return http.StatusOK, out, nil
+	})
+}

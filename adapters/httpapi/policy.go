@@ -1,0 +1,125 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// PolicyRoutes serves the tenant's MCP default (GET and PUT
+// /v1/mcp/defaults, tenant:manage) and repository policies (GET and PUT
+// /v1/repositories/{id}/policy, repo:manage).
+type PolicyRoutes struct {
+	defaults *app.DefaultsHandler
+	policies *app.PolicyHandler
+}
+
+// NewPolicyRoutes returns the policy route group.
+func NewPolicyRoutes(defaults *app.DefaultsHandler, policies *app.PolicyHandler) *PolicyRoutes {
+	return &PolicyRoutes{defaults: defaults, policies: policies}
+}
+
+type mcpSectionJSON struct {
+	Mode     string   `json:"mode"`
+	Servers  []string `json:"servers"`
+	MaxCalls int      `json:"maxCalls"`
+}
+
+func toMcpSectionJSON(s policy.McpSection) mcpSectionJSON {
+	return mcpSectionJSON{Mode: s.Mode().String(), Servers: nonNil(s.Servers()), MaxCalls: s.MaxCalls()}
+}
+
+type effectiveJSON struct {
+	Mode     string   `json:"mode"`
+	Servers  []string `json:"servers"`
+	MaxCalls int      `json:"maxCalls"`
+	Source   string   `json:"source"`
+}
+
+type defaultsJSON struct {
+	Mcp mcpSectionJSON `json:"mcp"`
+}
+
+type policyJSON struct {
+	Mcp       mcpSectionJSON `json:"mcp"`
+	Effective effectiveJSON  `json:"effective"`
+	McpActive bool           `json:"mcpActive"`
+}
+
+func toPolicyJSON(v app.PolicyView) policyJSON {
+	e := v.Effective
+	return policyJSON{
+		Mcp: toMcpSectionJSON(v.Stored),
+		Effective: effectiveJSON{Mode: e.Mode().String(), Servers: nonNil(e.Servers()),
+			MaxCalls: e.MaxCalls(), Source: e.Source().String()},
+		McpActive: v.McpActive,
+	}
+}
+
+// mcpRequest is the body of both PUTs. It has no validator tags on
+// purpose: the gates answer before any field rule (every PUT is an MCP
+// change), and the application checks the fields after them.
+type mcpRequest struct {
+	Mcp *mcpInputJSON `json:"mcp"`
+}
+
+type mcpInputJSON struct {
+	Mode     string   `json:"mode"`
+	Servers  []string `json:"servers"`
+	MaxCalls *int     `json:"maxCalls"`
+}
+
+func (m mcpRequest) input() app.McpInput {
+	if m.Mcp == nil {
+		return app.McpInput{}
+	}
+	return app.McpInput{Mode: m.Mcp.Mode, Servers: m.Mcp.Servers, MaxCalls: m.Mcp.MaxCalls}
+}
+
+func (g *PolicyRoutes) register(rt *router) {
+	rt.handle("GET /v1/mcp/defaults", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		s, err := g.defaults.Get(r.Context(), p)
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, defaultsJSON{Mcp: toMcpSectionJSON(s)}, nil
+	})
+	rt.handle("PUT /v1/mcp/defaults", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		var req mcpRequest
+		if err := rt.decode(r, &req, 0); err != nil {
+			return 0, nil, err
+		}
+		s, err := g.defaults.Put(r.Context(), p, req.input())
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, defaultsJSON{Mcp: toMcpSectionJSON(s)}, nil
+	})
+	rt.handle("GET /v1/repositories/{id}/policy", PermRepoManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		v, err := g.policies.Get(r.Context(), p, r.PathValue("id"))
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, toPolicyJSON(v), nil
+	})
+	rt.handle("PUT /v1/repositories/{id}/policy", PermRepoManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		var req mcpRequest
+		if err := rt.decode(r, &req, 0); err != nil {
+			return 0, nil, err
+		}
+		v, err := g.policies.Put(r.Context(), p, app.PutPolicy{RepositoryID: r.PathValue("id"), Mcp: req.input()})
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, toPolicyJSON(v), nil
+	})
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,79 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// RepositoryRoutes serves /v1/repositories (tenant:manage): create, read
+// and change the visibility.
+type RepositoryRoutes struct {
+	repos *app.RepositoryHandler
+}
+
+// NewRepositoryRoutes returns the repository route group.
+func NewRepositoryRoutes(repos *app.RepositoryHandler) *RepositoryRoutes {
+	return &RepositoryRoutes{repos: repos}
+}
+
+type repositoryJSON struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Visibility string `json:"visibility"`
+}
+
+func toRepositoryJSON(r ports.Repository) repositoryJSON {
+	return repositoryJSON{ID: r.ID, Name: r.Name, Visibility: r.Visibility.String()}
+}
+
+type createRepositoryRequest struct {
+	Name       string `json:"name" validate:"required,max=200"`
+	Visibility string `json:"visibility" validate:"required,oneof=private internal public"`
+}
+
+type updateRepositoryRequest struct {
+	Visibility *string `json:"visibility" validate:"omitnil,oneof=private internal public"`
+}
+
+func (g *RepositoryRoutes) register(rt *router) {
+	rt.handle("POST /v1/repositories", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		var req createRepositoryRequest
+		if err := rt.decode(r, &req, 0); err != nil {
+			return 0, nil, err
+		}
+		repo, err := g.repos.Create(r.Context(), p, app.CreateRepository{Name: req.Name, Visibility: req.Visibility})
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusCreated, toRepositoryJSON(repo), nil
+	})
+	rt.handle("GET /v1/repositories/{id}", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		repo, err := g.repos.Get(r.Context(), p, r.PathValue("id"))
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, toRepositoryJSON(repo), nil
+	})
+	rt.handle("PATCH /v1/repositories/{id}", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		var req updateRepositoryRequest
+		if err := rt.decode(r, &req, 0); err != nil {
+			return 0, nil, err
+		}
+		var (
+			repo ports.Repository
+			err  error
+		)
+		if req.Visibility == nil {
+			// Nothing to change: answer the repository as it is.
+			repo, err = g.repos.Get(r.Context(), p, r.PathValue("id"))
+		} else {
+			repo, err = g.repos.Update(r.Context(), p, app.UpdateRepository{ID: r.PathValue("id"), Visibility: *req.Visibility})
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, toRepositoryJSON(repo), nil
+	})
+}

@@ -1,0 +1,210 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/tool"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// ServerRoutes serves /v1/mcp/servers (tenant:manage): register, list,
+// read, change and delete MCP servers. Discovery and the tool allowlist
+// are another route group.
+type ServerRoutes struct {
+	create *app.CreateServerHandler
+	get    *app.GetServerHandler
+	list   *app.ListServersHandler
+	patch  *app.PatchServerHandler
+	del    *app.DeleteServerHandler
+}
+
+// NewServerRoutes returns the server route group.
+func NewServerRoutes(
+	create *app.CreateServerHandler,
+	get *app.GetServerHandler,
+	list *app.ListServersHandler,
+	patch *app.PatchServerHandler,
+	del *app.DeleteServerHandler,
+) *ServerRoutes {
+	return &ServerRoutes{create: create, get: get, list: list, patch: patch, del: del}
+}
+
+// ServerView is CONTRACT.md's ServerView. It has no field that could hold
+// a secret: of the credential only its type and hint.
+type ServerView struct {
+	ID              string             `json:"id"`
+	Name            string             `json:"name"`
+	URL             string             `json:"url"`
+	Enabled         bool               `json:"enabled"`
+	Auth            ServerAuthView     `json:"auth"`
+	AcknowledgedAt  *string            `json:"acknowledgedAt"`
+	LastDiscoveryAt *string            `json:"lastDiscoveryAt"`
+	LastError       *string            `json:"lastError"`
+	Tools           []ToolSnapshotView `json:"tools"`
+	CreatedAt       *string            `json:"createdAt"`
+	UpdatedAt       *string            `json:"updatedAt"`
+}
+
+// ServerAuthView is the credential's type and, when there is a
+// credential, its hint ("Bearer …wxyz").
+type ServerAuthView struct {
+	Type string `json:"type"`
+	Hint string `json:"hint,omitempty"`
+}
+
+// ToolSnapshotView is CONTRACT.md's ToolSnapshot: one allowlisted tool.
+type ToolSnapshotView struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	Annotations  json.RawMessage `json:"annotations"`
+	WriteCapable bool            `json:"writeCapable"`
+	Hash         string          `json:"hash"`
+	ApprovedAt   *string         `json:"approvedAt"`
+}
+
+// NewServerView builds the view of s. Times are RFC 3339 in UTC, null
+// when zero ("never"); lastError is null when empty; tools is never null.
+func NewServerView(s *server.Server) ServerView {
+	v := ServerView{
+		ID:              s.ID(),
+		Name:            s.Name().String(),
+		URL:             s.URL().String(),
+		Enabled:         s.Enabled(),
+		Auth:            ServerAuthView{Type: s.CredentialKind().String()},
+		AcknowledgedAt:  timeJSON(s.AcknowledgedAt()),
+		LastDiscoveryAt: timeJSON(s.LastDiscoveryAt()),
+		Tools:           []ToolSnapshotView{},
+		CreatedAt:       timeJSON(s.CreatedAt()),
+		UpdatedAt:       timeJSON(s.UpdatedAt()),
+	}
+	if s.HasCredential() {
+		v.Auth.Hint = s.CredentialHint()
+	}
+	if e := s.LastError(); e != "" {
+		v.LastError = &e
+	}
+	for _, t := range s.Tools() {
+		v.Tools = append(v.Tools, newToolSnapshotView(t))
+	}
+	return v
+}
+
+func newToolSnapshotView(t tool.Snapshot) ToolSnapshotView {
+	return ToolSnapshotView{
+		Name:         t.Name(),
+		Description:  t.Description(),
+		InputSchema:  t.InputSchema(),
+		Annotations:  t.Annotations(),
+		WriteCapable: t.WriteCapable(),
+		Hash:         t.Hash(),
+		ApprovedAt:   timeJSON(t.ApprovedAt()),
+	}
+}
+
+func timeJSON(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339Nano)
+	return &s
+}
+
+type serverListJSON struct {
+	Servers []ServerView `json:"servers"`
+}
+
+// serverAuthRequest is the auth object. The lengths repeat
+// limits.MaxCredentialLen (tags cannot name constants; a test keeps them
+// equal); the domain checks everything again.
+type serverAuthRequest struct {
+	Type  string `json:"type" validate:"required,oneof=none bearer header"`
+	Token string `json:"token" validate:"max=4096"`
+	Name  string `json:"name" validate:"max=64"`
+	Value string `json:"value" validate:"max=4096"`
+}
+
+func (a *serverAuthRequest) auth() *app.ServerAuth {
+	if a == nil {
+		return nil
+	}
+	return &app.ServerAuth{Type: a.Type, Token: a.Token, Name: a.Name, Value: a.Value}
+}
+
+// createServerRequest is the body of POST /v1/mcp/servers. There is no
+// command, stdio or transport field: the strict decoder refuses them as
+// unknown (MC11).
+type createServerRequest struct {
+	Name         string             `json:"name" validate:"required,max=24"`
+	URL          string             `json:"url" validate:"required,max=2048"`
+	Auth         *serverAuthRequest `json:"auth" validate:"required"`
+	Acknowledged bool               `json:"acknowledged"`
+}
+
+// patchServerRequest is the body of PATCH /v1/mcp/servers/{id}; absent
+// (or null) fields stay as they are.
+type patchServerRequest struct {
+	Name         *string            `json:"name" validate:"omitnil,max=24"`
+	URL          *string            `json:"url" validate:"omitnil,max=2048"`
+	Auth         *serverAuthRequest `json:"auth"`
+	Acknowledged *bool              `json:"acknowledged"`
+	Enabled      *bool              `json:"enabled"`
+}
+
+func (g *ServerRoutes) register(rt *router) {
+	rt.handle("POST /v1/mcp/servers", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		var req createServerRequest
+		if err := rt.decode(r, &req, 0); err != nil {
+			return 0, nil, err
+		}
+		s, err := g.create.Handle(r.Context(), p, app.CreateServer{
+			Name: req.Name, URL: req.URL, Auth: *req.Auth.auth(), Acknowledged: req.Acknowledged,
+		})
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusCreated, NewServerView(s), nil
+	})
+	rt.handle("GET /v1/mcp/servers", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		list, err := g.list.Handle(r.Context(), p, app.ListServers{})
+		if err != nil {
+			return 0, nil, err
+		}
+		out := serverListJSON{Servers: make([]ServerView, 0, len(list))}
+		for _, s := range list {
+			out.Servers = append(out.Servers, NewServerView(s))
+		}
+		return http.StatusOK, out, nil
+	})
+	rt.handle("GET /v1/mcp/servers/{id}", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		s, err := g.get.Handle(r.Context(), p, app.GetServer{ID: r.PathValue("id")})
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, NewServerView(s), nil
+	})
+	rt.handle("PATCH /v1/mcp/servers/{id}", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		var req patchServerRequest
+		if err := rt.decode(r, &req, 0); err != nil {
+			return 0, nil, err
+		}
+		s, err := g.patch.Handle(r.Context(), p, app.PatchServer{
+			ID: r.PathValue("id"), Name: req.Name, URL: req.URL, Auth: req.Auth.auth(),
+			Acknowledged: req.Acknowledged, Enabled: req.Enabled,
+		})
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, NewServerView(s), nil
+	})
+	rt.handle("DELETE /v1/mcp/servers/{id}", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		if err := g.del.Handle(r.Context(), p, app.DeleteServer{ID: r.PathValue("id")}); err != nil {
+			return 0, nil, err
+		}
+		return http.StatusNoContent, nil, nil
+	})
+}

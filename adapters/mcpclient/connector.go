@@ -1,0 +1,142 @@
+package mcpclient
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/netpolicy"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// Options configure a [Connector].
+type Options struct {
+	// Rules judge every address a server host resolves to (MC1).
+	Rules netpolicy.Rules
+	// Resolver looks up server hosts; nil is net.DefaultResolver.
+	Resolver ports.Resolver
+	// Timeout bounds each HTTP request, its body included, and each MCP
+	// operation; zero is limits.CallTimeout. Tests shorten it.
+	Timeout time.Duration
+	// RootCAs are the trusted CAs; nil is the system pool, to which
+	// SSL_CERT_FILE adds a file.
+	RootCAs *x509.CertPool
+	// Logger receives the causes of failures at debug level. They may
+	// name the remote; the errors returned never do.
+	Logger zerolog.Logger
+}
+
+// clientName is the clientInfo sent to servers. It is not a capability.
+const clientName = "codelotse"
+
+// Connector opens MCP sessions through the guarded HTTP client. It
+// implements [ports.MCPConnector] and is safe for concurrent use; it holds
+// no connection itself, each session has its own.
+type Connector struct {
+	opts Options
+}
+
+var _ ports.MCPConnector = (*Connector)(nil)
+
+// NewConnector returns a Connector with the defaults of [Options] applied.
+func NewConnector(opts Options) *Connector {
+	if opts.Resolver == nil {
+		opts.Resolver = net.DefaultResolver
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = limits.CallTimeout
+	}
+	return &Connector{opts: opts}
+}
+
+// errBadTarget is a programming error of the caller, not of the remote.
+var errBadTarget = errors.New("mcpclient: invalid target or response cap")
+
+// Open implements [ports.MCPConnector]; the session is a [*Session].
+func (c *Connector) Open(ctx context.Context, target ports.MCPTarget, responseCap int64) (ports.MCPSession, error) {
+	s, err := c.OpenSession(ctx, target, responseCap)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenSession connects to target: server/discover on protocol 2026-07-28,
+// falling back to the 2025 initialize handshake when the server does not
+// speak it (the go-sdk's own negotiation). responseCap is the byte cap per
+// HTTP response (limits.DiscoveryResponseCap or limits.ReviewResponseCap).
+// Errors are the sentinels of ports.
+func (c *Connector) OpenSession(ctx context.Context, target ports.MCPTarget, responseCap int64) (*Session, error) {
+	if target.URL.IsZero() || responseCap <= 0 {
+		return nil, errBadTarget
+	}
+	g := newGuard(c.opts, target, responseCap)
+	hc, tr := g.httpClient(c.opts.RootCAs)
+
+	client := mcp.NewClient(&mcp.Implementation{Name: clientName, Version: "1"}, &mcp.ClientOptions{
+		// A non-nil, empty value: the go-sdk default (nil) advertises
+		// roots. No handler is set, so nothing infers sampling or
+		// elicitation either (client.go, Client.capabilities).
+		Capabilities: &mcp.ClientCapabilities{},
+		// The multi-round-trip middleware would answer input requests
+		// (roots, sampling, elicitation) embedded in results by calling the
+		// client's own handlers directly, bypassing the receiving
+		// middleware below (mrtr.go, fulfillInputRequest).
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+	})
+	client.AddReceivingMiddleware(refuseServerRequests)
+
+	transport := &mcp.StreamableClientTransport{
+		Endpoint:   target.URL.String(),
+		HTTPClient: hc,
+		// No reconnect: a resumed stream would be a new request the
+		// server could use to stretch a call beyond its timeout.
+		MaxRetries: -1,
+		// No standalone GET stream: it exists for server-initiated
+		// messages, which this client refuses anyway.
+		DisableStandaloneSSE: true,
+		MaxEventSize:         int(min(responseCap, int64(limits.DiscoveryResponseCap))),
+	}
+
+	// discover (may fall back) + initialize + initialized: up to three
+	// requests, each bounded by the timeout; the handshake as a whole gets
+	// two timeouts.
+	opCtx, cancel := context.WithTimeout(ctx, 2*c.opts.Timeout)
+	defer cancel()
+	opCtx, rec := withRecorder(opCtx)
+	cs, err := client.Connect(opCtx, transport, nil)
+	if err != nil {
+		tr.CloseIdleConnections()
+		ce, f := classify(ctx, opCtx, err, rec, g.session)
+		c.opts.Logger.Debug().Err(f).Str("code", ce.Error()).Msg("mcp connect failed")
+		return nil, ce
+	}
+	s := &Session{cs: cs, tr: tr, g: g, timeout: c.opts.Timeout, log: c.opts.Logger}
+	if res := cs.InitializeResult(); res != nil {
+		c.opts.Logger.Debug().Str("protocol", res.ProtocolVersion).Msg("mcp session open")
+	}
+	return s, nil
+}
+
+// refuseServerRequests answers every request a server sends to the client
+// with JSON-RPC "method not found", except ping, which carries nothing and
+// which servers with keep-alive use to decide whether the client is
+// there. Notifications pass (they have no answer and the client sets no
+// handler for them). Methods the SDK does not know never get here: the
+// SDK answers them with -32601 itself (shared.go, checkRequest).
+func refuseServerRequests(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "ping" || strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
+	}
+}

@@ -1,0 +1,31 @@
+// Package mcpclient is the egress path of MCP context (ADR-0019, threat
+// analysis MC1, MC2, MC8, MC11): the guarded HTTP client that every MCP
+// connection goes through, in every edition, and the go-sdk client on top
+// of it that implements [ports.MCPConnector].
+//
+// The guarded client
+//
+//   - speaks https only, to exactly one origin (the configured URL's
+//     scheme, host and port); any other request is refused before it is
+//     sent, and the credential header is added only to requests to that
+//     origin;
+//   - resolves the host itself, checks every address with
+//     [netpolicy.Rules.Check] and dials the checked IP literal; a
+//     [net.Dialer] Control hook checks the address again right before the
+//     socket connects, so no resolver answer can slip past the rules;
+//   - uses its own connection pool per session, no proxy from the
+//     environment, TLS 1.2 or newer, no transparent decompression;
+//   - refuses redirects;
+//   - aborts every HTTP request, body included, after [Options.Timeout];
+//   - fails a response as soon as it streams more than the byte cap.
+//
+// Failures leave the package as the fixed sentinels of ports (wrapped, so
+// errors.Is works); the text of an error is the code alone and never names
+// the URL, the host or an address. Causes go to the debug log.
+//
+// The MCP client is [mcp.Client] over [mcp.StreamableClientTransport]
+// only. It advertises no capabilities, answers every server-initiated
+// request except ping with JSON-RPC "method not found" (-32601), does not
+// fulfil multi-round-trip input requests, and does not open the standalone
+// SSE stream.
+package mcpclient

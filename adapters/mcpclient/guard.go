@@ -1,0 +1,291 @@
+package mcpclient
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/codelotse/codelotse/domain/netpolicy"
+	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// maxResponseHeaderBytes bounds the response headers; the body is bounded
+// by the response cap.
+const maxResponseHeaderBytes = 64 << 10
+
+// guard is the egress policy of one session: one origin, one credential,
+// one byte cap. It is immutable after construction.
+type guard struct {
+	rules    netpolicy.Rules
+	resolver ports.Resolver
+	timeout  time.Duration
+	host     string // normalised (see netpolicy.NormalizeHost), IPv6 without brackets
+	port     int
+	cred     server.Credential
+	cap      int64
+	session  *recorder
+	log      zerolog.Logger
+}
+
+func newGuard(o Options, target ports.MCPTarget, responseCap int64) *guard {
+	return &guard{
+		rules:    o.Rules,
+		resolver: o.Resolver,
+		timeout:  o.Timeout,
+		host:     target.URL.Host(),
+		port:     target.URL.Port(),
+		cred:     target.Credential,
+		cap:      responseCap,
+		session:  &recorder{},
+		log:      o.Logger,
+	}
+}
+
+// httpClient returns the guarded client and its transport, whose idle
+// connections the session closes when it ends. Each session has its own
+// transport, so a connection is never reused for another origin, another
+// tenant or another run.
+func (g *guard) httpClient(roots *x509.CertPool) (*http.Client, *http.Transport) {
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	tr := &http.Transport{
+		Proxy:       nil, // never a proxy from the environment
+		DialContext: g.dial,
+		TLSClientConfig: &tls.Config{
+			MinVersion: tls.VersionTLS12,
+			RootCAs:    roots, // nil: the system pool (SSL_CERT_FILE applies)
+		},
+		Protocols:              protocols,
+		DisableCompression:     true,
+		MaxResponseHeaderBytes: maxResponseHeaderBytes,
+		TLSHandshakeTimeout:    g.timeout,
+		MaxIdleConnsPerHost:    4,
+		IdleConnTimeout:        30 * time.Second,
+	}
+	hc := &http.Client{
+		Transport: &guardedTransport{g: g, base: tr},
+		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+			// Unreachable while guardedTransport refuses every 3xx; kept so
+			// that no change there can make the client follow one.
+			f := fail(ports.ErrRedirectRefused, errors.New("redirect"))
+			g.record(req.Context(), f, true)
+			return f
+		},
+	}
+	return hc, tr
+}
+
+// record keeps f for the operation whose context carries a recorder and,
+// if sticky, for the whole session; the cause goes to the debug log.
+func (g *guard) record(ctx context.Context, f *failure, sticky bool) {
+	recorderFrom(ctx).record(f)
+	if sticky {
+		g.session.record(f)
+	}
+	g.log.Debug().Err(f.cause).Str("code", f.code.Error()).Msg("mcp egress refused or failed")
+}
+
+// dial resolves the configured host, checks every address and dials the
+// checked IP literal. It dials nothing but the configured host and port.
+func (g *guard) dial(ctx context.Context, network, address string) (net.Conn, error) {
+	host, portStr, err := net.SplitHostPort(address)
+	if err != nil || !g.sameHost(host) || portStr != strconv.Itoa(g.port) {
+		return nil, fail(ports.ErrRedirectRefused, fmt.Errorf("dial to another endpoint: %q", address))
+	}
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		addrs, err = g.resolver.LookupNetIP(ctx, "ip", g.host)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fail(ports.ErrTimeout, err)
+			}
+			return nil, fail(ports.ErrServerUnreachable, err)
+		}
+	}
+	if err := g.rules.CheckAll(g.host, addrs); err != nil {
+		return nil, fail(ports.ErrAddressBlocked, fmt.Errorf("%w (resolved %v)", err, addrs))
+	}
+	d := &net.Dialer{Control: g.control, Timeout: g.timeout}
+	var last error
+	for _, a := range addrs {
+		conn, err := d.DialContext(ctx, network, netip.AddrPortFrom(a.Unmap(), uint16(g.port)).String())
+		if err == nil {
+			return conn, nil
+		}
+		last = err
+		var f *failure
+		if errors.As(err, &f) || ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, last
+}
+
+// control runs after the socket is created and before it connects: the
+// address it is about to connect to is checked once more, whatever the
+// resolver answered and whatever the dialer made of it.
+func (g *guard) control(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fail(ports.ErrAddressBlocked, fmt.Errorf("unparsable dial address %q", address))
+	}
+	if ap.Port() != uint16(g.port) {
+		return fail(ports.ErrAddressBlocked, fmt.Errorf("dial to port %d", ap.Port()))
+	}
+	if err := g.rules.Check(g.host, ap.Addr()); err != nil {
+		return fail(ports.ErrAddressBlocked, fmt.Errorf("%w (connecting to %s)", err, ap.Addr()))
+	}
+	return nil
+}
+
+func (g *guard) sameHost(h string) bool {
+	if h == g.host {
+		return true
+	}
+	n, err := netpolicy.NormalizeHost(h)
+	return err == nil && n == g.host
+}
+
+// sameOrigin reports whether u is on the configured origin: https, the
+// configured host and port, no user info.
+func (g *guard) sameOrigin(u *url.URL) bool {
+	if u == nil || u.Scheme != "https" || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	if !g.sameHost(u.Hostname()) {
+		return false
+	}
+	p := 443
+	if s := u.Port(); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return false
+		}
+		p = n
+	}
+	return p == g.port
+}
+
+// failureOf maps a transport error to its failure. ctx is the request's
+// own context (with the timeout), parent the caller's.
+func (g *guard) failureOf(ctx, parent context.Context, err error) *failure {
+	var f *failure
+	if errors.As(err, &f) {
+		return f
+	}
+	if ctx.Err() != nil || parent.Err() != nil {
+		return fail(ports.ErrTimeout, err)
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fail(ports.ErrTimeout, err)
+	}
+	return fail(ports.ErrServerUnreachable, err)
+}
+
+// guardedTransport enforces the origin, adds the credential, bounds each
+// request in time and each response in size.
+type guardedTransport struct {
+	g    *guard
+	base http.RoundTripper
+}
+
+func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	g := t.g
+	parent := req.Context()
+	if !g.sameOrigin(req.URL) || (req.Host != "" && req.Host != req.URL.Host) {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		f := fail(ports.ErrRedirectRefused, errors.New("request to another origin"))
+		g.record(parent, f, true)
+		return nil, f
+	}
+	ctx, cancel := context.WithTimeout(parent, g.timeout)
+	out := req.Clone(ctx)
+	if name := g.cred.HeaderName(); name != "" {
+		out.Header.Set(name, g.cred.HeaderValue())
+	}
+	resp, err := t.base.RoundTrip(out)
+	if err != nil {
+		cancel()
+		f := g.failureOf(ctx, parent, err)
+		g.record(parent, f, parent.Err() == nil)
+		return nil, f
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		resp.Body.Close()
+		cancel()
+		f := fail(ports.ErrRedirectRefused, fmt.Errorf("status %d", resp.StatusCode))
+		g.record(parent, f, true)
+		return nil, f
+	}
+	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+		// The server is there but cannot serve; the SDK reports the
+		// status in its own words, this gives it the code.
+		g.record(parent, fail(ports.ErrServerUnreachable, fmt.Errorf("status %d", resp.StatusCode)), false)
+	}
+	resp.Body = &cappedBody{rc: resp.Body, limit: g.cap, cancel: cancel, ctx: ctx, parent: parent, g: g}
+	return resp, nil
+}
+
+// cappedBody fails a response body as soon as it exceeds the cap, while
+// it streams, and ends the request's timeout when closed.
+type cappedBody struct {
+	rc     io.ReadCloser
+	limit  int64
+	n      int64
+	err    error
+	cancel context.CancelFunc
+	ctx    context.Context
+	parent context.Context
+	g      *guard
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if room := b.limit + 1 - b.n; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := b.rc.Read(p)
+	b.n += int64(n)
+	if b.n > b.limit {
+		f := fail(ports.ErrResponseTooLarge, fmt.Errorf("response exceeds %d bytes", b.limit))
+		b.err = f
+		b.g.record(b.parent, f, true)
+		b.cancel() // abort the transfer now, not when the caller closes
+		return n - int(b.n-b.limit), f
+	}
+	if err != nil && err != io.EOF {
+		// A caller that gave up (the call is answered, or cancelled) is
+		// not the server's failure: it does not mark the session.
+		f := b.g.failureOf(b.ctx, b.parent, err)
+		b.err = f
+		b.g.record(b.parent, f, b.parent.Err() == nil)
+		return n, f
+	}
+	return n, err
+}
+
+func (b *cappedBody) Close() error {
+	err := b.rc.Close()
+	b.cancel()
+	return err
+}

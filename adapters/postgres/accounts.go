@@ -1,0 +1,89 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/codelotse/codelotse/ports"
+)
+
+// Accounts implements [ports.Accounts] on [DB.WithSystem]: tenants and API
+// tokens live outside any one tenant's scope. It is safe for concurrent use.
+type Accounts struct {
+	db *DB
+}
+
+var _ ports.Accounts = (*Accounts)(nil)
+
+// NewAccounts returns the account store of db.
+func NewAccounts(db *DB) *Accounts { return &Accounts{db: db} }
+
+// CreateTenant stores a tenant and returns its id.
+func (a *Accounts) CreateTenant(ctx context.Context, name string) (string, error) {
+	var id string
+	err := a.db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
+		return tx.NewRaw("INSERT INTO tenants (name) VALUES (?) RETURNING id::text", name).Scan(ctx, &id)
+	})
+	if err != nil {
+		return "", fmt.Errorf("postgres: create tenant: %w", err)
+	}
+	return id, nil
+}
+
+// CreateToken stores the SHA-256 hash of a token (32 bytes) with its
+// permissions. ErrNotFound for an unknown tenant, ErrConflict for a hash
+// already stored.
+func (a *Accounts) CreateToken(ctx context.Context, tenantID string, hash []byte, permissions []string) (string, error) {
+	if !isUUID(tenantID) {
+		return "", fmt.Errorf("postgres: create token: tenant: %w", ports.ErrNotFound)
+	}
+	if len(hash) != 32 {
+		return "", fmt.Errorf("postgres: create token: hash has %d bytes, want 32 (SHA-256)", len(hash))
+	}
+	if permissions == nil {
+		permissions = []string{}
+	}
+	var id string
+	err := a.db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
+		return tx.NewRaw("INSERT INTO api_tokens (tenant_id, token_hash, permissions) VALUES (?, ?, ?) RETURNING id::text",
+			tenantID, hash, pgdialect.Array(permissions)).Scan(ctx, &id)
+	})
+	switch code, _ := pgError(err); {
+	case code == codeForeignKeyViolation:
+		return "", fmt.Errorf("postgres: create token: tenant: %w", ports.ErrNotFound)
+	case code == codeUniqueViolation:
+		return "", fmt.Errorf("postgres: create token: %w", ports.ErrConflict)
+	case err != nil:
+		return "", fmt.Errorf("postgres: create token: %w", err)
+	}
+	return id, nil
+}
+
+// LookupToken finds the token with this hash, or returns ErrNotFound. It
+// records the time of use at most once a minute per token, so that busy
+// tokens do not write on every request.
+func (a *Accounts) LookupToken(ctx context.Context, hash []byte) (ports.Principal, error) {
+	var p ports.Principal
+	err := a.db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
+		err := tx.NewRaw("SELECT id::text, tenant_id::text, permissions FROM api_tokens WHERE token_hash = ?", hash).
+			Scan(ctx, &p.TokenID, &p.TenantID, pgdialect.Array(&p.Permissions))
+		if err != nil {
+			return err
+		}
+		_, err = tx.NewRaw(`UPDATE api_tokens SET last_used_at = now()
+			WHERE id = ? AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, p.TokenID).Exec(ctx)
+		return err
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return ports.Principal{}, fmt.Errorf("postgres: look up token: %w", ports.ErrNotFound)
+	}
+	if err != nil {
+		return ports.Principal{}, fmt.Errorf("postgres: look up token: %w", err)
+	}
+	return p, nil
+}

@@ -1,0 +1,292 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/tool"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// serverNameKey is the unique constraint on (tenant_id, name) of
+// mcp_servers, PostgreSQL's default name for it.
+const serverNameKey = "mcp_servers_tenant_id_name_key"
+
+// serverRow is a row of mcp_servers without the encrypted credential,
+// which is read only by [serverRepo.Credential] and the rotator.
+type serverRow struct {
+	bun.BaseModel `bun:"table:mcp_servers,alias:s"`
+
+	ID              string          `bun:"id,pk,type:uuid"`
+	TenantID        string          `bun:"tenant_id,type:uuid"`
+	Name            string          `bun:"name"`
+	URL             string          `bun:"url"`
+	Enabled         bool            `bun:"enabled"`
+	AuthType        string          `bun:"auth_type"`
+	CredentialHint  string          `bun:"credential_hint,nullzero"`
+	AcknowledgedAt  time.Time       `bun:"acknowledged_at,nullzero"`
+	Tools           json.RawMessage `bun:"tools,type:jsonb"`
+	LastDiscoveryAt time.Time       `bun:"last_discovery_at,nullzero"`
+	LastError       string          `bun:"last_error,nullzero"`
+	CreatedAt       time.Time       `bun:"created_at"`
+	UpdatedAt       time.Time       `bun:"updated_at"`
+}
+
+// toolJSON is one element of the tools jsonb array, spelt like the API's
+// ToolSnapshot.
+type toolJSON struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	Annotations  json.RawMessage `json:"annotations"`
+	WriteCapable bool            `json:"writeCapable"`
+	Hash         string          `json:"hash"`
+	ApprovedAt   time.Time       `json:"approvedAt"`
+}
+
+func newServerRow(s *server.Server) (serverRow, error) {
+	tools, err := marshalTools(s.Tools())
+	if err != nil {
+		return serverRow{}, err
+	}
+	return serverRow{
+		ID:              s.ID(),
+		TenantID:        s.TenantID(),
+		Name:            s.Name().String(),
+		URL:             s.URL().String(),
+		Enabled:         s.Enabled(),
+		AuthType:        s.CredentialKind().String(),
+		CredentialHint:  s.CredentialHint(),
+		AcknowledgedAt:  s.AcknowledgedAt(),
+		Tools:           tools,
+		LastDiscoveryAt: s.LastDiscoveryAt(),
+		LastError:       s.LastError(),
+		CreatedAt:       s.CreatedAt(),
+		UpdatedAt:       s.UpdatedAt(),
+	}, nil
+}
+
+func marshalTools(snaps []tool.Snapshot) (json.RawMessage, error) {
+	out := make([]toolJSON, 0, len(snaps))
+	for _, t := range snaps {
+		out = append(out, toolJSON{
+			Name:         t.Name(),
+			Description:  t.Description(),
+			InputSchema:  t.InputSchema(),
+			Annotations:  t.Annotations(),
+			WriteCapable: t.WriteCapable(),
+			Hash:         t.Hash(),
+			ApprovedAt:   t.ApprovedAt(),
+		})
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encode tools: %w", err)
+	}
+	return b, nil
+}
+
+func (r serverRow) toDomain() (*server.Server, error) {
+	var raw []toolJSON
+	if len(r.Tools) > 0 {
+		if err := json.Unmarshal(r.Tools, &raw); err != nil {
+			return nil, fmt.Errorf("server %s: decode tools: %w", r.ID, err)
+		}
+	}
+	tools := make([]tool.Snapshot, 0, len(raw))
+	for _, t := range raw {
+		snap, err := tool.UnmarshalSnapshotFromDatabase(t.Name, t.Description, t.InputSchema, t.Annotations,
+			t.WriteCapable, t.Hash, t.ApprovedAt)
+		if err != nil {
+			return nil, fmt.Errorf("server %s: tool %q: %w", r.ID, t.Name, err)
+		}
+		tools = append(tools, snap)
+	}
+	s, err := server.UnmarshalServerFromDatabase(r.ID, r.TenantID, r.Name, r.URL, r.Enabled,
+		r.AuthType, r.CredentialHint, r.AcknowledgedAt, r.LastDiscoveryAt, r.LastError, tools,
+		r.CreatedAt, r.UpdatedAt)
+	if err != nil {
+		return nil, fmt.Errorf("server %s: %w", r.ID, err)
+	}
+	return s, nil
+}
+
+// serverRepo implements [ports.ServerRepo] inside one tenant transaction.
+type serverRepo struct{ t *tenantTx }
+
+func (r serverRepo) Insert(ctx context.Context, s *server.Server, encryptedCredential []byte, max int) error {
+	if s.TenantID() != r.t.tenantID {
+		return fmt.Errorf("postgres: insert server: server of tenant %s in a transaction of tenant %s", s.TenantID(), r.t.tenantID)
+	}
+	row, err := newServerRow(s)
+	if err != nil {
+		return fmt.Errorf("postgres: insert server: %w", err)
+	}
+	// The lock on the tenant row serialises inserts of one tenant, so two
+	// transactions cannot both see max-1 servers and both insert.
+	var locked string
+	err = r.t.tx.NewRaw("SELECT id FROM tenants WHERE id = ? FOR UPDATE", r.t.tenantID).Scan(ctx, &locked)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("postgres: insert server: tenant: %w", ports.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: insert server: lock tenant: %w", err)
+	}
+	var count int
+	if err := r.t.tx.NewRaw("SELECT count(*) FROM mcp_servers WHERE tenant_id = ?", r.t.tenantID).Scan(ctx, &count); err != nil {
+		return fmt.Errorf("postgres: insert server: count: %w", err)
+	}
+	if count >= max {
+		return ports.ErrTooManyServers
+	}
+	err = inSavepoint(ctx, r.t.tx, func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.NewInsert().Model(&row).
+			Value("encrypted_credentials", "?", encryptedCredential).
+			Returning("NULL").
+			Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: insert server: %w", mapServerWriteError(err))
+	}
+	return nil
+}
+
+func mapServerWriteError(err error) error {
+	switch code, constraint := pgError(err); {
+	case code == codeUniqueViolation && constraint == serverNameKey:
+		return ports.ErrNameTaken
+	case code == codeUniqueViolation:
+		return ports.ErrConflict
+	}
+	return err
+}
+
+func (r serverRepo) Get(ctx context.Context, id string) (*server.Server, error) {
+	row, err := r.selectRow(ctx, id, false)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: get server: %w", err)
+	}
+	return row.toDomain()
+}
+
+func (r serverRepo) selectRow(ctx context.Context, id string, forUpdate bool) (serverRow, error) {
+	var row serverRow
+	if !isUUID(id) {
+		return row, ports.ErrNotFound
+	}
+	q := r.t.tx.NewSelect().Model(&row).Where("s.id = ?", id).Where("s.tenant_id = ?", r.t.tenantID)
+	if forUpdate {
+		q = q.For("UPDATE")
+	}
+	err := q.Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return row, ports.ErrNotFound
+	}
+	return row, err
+}
+
+func (r serverRepo) List(ctx context.Context) ([]*server.Server, error) {
+	var rows []serverRow
+	err := r.t.tx.NewSelect().Model(&rows).Where("s.tenant_id = ?", r.t.tenantID).
+		OrderExpr("s.name ASC").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list servers: %w", err)
+	}
+	out := make([]*server.Server, 0, len(rows))
+	for _, row := range rows {
+		s, err := row.toDomain()
+		if err != nil {
+			return nil, fmt.Errorf("postgres: list servers: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (r serverRepo) Update(ctx context.Context, id string, fn func(s *server.Server) (ports.CredentialUpdate, error)) (*server.Server, error) {
+	row, err := r.selectRow(ctx, id, true)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: update server: %w", err)
+	}
+	s, err := row.toDomain()
+	if err != nil {
+		return nil, fmt.Errorf("postgres: update server: %w", err)
+	}
+	cred, err := fn(s)
+	if err != nil {
+		return nil, err
+	}
+	if s.ID() != row.ID || s.TenantID() != row.TenantID {
+		return nil, fmt.Errorf("postgres: update server: fn changed the server's identity")
+	}
+	updated, err := newServerRow(s)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: update server: %w", err)
+	}
+	var n int64
+	err = inSavepoint(ctx, r.t.tx, func(ctx context.Context, tx bun.Tx) error {
+		q := tx.NewUpdate().Model(&updated).
+			Column("name", "url", "enabled", "auth_type", "credential_hint", "acknowledged_at",
+				"tools", "last_discovery_at", "last_error", "updated_at").
+			WherePK()
+		if cred.Replace {
+			q = q.Set("encrypted_credentials = ?", cred.Encrypted)
+		}
+		res, err := q.Exec(ctx)
+		if err != nil {
+			return err
+		}
+		n, err = rowsAffected(res)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: update server: %w", mapServerWriteError(err))
+	}
+	if n != 1 {
+		return nil, fmt.Errorf("postgres: update server: %d rows written, want 1", n)
+	}
+	return s, nil
+}
+
+func (r serverRepo) Delete(ctx context.Context, id string) error {
+	if !isUUID(id) {
+		return fmt.Errorf("postgres: delete server: %w", ports.ErrNotFound)
+	}
+	res, err := r.t.tx.NewDelete().Model((*serverRow)(nil)).
+		Where("id = ?", id).Where("tenant_id = ?", r.t.tenantID).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: delete server: %w", err)
+	}
+	n, err := rowsAffected(res)
+	if err != nil {
+		return fmt.Errorf("postgres: delete server: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("postgres: delete server: %w", ports.ErrNotFound)
+	}
+	return nil
+}
+
+func (r serverRepo) Credential(ctx context.Context, id string) ([]byte, error) {
+	if !isUUID(id) {
+		return nil, fmt.Errorf("postgres: server credential: %w", ports.ErrNotFound)
+	}
+	var enc []byte
+	err := r.t.tx.NewRaw("SELECT encrypted_credentials FROM mcp_servers WHERE id = ? AND tenant_id = ?",
+		id, r.t.tenantID).Scan(ctx, &enc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("postgres: server credential: %w", ports.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: server credential: %w", err)
+	}
+	return enc, nil
+}

@@ -1,0 +1,18 @@
+package postgres
+
+import (
+	"github.com/google/wire"
+
+	"github.com/codelotse/codelotse/ports"
+)
+
+// ProviderSet provides the stores of a [*DB] as their ports. The *DB
+// itself comes from [Open], whose cleanup the injector must run.
+var ProviderSet = wire.NewSet(
+	NewTenants,
+	wire.Bind(new(ports.Tenants), new(*Tenants)),
+	NewAccounts,
+	wire.Bind(new(ports.Accounts), new(*Accounts)),
+	NewRotator,
+	wire.Bind(new(ports.CredentialRotator), new(*Rotator)),
+)
