@@ -26,7 +26,7 @@ const (
 )
 
 var (
-	srvT0      = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	srvT0         = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	srvPrincipalA = ports.Principal{TokenID: "tok-a", TenantID: srvTenantA, Permissions: []string{"tenant:manage"}}
 	srvPrincipalB = ports.Principal{TokenID: "tok-b", TenantID: srvTenantB, Permissions: []string{"tenant:manage"}}
 	srvOpenGates  = app.Gates{SignedOff: true, Instance: gate.InstanceAllowed, Edition: gate.SelfHosted}
@@ -495,7 +495,9 @@ func TestPatchServer(t *testing.T) {
 					t.Errorf("name %q tools %d", s.Name(), len(s.Tools()))
 				}
 			}},
-		{name: "rename to taken", setup: func(e *serverEnv) { e.create(&testing.T{}, srvPrincipalA, srvNoneCmd("taken", "https://docs.example.com/")) },
+		{name: "rename to taken", setup: func(e *serverEnv) {
+			e.create(&testing.T{}, srvPrincipalA, srvNoneCmd("taken", "https://docs.example.com/"))
+		},
 			cmd: app.PatchServer{Name: srvPtr("taken")}, code: app.CodeNameTaken},
 		{name: "url without ack", cmd: app.PatchServer{URL: srvPtr("https://wiki.example.com/v2")}, code: app.CodeAcknowledgementRequired},
 		{name: "url with ack false", cmd: app.PatchServer{URL: srvPtr("https://wiki.example.com/v2"), Acknowledged: srvPtr(false)}, code: app.CodeAcknowledgementRequired},

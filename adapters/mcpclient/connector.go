@@ -42,6 +42,8 @@ const clientName = "codelotse"
 // no connection itself, each session has its own.
 type Connector struct {
 	opts Options
+	// connect, when set, replaces the socket dial (tests only).
+	connect func(ctx context.Context, d *net.Dialer, network, address string) (net.Conn, error)
 }
 
 var _ ports.MCPConnector = (*Connector)(nil)
@@ -79,6 +81,9 @@ func (c *Connector) OpenSession(ctx context.Context, target ports.MCPTarget, res
 		return nil, errBadTarget
 	}
 	g := newGuard(c.opts, target, responseCap)
+	if c.connect != nil {
+		g.connect = c.connect
+	}
 	hc, tr := g.httpClient(c.opts.RootCAs)
 
 	client := mcp.NewClient(&mcp.Implementation{Name: clientName, Version: "1"}, &mcp.ClientOptions{

@@ -38,6 +38,13 @@ type guard struct {
 	cap      int64
 	session  *recorder
 	log      zerolog.Logger
+	// connect opens the socket to a checked address; tests replace it to
+	// see what would be dialled without reaching other hosts.
+	connect func(ctx context.Context, d *net.Dialer, network, address string) (net.Conn, error)
+}
+
+func dialSocket(ctx context.Context, d *net.Dialer, network, address string) (net.Conn, error) {
+	return d.DialContext(ctx, network, address)
 }
 
 func newGuard(o Options, target ports.MCPTarget, responseCap int64) *guard {
@@ -51,6 +58,7 @@ func newGuard(o Options, target ports.MCPTarget, responseCap int64) *guard {
 		cap:      responseCap,
 		session:  &recorder{},
 		log:      o.Logger,
+		connect:  dialSocket,
 	}
 }
 
@@ -123,7 +131,7 @@ func (g *guard) dial(ctx context.Context, network, address string) (net.Conn, er
 	d := &net.Dialer{Control: g.control, Timeout: g.timeout}
 	var last error
 	for _, a := range addrs {
-		conn, err := d.DialContext(ctx, network, netip.AddrPortFrom(a.Unmap(), uint16(g.port)).String())
+		conn, err := g.connect(ctx, d, network, netip.AddrPortFrom(a.Unmap(), uint16(g.port)).String())
 		if err == nil {
 			return conn, nil
 		}

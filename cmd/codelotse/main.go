@@ -16,6 +16,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/config"
 	"github.com/codelotse/codelotse/adapters/logging"
 	"github.com/codelotse/codelotse/adapters/postgres"
+	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -114,9 +115,124 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			_, err = fmt.Fprintf(stdout, "applied %d migration(s): %s\n", len(applied), strings.Join(applied, ", "))
 		}
 		return err
+	case "tenants":
+		return runTenants(ctx, cfg, rest, stdout)
+	case "tokens":
+		return runTokens(ctx, cfg, rest, stdout)
+	case "keys":
+		return runKeys(ctx, cfg, rest, stdout)
 	default:
 		return usageError(fmt.Sprintf("unknown command %q", cmd))
 	}
+}
+
+// subcommand splits "create --name x" into "create" and its flags.
+func subcommand(group string, rest []string, want string) ([]string, error) {
+	if len(rest) == 0 || rest[0] != want {
+		return nil, usageError(fmt.Sprintf("usage: codelotse %s %s …", group, want))
+	}
+	return rest[1:], nil
+}
+
+func runTenants(ctx context.Context, cfg config.Config, rest []string, stdout io.Writer) error {
+	args, err := subcommand("tenants", rest, "create")
+	if err != nil {
+		return err
+	}
+	fs := newFlags("tenants create")
+	name := fs.String("name", "", "the tenant's name")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	admin, cleanup, err := initAccountAdmin(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	id, err := admin.CreateTenant(ctx, *name)
+	if err != nil {
+		return userError(err)
+	}
+	_, err = fmt.Fprintln(stdout, id)
+	return err
+}
+
+func runTokens(ctx context.Context, cfg config.Config, rest []string, stdout io.Writer) error {
+	args, err := subcommand("tokens", rest, "create")
+	if err != nil {
+		return err
+	}
+	fs := newFlags("tokens create")
+	tenant := fs.String("tenant", "", "the tenant's id")
+	perms := fs.String("permissions", "", "comma-separated: tenant:manage, repo:manage")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	admin, cleanup, err := initAccountAdmin(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	var list []string
+	if *perms != "" {
+		list = strings.Split(*perms, ",")
+	}
+	token, err := admin.CreateToken(ctx, *tenant, list)
+	if err != nil {
+		return userError(err)
+	}
+	_, err = fmt.Fprintln(stdout, token)
+	return err
+}
+
+func runKeys(ctx context.Context, cfg config.Config, rest []string, stdout io.Writer) error {
+	args, err := subcommand("keys", rest, "rotate")
+	if err != nil {
+		return err
+	}
+	fs := newFlags("keys rotate")
+	batch := fs.Int("batch-size", app.RotateKeysBatch, "credentials per batch")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if len(cfg.Keys) == 0 {
+		return errors.New("keys rotate: QUAVON_ENCRYPTION_KEYS is not set")
+	}
+	rotate, cleanup, err := initRotateKeys(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	res, err := rotate.Handle(ctx, app.RotateKeys{BatchSize: *batch})
+	if _, perr := fmt.Fprintf(stdout, "rotated: %d, already primary: %d, skipped: %d, failed: %d\n",
+		res.Rotated, res.AlreadyPrimary, res.Skipped, res.Failed); perr != nil && err == nil {
+		err = perr
+	}
+	if err != nil {
+		return userError(err)
+	}
+	if res.Failed > 0 {
+		return fmt.Errorf("keys rotate: %d credential(s) could not be opened with the key ring: servers %s",
+			res.Failed, strings.Join(res.FailedIDs, ", "))
+	}
+	return nil
+}
+
+// userError turns an app error into its message (the code and text a
+// user may see); other errors pass through.
+func userError(err error) error {
+	var e *app.Error
+	if errors.As(err, &e) {
+		if e.Code == app.CodeInternal {
+			return err
+		}
+		msg := e.Message
+		for field, reason := range e.Fields {
+			msg += "; " + field + " " + reason
+		}
+		return errors.New(msg)
+	}
+	return err
 }
 
 func newFlags(cmd string) *flag.FlagSet {

@@ -2,16 +2,23 @@ package main
 
 import (
 	"context"
+	"net"
+	"time"
 
 	"github.com/codelotse/codelotse/adapters/config"
+	"github.com/codelotse/codelotse/adapters/crypto"
 	"github.com/codelotse/codelotse/adapters/httpapi"
 	"github.com/codelotse/codelotse/adapters/postgres"
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/netpolicy"
+	"github.com/codelotse/codelotse/ports"
+	"github.com/google/uuid"
 	"github.com/google/wire"
 )
 
 // databaseSet opens the database for the service: it refuses to start when
 // the tenant role could bypass row-level security.
-var databaseSet = wire.NewSet(provideServiceDB)
+var databaseSet = wire.NewSet(provideServiceDB, postgres.ProviderSet)
 
 func provideServiceDB(ctx context.Context, cfg config.Config) (*postgres.DB, func(), error) {
 	db, cleanup, err := postgres.Open(ctx, cfg.DatabaseURL)
@@ -31,4 +38,54 @@ func provideMigrationDB(ctx context.Context, cfg config.Config) (*postgres.DB, f
 	return postgres.Open(ctx, cfg.DatabaseURL)
 }
 
+// cipherSet is the credential key ring from QUAVON_ENCRYPTION_KEYS.
+var cipherSet = wire.NewSet(provideKeyRing, wire.Bind(new(ports.Cipher), new(*crypto.KeyRing)))
+
+func provideKeyRing(cfg config.Config) (*crypto.KeyRing, error) {
+	keys := make([]crypto.Key, len(cfg.Keys))
+	for i, k := range cfg.Keys {
+		keys[i] = crypto.Key{ID: k.ID, Secret: k.Secret}
+	}
+	return crypto.NewKeyRing(keys)
+}
+
+func provideGates(cfg config.Config) app.Gates { return app.NewGates(cfg.Instance, cfg.Edition) }
+
+func provideRules(cfg config.Config) netpolicy.Rules {
+	return netpolicy.NewRules(cfg.Edition, cfg.PrivateHosts)
+}
+
+func provideResolver() ports.Resolver { return net.DefaultResolver }
+
+// systemClock is the wall clock.
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now().UTC() }
+
+func provideClock() ports.Clock { return systemClock{} }
+
+func provideNewID() func() string { return uuid.NewString }
+
 func provideHTTPAddr(cfg config.Config) httpapi.Addr { return httpapi.Addr(cfg.HTTPAddr) }
+
+// appSet builds every use case the API serves.
+var appSet = wire.NewSet(
+	provideGates, provideRules, provideResolver, provideClock, provideNewID,
+	wire.Struct(new(app.ServerDeps), "*"),
+	app.NewAuthenticator, wire.Bind(new(httpapi.Authenticator), new(*app.Authenticator)),
+	app.NewCreateServerHandler, app.NewGetServerHandler, app.NewListServersHandler,
+	app.NewPatchServerHandler, app.NewDeleteServerHandler,
+	app.NewStatusHandler, app.NewRepositoryHandler, app.NewPolicyHandler,
+	app.NewDefaultsHandler, app.NewAuditHandler,
+)
+
+// routesSet groups the API's routes.
+var routesSet = wire.NewSet(
+	httpapi.NewServerRoutes, httpapi.NewStatusRoutes, httpapi.NewRepositoryRoutes,
+	httpapi.NewPolicyRoutes, httpapi.NewAuditRoutes, provideRoutes,
+)
+
+func provideRoutes(s *httpapi.ServerRoutes, st *httpapi.StatusRoutes, r *httpapi.RepositoryRoutes,
+	p *httpapi.PolicyRoutes, a *httpapi.AuditRoutes) []httpapi.Routes {
+	return []httpapi.Routes{s, st, r, p, a}
+}

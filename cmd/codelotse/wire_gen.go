@@ -11,6 +11,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/config"
 	"github.com/codelotse/codelotse/adapters/httpapi"
 	"github.com/codelotse/codelotse/adapters/postgres"
+	"github.com/codelotse/codelotse/app"
 	"github.com/rs/zerolog"
 )
 
@@ -22,7 +23,45 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*htt
 	if err != nil {
 		return nil, nil, err
 	}
-	server := httpapi.NewServer(addr, log, db)
+	accounts := postgres.NewAccounts(db)
+	authenticator := app.NewAuthenticator(accounts)
+	tenants := postgres.NewTenants(db)
+	keyRing, err := provideKeyRing(cfg)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	resolver := provideResolver()
+	clock := provideClock()
+	gates := provideGates(cfg)
+	rules := provideRules(cfg)
+	v := provideNewID()
+	serverDeps := app.ServerDeps{
+		Tenants:  tenants,
+		Cipher:   keyRing,
+		Resolver: resolver,
+		Clock:    clock,
+		Gates:    gates,
+		Rules:    rules,
+		NewID:    v,
+	}
+	createServerHandler := app.NewCreateServerHandler(serverDeps)
+	getServerHandler := app.NewGetServerHandler(serverDeps)
+	listServersHandler := app.NewListServersHandler(serverDeps)
+	patchServerHandler := app.NewPatchServerHandler(serverDeps)
+	deleteServerHandler := app.NewDeleteServerHandler(serverDeps)
+	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler)
+	statusHandler := app.NewStatusHandler(gates)
+	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
+	repositoryHandler := app.NewRepositoryHandler(tenants, clock)
+	repositoryRoutes := httpapi.NewRepositoryRoutes(repositoryHandler)
+	defaultsHandler := app.NewDefaultsHandler(tenants, gates, clock)
+	policyHandler := app.NewPolicyHandler(tenants, gates, clock)
+	policyRoutes := httpapi.NewPolicyRoutes(defaultsHandler, policyHandler)
+	auditHandler := app.NewAuditHandler(tenants)
+	auditRoutes := httpapi.NewAuditRoutes(auditHandler)
+	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes)
+	server := httpapi.NewServer(addr, log, db, authenticator, v2)
 	return server, func() {
 		cleanup()
 	}, nil
@@ -34,6 +73,35 @@ func initMigrator(ctx context.Context, cfg config.Config) (*postgres.DB, func(),
 		return nil, nil, err
 	}
 	return db, func() {
+		cleanup()
+	}, nil
+}
+
+func initAccountAdmin(ctx context.Context, cfg config.Config) (*app.AccountAdmin, func(), error) {
+	db, cleanup, err := provideServiceDB(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	accounts := postgres.NewAccounts(db)
+	accountAdmin := app.NewAccountAdmin(accounts)
+	return accountAdmin, func() {
+		cleanup()
+	}, nil
+}
+
+func initRotateKeys(ctx context.Context, cfg config.Config) (*app.RotateKeysHandler, func(), error) {
+	db, cleanup, err := provideServiceDB(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	rotator := postgres.NewRotator(db)
+	keyRing, err := provideKeyRing(cfg)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	rotateKeysHandler := app.NewRotateKeysHandler(rotator, keyRing)
+	return rotateKeysHandler, func() {
 		cleanup()
 	}, nil
 }
