@@ -108,7 +108,9 @@ func (c *Connector) OpenSession(ctx context.Context, target ports.MCPTarget, res
 		// No standalone GET stream: it exists for server-initiated
 		// messages, which this client refuses anyway.
 		DisableStandaloneSSE: true,
-		MaxEventSize:         int(min(responseCap, int64(limits.DiscoveryResponseCap))),
+		// Above the body cap, so that the cap (with its own code) trips
+		// first; an event is never larger than the body that carries it.
+		MaxEventSize: int(responseCap) + 1,
 	}
 
 	// discover (may fall back) + initialize + initialized: up to three

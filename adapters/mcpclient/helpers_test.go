@@ -194,19 +194,17 @@ func rules(t testing.TB, edition gate.Edition, listed bool) netpolicy.Rules {
 func selfHosted(t testing.TB) netpolicy.Rules { return rules(t, gate.SelfHosted, true) }
 
 // newTestConnector returns a connector for the test PKI and resolver. Its
-// socket dial reaches only the given server; any other address is
-// recorded in dialled and refused, so no test leaves the machine.
-func newTestConnector(t testing.TB, r netpolicy.Rules, res ports.Resolver, timeout time.Duration, allowed *testServer) (*Connector, *dialLog) {
+// socket dial reaches loopback IPv4 only (where the test servers listen);
+// any other address is recorded in the dial log and refused, so no test
+// leaves the machine.
+func newTestConnector(t testing.TB, r netpolicy.Rules, res ports.Resolver, timeout time.Duration) (*Connector, *dialLog) {
 	t.Helper()
 	c := NewConnector(Options{Rules: r, Resolver: res, Timeout: timeout, RootCAs: testPKI().pool, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel)})
 	dl := &dialLog{}
 	c.connect = func(ctx context.Context, d *net.Dialer, network, address string) (net.Conn, error) {
 		dl.add(address)
-		if allowed != nil {
-			ap := netip.MustParseAddrPort(address)
-			if ap.Addr() == netip.MustParseAddr("127.0.0.1") && int(ap.Port()) == allowed.port() {
-				return d.DialContext(ctx, network, address)
-			}
+		if netip.MustParseAddrPort(address).Addr() == netip.MustParseAddr("127.0.0.1") {
+			return d.DialContext(ctx, network, address)
 		}
 		return nil, errNoEgress
 	}
@@ -248,8 +246,9 @@ type rpcMessage struct {
 // a well-behaved SDK server will not do: oversized, endless and slow
 // answers, server-initiated requests of any method.
 type rawServer struct {
-	toolsList func(w http.ResponseWriter, r *http.Request, id json.RawMessage)
-	toolsCall func(w http.ResponseWriter, r *http.Request, id json.RawMessage)
+	initialize func(w http.ResponseWriter, r *http.Request, id json.RawMessage)
+	toolsList  func(w http.ResponseWriter, r *http.Request, id json.RawMessage)
+	toolsCall  func(w http.ResponseWriter, r *http.Request, id json.RawMessage)
 	// responses receives the client's answers to server requests.
 	responses chan rpcMessage
 }
@@ -274,6 +273,8 @@ func (s *rawServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case m.Method == "":
 		s.responses <- m
 		w.WriteHeader(http.StatusAccepted)
+	case m.Method == "initialize" && s.initialize != nil:
+		s.initialize(w, r, m.ID)
 	case m.Method == "initialize":
 		writeJSON(w, m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`)
 	case len(m.ID) == 0: // notifications

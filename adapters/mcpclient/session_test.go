@@ -1,0 +1,385 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/tool"
+	"github.com/codelotse/codelotse/ports"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+const (
+	era2026 = "2026-07-28"
+	era2025 = "2025-11-25"
+)
+
+var searchSchema = map[string]any{
+	"type":       "object",
+	"properties": map[string]any{"query": map[string]any{"type": "string"}},
+	"required":   []any{"query"},
+}
+
+// sdkServer is a go-sdk server pinned to one protocol era: 2026-07-28
+// needs the stateless HTTP handler; the 2025 era is the stateful one,
+// which refuses server/discover, so the client falls back to initialize.
+func sdkServer(t testing.TB, era string, nTools, pageSize int) *testServer {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ServerOptions{
+		SupportedProtocolVersions: []string{era},
+		PageSize:                  pageSize,
+	})
+	s.AddTool(&mcp.Tool{
+		Name:        "search",
+		Description: "Searches the wiki.",
+		InputSchema: searchSchema,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+	}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args struct{ Query string }
+		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{
+			Content: []mcp.Content{
+				&mcp.TextContent{Text: "found: " + args.Query},
+				&mcp.ImageContent{Data: []byte("png"), MIMEType: "image/png"},
+				&mcp.ResourceLink{URI: "https://wiki.example/page", Name: "page"},
+				&mcp.TextContent{Text: "second"},
+			},
+			StructuredContent: map[string]any{"hits": 1},
+		}, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "broken", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "backend down"}}}, nil
+		})
+	for i := 2; i < nTools; i++ {
+		s.AddTool(&mcp.Tool{Name: fmt.Sprintf("tool_%03d", i), InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
+		Stateless:                  era == era2026,
+		DisableLocalhostProtection: true, // the Host is mcp.test, on loopback
+	})
+	return startServer(t, h)
+}
+
+func openSession(t testing.TB, c *Connector, ts *testServer, cred server.Credential, responseCap int64) *Session {
+	t.Helper()
+	s, err := c.OpenSession(context.Background(), ports.MCPTarget{URL: ts.url(t), Credential: cred}, responseCap)
+	if err != nil {
+		t.Fatalf("OpenSession: %v", err)
+	}
+	return s
+}
+
+func TestDiscoversAndCallsToolsInBothProtocolEras(t *testing.T) {
+	for _, era := range []string{era2026, era2025} {
+		t.Run(era, func(t *testing.T) {
+			ts := sdkServer(t, era, 2, 0)
+			ignore := goleak.IgnoreCurrent()
+			c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 5*time.Second)
+			cred, _ := server.NewHeader("x-api-key", "secret-value-1234")
+			s := openSession(t, c, ts, cred, limits.DiscoveryResponseCap)
+
+			defs, err := s.ListTools(context.Background())
+			if err != nil {
+				t.Fatalf("ListTools: %v", err)
+			}
+			if len(defs) != 2 || defs[0].Name() != "broken" && defs[1].Name() != "broken" {
+				t.Fatalf("ListTools = %d tools, want search and broken", len(defs))
+			}
+			var search tool.Definition
+			for _, d := range defs {
+				if d.Name() == "search" {
+					search = d
+				}
+			}
+			if search.Description() != "Searches the wiki." || tool.WriteCapable(search) {
+				t.Errorf("search: description %q, writeCapable %v", search.Description(), tool.WriteCapable(search))
+			}
+			if got := string(search.InputSchema()); !strings.Contains(got, `"query"`) {
+				t.Errorf("search schema = %s", got)
+			}
+
+			res, err := s.CallTool(context.Background(), "search", json.RawMessage(`{"query":"cache"}`))
+			if err != nil {
+				t.Fatalf("CallTool: %v", err)
+			}
+			if strings.Join(res.Texts, "|") != "found: cache|second" || res.Dropped != 2 || res.IsError {
+				t.Errorf("CallTool = %+v, want two texts, two dropped, no error", res)
+			}
+			if string(res.Structured) != `{"hits":1}` {
+				t.Errorf("Structured = %s", res.Structured)
+			}
+			res, err = s.CallTool(context.Background(), "broken", nil)
+			if err != nil || !res.IsError || strings.Join(res.Texts, "") != "backend down" {
+				t.Errorf("CallTool(broken) = %+v, %v, want isError with the text", res, err)
+			}
+			_, err = s.CallTool(context.Background(), "missing", nil)
+			wantCode(t, err, ports.ErrProtocol)
+
+			if err := s.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if err := s.Close(); err != nil {
+				t.Errorf("second Close: %v", err)
+			}
+			goleak.VerifyNone(t, ignore)
+
+			checkWire(t, era, ts.requests())
+		})
+	}
+}
+
+// checkWire checks what the client sent: the era's handshake, the
+// credential on every request, and no capability anywhere.
+func checkWire(t *testing.T, era string, reqs []recordedRequest) {
+	t.Helper()
+	var methods []string
+	for _, r := range reqs {
+		if got := r.Header.Get("X-Api-Key"); got != "secret-value-1234" {
+			t.Errorf("%s request without the credential header", r.Method)
+		}
+		if r.Method != http.MethodPost {
+			methods = append(methods, r.Method)
+			continue
+		}
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Meta            map[string]json.RawMessage `json:"_meta"`
+				Capabilities    *json.RawMessage           `json:"capabilities"`
+				ProtocolVersion string                     `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(r.Body, &m); err != nil {
+			t.Fatalf("request body %s: %v", r.Body, err)
+		}
+		methods = append(methods, m.Method)
+		for _, word := range []string{"roots", "sampling", "elicitation"} {
+			if strings.Contains(string(r.Body), word) {
+				t.Errorf("%s request mentions %q: %s", m.Method, word, r.Body)
+			}
+		}
+		if m.Method == "initialize" {
+			if m.Params.Capabilities != nil && string(*m.Params.Capabilities) != "{}" {
+				t.Errorf("initialize capabilities = %s, want {} or absent", *m.Params.Capabilities)
+			}
+			if m.Params.ProtocolVersion != era2025 {
+				t.Errorf("initialize protocolVersion = %q", m.Params.ProtocolVersion)
+			}
+		}
+		if caps, ok := m.Params.Meta[mcp.MetaKeyClientCapabilities]; ok && string(caps) != "{}" {
+			t.Errorf("%s _meta clientCapabilities = %s, want {}", m.Method, caps)
+		}
+		if era == era2026 && m.Method != "" {
+			if _, ok := m.Params.Meta[mcp.MetaKeyClientCapabilities]; !ok {
+				t.Errorf("%s carries no per-request clientCapabilities", m.Method)
+			}
+			if got := r.Header.Get("Mcp-Protocol-Version"); got != era2026 {
+				t.Errorf("%s Mcp-Protocol-Version = %q", m.Method, got)
+			}
+		}
+	}
+	want := map[string][]string{
+		era2026: {"server/discover", "tools/list", "tools/call", "tools/call", "tools/call"},
+		era2025: {"server/discover", "initialize", "notifications/initialized", "tools/list", "tools/call", "tools/call", "tools/call", "DELETE"},
+	}[era]
+	if strings.Join(methods, " ") != strings.Join(want, " ") {
+		t.Errorf("requests = %v, want %v", methods, want)
+	}
+	if os.Getenv("MCPCLIENT_DUMP_WIRE") != "" {
+		for _, r := range reqs {
+			t.Logf("%s %s", r.Method, r.Body)
+		}
+	}
+}
+
+func TestAnswersServerRequestsWithMethodNotFound(t *testing.T) {
+	raw := newRawServer()
+	raw.toolsCall = func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		send := func(msg string) {
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", msg)
+			w.(http.Flusher).Flush()
+		}
+		send(`{"jsonrpc":"2.0","id":"r1","method":"roots/list","params":{}}`)
+		send(`{"jsonrpc":"2.0","id":"r2","method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}}`)
+		send(`{"jsonrpc":"2.0","id":"r3","method":"elicitation/create","params":{"message":"your password?","requestedSchema":{"type":"object","properties":{"p":{"type":"string"}}}}}`)
+		send(`{"jsonrpc":"2.0","id":"r4","method":"acme/made-up","params":{}}`)
+		send(`{"jsonrpc":"2.0","id":"r5","method":"ping"}`)
+		got := map[string]rpcMessage{}
+		for len(got) < 5 {
+			select {
+			case m := <-raw.responses:
+				var id string
+				_ = json.Unmarshal(m.ID, &id)
+				got[id] = m
+			case <-time.After(3 * time.Second):
+				t.Errorf("only %d answers from the client", len(got))
+				return
+			}
+		}
+		for _, id := range []string{"r1", "r2", "r3", "r4"} {
+			m := got[id]
+			if m.Error == nil || m.Error.Code != -32601 || m.Result != nil {
+				t.Errorf("answer to %s = %+v (result %s), want error -32601", id, m.Error, m.Result)
+			}
+		}
+		if m := got["r5"]; m.Error != nil || string(m.Result) != "{}" {
+			t.Errorf("answer to ping = %+v %s, want {}", m.Error, m.Result)
+		}
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"done"}]}}`, id))
+	}
+	ts := startServer(t, raw)
+	c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 5*time.Second)
+	s := openSession(t, c, ts, server.NoCredential(), limits.ReviewResponseCap)
+	defer s.Close()
+	res, err := s.CallTool(context.Background(), "search", json.RawMessage(`{"query":"x"}`))
+	if err != nil || len(res.Texts) != 1 || res.Texts[0] != "done" {
+		t.Fatalf("CallTool = %+v, %v", res, err)
+	}
+}
+
+// TestRefusesInputRequestsOfTheNewProtocol: on 2026-07-28 a server asks
+// for roots, sampling or elicitation inside a result (multi-round-trip);
+// the client fulfils none and does not call again.
+func TestRefusesInputRequestsOfTheNewProtocol(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "mrtr", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: []string{era2026}})
+	var calls atomic.Int64
+	s.AddTool(&mcp.Tool{Name: "ask", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			calls.Add(1)
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"roots": &mcp.ListRootsParams{}}}, nil
+		})
+	ts := startServer(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: true, DisableLocalhostProtection: true}))
+	c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 5*time.Second)
+	sess := openSession(t, c, ts, server.NoCredential(), limits.ReviewResponseCap)
+	defer sess.Close()
+	_, err := sess.CallTool(context.Background(), "ask", nil)
+	wantCode(t, err, ports.ErrProtocol)
+	if n := calls.Load(); n != 1 {
+		t.Errorf("tool called %d times, want 1 (no retry with input responses)", n)
+	}
+}
+
+func TestPagesThroughToolsUpToTheLimit(t *testing.T) {
+	for _, era := range []string{era2026, era2025} {
+		t.Run(era+"/200 tools", func(t *testing.T) {
+			ts := sdkServer(t, era, limits.MaxListedTools, 30)
+			c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 5*time.Second)
+			s := openSession(t, c, ts, server.NoCredential(), limits.DiscoveryResponseCap)
+			defer s.Close()
+			defs, err := s.ListTools(context.Background())
+			if err != nil || len(defs) != limits.MaxListedTools {
+				t.Fatalf("ListTools = %d tools, %v; want %d", len(defs), err, limits.MaxListedTools)
+			}
+		})
+		t.Run(era+"/250 tools", func(t *testing.T) {
+			ts := sdkServer(t, era, 250, 30)
+			c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 5*time.Second)
+			s := openSession(t, c, ts, server.NoCredential(), limits.DiscoveryResponseCap)
+			defer s.Close()
+			_, err := s.ListTools(context.Background())
+			wantCode(t, err, ports.ErrProtocol)
+		})
+	}
+}
+
+func TestStopsEndlessCursors(t *testing.T) {
+	tests := []struct {
+		name     string
+		page     func(n int) string // the result of the n-th tools/list
+		maxPages int
+	}{
+		{"repeated cursor", func(int) string {
+			return `{"tools":[{"name":"a","inputSchema":{"type":"object"}}],"nextCursor":"again"}`
+		}, 2},
+		{"empty pages", func(n int) string {
+			return fmt.Sprintf(`{"tools":[],"nextCursor":"c%d"}`, n)
+		}, 1},
+		{"one tool per page, forever", func(n int) string {
+			return fmt.Sprintf(`{"tools":[{"name":"t%d","inputSchema":{"type":"object"}}],"nextCursor":"c%d"}`, n, n)
+		}, limits.MaxListedTools + 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw := newRawServer()
+			var pages atomic.Int64
+			raw.toolsList = func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+				writeJSON(w, id, tt.page(int(pages.Add(1))))
+			}
+			ts := startServer(t, raw)
+			c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 5*time.Second)
+			s := openSession(t, c, ts, server.NoCredential(), limits.DiscoveryResponseCap)
+			defer s.Close()
+			_, err := s.ListTools(context.Background())
+			wantCode(t, err, ports.ErrProtocol)
+			if n := pages.Load(); n != int64(tt.maxPages) {
+				t.Errorf("server answered %d pages, want %d", n, tt.maxPages)
+			}
+		})
+	}
+}
+
+// TestListsToolsThatCannotBecomeDefinitions: a schema nested deeper than
+// the domain accepts is still listed by ListAll, with the reason.
+func TestListsToolsThatCannotBecomeDefinitions(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, tool.MaxJSONDepth+1) + "1" + strings.Repeat("}", tool.MaxJSONDepth+1)
+	raw := newRawServer()
+	raw.toolsList = func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+		writeJSON(w, id, `{"tools":[{"name":"deep","description":"d","inputSchema":`+deep+`},{"name":"ok","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}`)
+	}
+	ts := startServer(t, raw)
+	c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 5*time.Second)
+	s := openSession(t, c, ts, server.NoCredential(), limits.DiscoveryResponseCap)
+	defer s.Close()
+	all, err := s.ListAll(context.Background())
+	if err != nil || len(all) != 2 {
+		t.Fatalf("ListAll = %d, %v", len(all), err)
+	}
+	var ue *tool.UnsupportedError
+	if all[0].Name != "deep" || all[0].Description != "d" || !errors.As(all[0].Err, &ue) {
+		t.Errorf("deep = %+v, want an UnsupportedError", all[0])
+	}
+	if all[1].Err != nil || all[1].Definition.Name() != "ok" || tool.WriteCapable(all[1].Definition) {
+		t.Errorf("ok = %+v", all[1])
+	}
+	defs, err := s.ListTools(context.Background())
+	if err != nil || len(defs) != 1 || defs[0].Name() != "ok" {
+		t.Errorf("ListTools = %d, %v; want ok alone", len(defs), err)
+	}
+}
+
+func TestRefusesArgumentsThatAreNotAnObject(t *testing.T) {
+	ts := sdkServer(t, era2026, 2, 0)
+	c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 5*time.Second)
+	s := openSession(t, c, ts, server.NoCredential(), limits.ReviewResponseCap)
+	defer s.Close()
+	for _, a := range []string{`[]`, `"x"`, `{"a":`, `null`} {
+		if _, err := s.CallTool(context.Background(), "search", json.RawMessage(a)); !errors.Is(err, errArguments) {
+			t.Errorf("CallTool(%s) = %v, want errArguments", a, err)
+		}
+	}
+}
