@@ -5,6 +5,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code is a fixed error code of the contract (CONTRACT.md section 3).
@@ -47,7 +48,10 @@ type Error struct {
 	Code    Code
 	Message string
 	Fields  map[string]string
-	Cause   error
+	// RetryAfter, when set, becomes the Retry-After header (whole seconds,
+	// rounded up).
+	RetryAfter time.Duration
+	Cause      error
 }
 
 func (e *Error) Error() string {

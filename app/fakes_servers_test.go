@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
@@ -23,6 +24,8 @@ type fakeServerRepo struct {
 	creds map[string][]byte
 	// err, when set, is returned by every call (a failing database).
 	err error
+	// clock is the database's clock for ClaimDiscovery.
+	clock ports.Clock
 }
 
 func newFakeServerRepo() *fakeServerRepo {
@@ -217,4 +220,29 @@ func (f *fakeRotator) Replace(_ context.Context, id string, old, enc []byte) (bo
 	}
 	f.creds[id] = bytes.Clone(enc)
 	return true, nil
+}
+
+// ClaimDiscovery grants a claim when the last discovery is at least
+// interval older than the fake's clock (nil: always the zero time).
+func (r *fakeServerRepo) ClaimDiscovery(_ context.Context, id string, interval time.Duration) (bool, time.Duration, error) {
+	if r.err != nil {
+		return false, 0, r.err
+	}
+	s, ok := r.rows[id]
+	if !ok {
+		return false, 0, ports.ErrNotFound
+	}
+	now := r.now()
+	if last := s.LastDiscoveryAt(); !last.IsZero() && now.Sub(last) < interval {
+		return false, interval - now.Sub(last), nil
+	}
+	s.RecordDiscovery(now, s.LastError())
+	return true, 0, nil
+}
+
+func (r *fakeServerRepo) now() time.Time {
+	if r.clock == nil {
+		return time.Time{}
+	}
+	return r.clock.Now()
 }

@@ -23,12 +23,14 @@ type fakeTx struct {
 	repos    ports.RepositoryRepo
 	policies ports.PolicyRepo
 	audit    *fakeAudit
+	calls    *fakeCalls
 }
 
 func (t *fakeTx) Servers() ports.ServerRepo          { return t.servers }
 func (t *fakeTx) Repositories() ports.RepositoryRepo { return t.repos }
 func (t *fakeTx) Policies() ports.PolicyRepo         { return t.policies }
 func (t *fakeTx) Audit() ports.AuditLog              { return t.audit }
+func (t *fakeTx) Calls() ports.CallLog               { return t.calls }
 
 func (f *fakeTenants) InTenant(ctx context.Context, tenantID string, fn func(context.Context, ports.TenantTx) error) error {
 	f.mu.Lock()
@@ -41,6 +43,9 @@ func (f *fakeTenants) InTenant(ctx context.Context, tenantID string, fn func(con
 		tx = f.newTx(tenantID)
 		if tx.audit == nil {
 			tx.audit = &fakeAudit{}
+		}
+		if tx.calls == nil {
+			tx.calls = &fakeCalls{}
 		}
 		f.txs[tenantID] = tx
 	}
@@ -67,3 +72,21 @@ func (a *fakeAudit) Recent(_ context.Context, limit int) ([]ports.AuditEvent, er
 type fixedClock struct{ now time.Time }
 
 func (c *fixedClock) Now() time.Time { return c.now }
+
+// fakeCalls records tool calls in memory.
+type fakeCalls struct{ calls []ports.ToolCall }
+
+func (c *fakeCalls) Record(_ context.Context, call ports.ToolCall) error {
+	c.calls = append(c.calls, call)
+	return nil
+}
+
+func (c *fakeCalls) Recent(_ context.Context, serverID string, limit int) ([]ports.ToolCall, error) {
+	var out []ports.ToolCall
+	for i := len(c.calls) - 1; i >= 0 && len(out) < limit; i-- {
+		if c.calls[i].ServerID == serverID {
+			out = append(out, c.calls[i])
+		}
+	}
+	return out, nil
+}

@@ -37,6 +37,7 @@ type TenantTx interface {
 	Repositories() RepositoryRepo
 	Policies() PolicyRepo
 	Audit() AuditLog
+	Calls() CallLog
 }
 
 // ServerRepo stores MCP servers of the transaction's tenant.
@@ -59,6 +60,12 @@ type ServerRepo interface {
 	Delete(ctx context.Context, id string) error
 	// Credential returns the stored encrypted credential (nil for none).
 	Credential(ctx context.Context, id string) ([]byte, error)
+	// ClaimDiscovery marks a discovery as started, in one UPDATE that
+	// succeeds only when the last one started at least interval ago by the
+	// database's clock, so any number of API replicas agree. When it does
+	// not, ok is false and retryAfter tells how long to wait.
+	// ErrNotFound when the server is missing.
+	ClaimDiscovery(ctx context.Context, id string, interval time.Duration) (ok bool, retryAfter time.Duration, err error)
 }
 
 // CredentialUpdate tells [ServerRepo.Update] what to do with the stored
@@ -112,4 +119,26 @@ type AuditLog interface {
 	Append(ctx context.Context, e AuditEvent) error
 	// Recent returns at most limit events, newest first.
 	Recent(ctx context.Context, limit int) ([]AuditEvent, error)
+}
+
+// ToolCall is the record of one MCP tool call: counts, sizes, a duration
+// and the SHA-256 of the arguments. Never the arguments or the output
+// (MC12).
+type ToolCall struct {
+	ServerID      string
+	ReviewID      string // "" outside a review
+	Tool          string
+	Status        string
+	Duration      time.Duration
+	RequestBytes  int
+	ResponseBytes int
+	ArgumentsHash string
+	CreatedAt     time.Time
+}
+
+// CallLog stores the tenant's tool-call records.
+type CallLog interface {
+	Record(ctx context.Context, c ToolCall) error
+	// Recent returns at most limit records of a server, newest first.
+	Recent(ctx context.Context, serverID string, limit int) ([]ToolCall, error)
 }

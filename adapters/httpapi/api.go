@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/codelotse/codelotse/app"
@@ -136,6 +138,9 @@ func (rt *router) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if status >= 500 && e.Code == app.CodeInternal {
 		writeError(w, status, string(app.CodeInternal), "internal error", nil)
 		return
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 	}
 	var fields map[string]string
 	if e.Code == app.CodeValidationFailed {

@@ -99,11 +99,19 @@ func newToolSnapshotView(t tool.Snapshot) ToolSnapshotView {
 		Name:         t.Name(),
 		Description:  t.Description(),
 		InputSchema:  t.InputSchema(),
-		Annotations:  t.Annotations(),
+		Annotations:  objectJSON(t.Annotations()),
 		WriteCapable: t.WriteCapable(),
 		Hash:         t.Hash(),
 		ApprovedAt:   timeJSON(t.ApprovedAt()),
 	}
+}
+
+// objectJSON writes absent annotations as {} so clients always get an object.
+func objectJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("{}")
+	}
+	return raw
 }
 
 func timeJSON(t time.Time) *string {

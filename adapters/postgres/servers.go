@@ -290,3 +290,34 @@ func (r serverRepo) Credential(ctx context.Context, id string) ([]byte, error) {
 	}
 	return enc, nil
 }
+
+// ClaimDiscovery is one UPDATE that sets last_discovery_at to now() only
+// when the previous discovery started at least interval ago (by the
+// database's clock, so replicas agree). When it changes no row, a second
+// query tells whether the server exists and how long is left.
+func (r serverRepo) ClaimDiscovery(ctx context.Context, id string, interval time.Duration) (bool, time.Duration, error) {
+	if !isUUID(id) {
+		return false, 0, fmt.Errorf("postgres: claim discovery: %w", ports.ErrNotFound)
+	}
+	secs := interval.Seconds()
+	res, err := r.t.tx.NewRaw(`UPDATE mcp_servers SET last_discovery_at = now()
+		WHERE id = ? AND tenant_id = ?
+		  AND (last_discovery_at IS NULL OR last_discovery_at <= now() - make_interval(secs => ?))`,
+		id, r.t.tenantID, secs).Exec(ctx)
+	if err != nil {
+		return false, 0, fmt.Errorf("postgres: claim discovery: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return true, 0, nil
+	}
+	var left float64
+	err = r.t.tx.NewRaw(`SELECT greatest(0, extract(epoch FROM last_discovery_at + make_interval(secs => ?) - now()))
+		FROM mcp_servers WHERE id = ? AND tenant_id = ?`, secs, id, r.t.tenantID).Scan(ctx, &left)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, 0, fmt.Errorf("postgres: claim discovery: %w", ports.ErrNotFound)
+	}
+	if err != nil {
+		return false, 0, fmt.Errorf("postgres: claim discovery: %w", err)
+	}
+	return false, time.Duration(left * float64(time.Second)), nil
+}

@@ -53,6 +53,7 @@ func (t *tenantTx) Servers() ports.ServerRepo          { return serverRepo{t} }
 func (t *tenantTx) Repositories() ports.RepositoryRepo { return repositoryRepo{t} }
 func (t *tenantTx) Policies() ports.PolicyRepo         { return policyRepo{t} }
 func (t *tenantTx) Audit() ports.AuditLog              { return auditLog{t} }
+func (t *tenantTx) Calls() ports.CallLog               { return callLog{t} }
 
 // pgError returns the PostgreSQL error code and constraint of err, if any.
 func pgError(err error) (code, constraint string) {

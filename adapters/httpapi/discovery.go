@@ -1,0 +1,124 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// DiscoveryRoutes serves discovery, the tool allowlist and the call
+// records of a server (tenant:manage).
+type DiscoveryRoutes struct {
+	discover *app.DiscoverServerHandler
+	save     *app.SaveToolsHandler
+	calls    *app.ListCallsHandler
+}
+
+// NewDiscoveryRoutes returns the route group.
+func NewDiscoveryRoutes(discover *app.DiscoverServerHandler, save *app.SaveToolsHandler, calls *app.ListCallsHandler) *DiscoveryRoutes {
+	return &DiscoveryRoutes{discover: discover, save: save, calls: calls}
+}
+
+// discoveredToolJSON is one tool of a discovery, as CONTRACT.md lists it.
+type discoveredToolJSON struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	Annotations  json.RawMessage `json:"annotations"`
+	Supported    bool            `json:"supported"`
+	Reason       *string         `json:"reason"`
+	WriteCapable bool            `json:"writeCapable"`
+	Hash         string          `json:"hash"`
+}
+
+type discoveryJSON struct {
+	Tools []discoveredToolJSON `json:"tools"`
+}
+
+// saveToolsRequest is the allowlist: names, the admin's descriptions and
+// write confirmations. A schema or a hash in the body is an unknown field
+// (bad_json): they come from the live discovery only.
+type saveToolsRequest struct {
+	Tools []toolChoiceRequest `json:"tools" validate:"required,dive"`
+}
+
+type toolChoiceRequest struct {
+	Name         string `json:"name" validate:"required,max=256"`
+	Description  string `json:"description"`
+	ConfirmWrite bool   `json:"confirmWrite"`
+}
+
+type callJSON struct {
+	Tool          string  `json:"tool"`
+	Status        string  `json:"status"`
+	DurationMS    int64   `json:"durationMs"`
+	RequestBytes  int     `json:"requestBytes"`
+	ResponseBytes int     `json:"responseBytes"`
+	ArgumentsHash string  `json:"argumentsHash"`
+	ReviewID      *string `json:"reviewId"`
+	CreatedAt     *string `json:"createdAt"`
+}
+
+type callsJSON struct {
+	Calls []callJSON `json:"calls"`
+}
+
+func (g *DiscoveryRoutes) register(rt *router) {
+	rt.handle("POST /v1/mcp/servers/{id}/discover", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		list, err := g.discover.Handle(r.Context(), p, app.DiscoverServer{ID: r.PathValue("id")})
+		if err != nil {
+			return 0, nil, err
+		}
+		out := discoveryJSON{Tools: make([]discoveredToolJSON, 0, len(list))}
+		for _, a := range list {
+			t := discoveredToolJSON{
+				Name: a.Definition.Name(), Description: a.Definition.Description(),
+				InputSchema: a.Definition.InputSchema(), Annotations: objectJSON(a.Definition.Annotations()),
+				Supported: a.Supported, WriteCapable: a.WriteCapable, Hash: a.Hash,
+			}
+			if a.Reason != "" {
+				reason := a.Reason
+				t.Reason = &reason
+			}
+			out.Tools = append(out.Tools, t)
+		}
+		return http.StatusOK, out, nil
+	})
+	rt.handle("PUT /v1/mcp/servers/{id}/tools", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		var req saveToolsRequest
+		if err := rt.decode(r, &req, 0); err != nil {
+			return 0, nil, err
+		}
+		choices := make([]app.ToolChoice, len(req.Tools))
+		for i, t := range req.Tools {
+			choices[i] = app.ToolChoice{Name: t.Name, Description: t.Description, ConfirmWrite: t.ConfirmWrite}
+		}
+		s, err := g.save.Handle(r.Context(), p, app.SaveTools{ID: r.PathValue("id"), Tools: choices})
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, NewServerView(s), nil
+	})
+	rt.handle("GET /v1/mcp/servers/{id}/calls", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		list, err := g.calls.Handle(r.Context(), p, app.ListCalls{ID: r.PathValue("id")})
+		if err != nil {
+			return 0, nil, err
+		}
+		out := callsJSON{Calls: make([]callJSON, 0, len(list))}
+		for _, c := range list {
+			v := callJSON{
+				Tool: c.Tool, Status: c.Status, DurationMS: c.Duration.Milliseconds(),
+				RequestBytes: c.RequestBytes, ResponseBytes: c.ResponseBytes,
+				ArgumentsHash: c.ArgumentsHash, CreatedAt: timeJSON(c.CreatedAt),
+			}
+			if c.ReviewID != "" {
+				id := c.ReviewID
+				v.ReviewID = &id
+			}
+			out.Calls = append(out.Calls, v)
+		}
+		return http.StatusOK, out, nil
+	})
+}

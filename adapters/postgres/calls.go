@@ -1,0 +1,68 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/codelotse/codelotse/ports"
+)
+
+// callRow is a row of mcp_tool_calls: counts, sizes, a duration and an
+// argument hash; the table has no column for arguments or output (MC12).
+type callRow struct {
+	bun.BaseModel `bun:"table:mcp_tool_calls,alias:c"`
+
+	TenantID      string    `bun:"tenant_id,type:uuid"`
+	ServerID      string    `bun:"server_id,type:uuid"`
+	ReviewID      string    `bun:"review_id,type:uuid,nullzero"`
+	Tool          string    `bun:"tool"`
+	Status        string    `bun:"status"`
+	DurationMS    int64     `bun:"duration_ms"`
+	RequestBytes  int       `bun:"request_bytes"`
+	ResponseBytes int       `bun:"response_bytes"`
+	ArgumentsHash string    `bun:"arguments_hash"`
+	CreatedAt     time.Time `bun:"created_at,nullzero"`
+}
+
+// callLog implements [ports.CallLog] inside one tenant transaction.
+type callLog struct{ t *tenantTx }
+
+// Record stores c; a zero CreatedAt is the transaction's time.
+func (l callLog) Record(ctx context.Context, c ports.ToolCall) error {
+	row := callRow{
+		TenantID: l.t.tenantID, ServerID: c.ServerID, ReviewID: c.ReviewID, Tool: c.Tool, Status: c.Status,
+		DurationMS: c.Duration.Milliseconds(), RequestBytes: c.RequestBytes, ResponseBytes: c.ResponseBytes,
+		ArgumentsHash: c.ArgumentsHash, CreatedAt: c.CreatedAt,
+	}
+	if _, err := l.t.tx.NewInsert().Model(&row).Returning("NULL").Exec(ctx); err != nil {
+		return fmt.Errorf("postgres: record tool call: %w", err)
+	}
+	return nil
+}
+
+// Recent returns at most limit records of a server, newest first; none
+// for an id that is not a UUID.
+func (l callLog) Recent(ctx context.Context, serverID string, limit int) ([]ports.ToolCall, error) {
+	out := []ports.ToolCall{}
+	if !isUUID(serverID) || limit <= 0 {
+		return out, nil
+	}
+	var rows []callRow
+	err := l.t.tx.NewSelect().Model(&rows).
+		Where("c.tenant_id = ? AND c.server_id = ?", l.t.tenantID, serverID).
+		OrderExpr("c.created_at DESC, c.id DESC").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: recent tool calls: %w", err)
+	}
+	for _, r := range rows {
+		out = append(out, ports.ToolCall{
+			ServerID: r.ServerID, ReviewID: r.ReviewID, Tool: r.Tool, Status: r.Status,
+			Duration: time.Duration(r.DurationMS) * time.Millisecond, RequestBytes: r.RequestBytes,
+			ResponseBytes: r.ResponseBytes, ArgumentsHash: r.ArgumentsHash, CreatedAt: r.CreatedAt,
+		})
+	}
+	return out, nil
+}

@@ -1,0 +1,189 @@
+package app
+
+import (
+	"context"
+	"errors"
+
+	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/tool"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// DiscoveryDeps are the ports discovery and the allowlist save need.
+type DiscoveryDeps struct {
+	Tenants   ports.Tenants
+	Cipher    ports.Cipher
+	Connector ports.MCPConnector
+	Clock     ports.Clock
+	Gates     Gates
+}
+
+// Audit actions of discovery and the allowlist.
+const (
+	ActionServerDiscover = "server.discover"
+	ActionServerTools    = "server.tools"
+)
+
+// connectorCodes maps the transport's fixed failures to the codes the
+// API answers (CONTRACT.md: 502 server_unreachable, protocol_error,
+// response_too_large, timeout). A refused redirect or a blocked address
+// is, to the admin, a server that cannot be reached; lastError keeps the
+// precise code.
+var connectorCodes = []struct {
+	err  error
+	code Code
+}{
+	{ports.ErrTimeout, CodeTimeout},
+	{ports.ErrResponseTooLarge, CodeResponseTooLarge},
+	{ports.ErrProtocol, CodeProtocolError},
+	{ports.ErrRedirectRefused, CodeServerUnreachable},
+	{ports.ErrAddressBlocked, CodeServerUnreachable},
+	{ports.ErrServerUnreachable, CodeServerUnreachable},
+}
+
+// remoteFailure is a failed discovery: the API's code and the precise
+// code recorded as the server's lastError.
+func remoteFailure(err error) (apiErr *Error, lastError string) {
+	for _, c := range connectorCodes {
+		if errors.Is(err, c.err) {
+			return &Error{Code: c.code, Message: "discovery failed: " + string(c.code), Cause: err}, c.err.Error()
+		}
+	}
+	return &Error{Code: CodeServerUnreachable, Message: "discovery failed: server_unreachable", Cause: err}, ports.ErrServerUnreachable.Error()
+}
+
+// target reads a server and opens its credential inside the tenant; the
+// plaintext lives only in the returned value, for one connection.
+func (d DiscoveryDeps) target(ctx context.Context, tenantID, id string) (*server.Server, ports.MCPTarget, error) {
+	var (
+		s   *server.Server
+		enc []byte
+	)
+	err := d.Tenants.InTenant(ctx, tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		var err error
+		if s, err = tx.Servers().Get(ctx, id); err != nil {
+			return err
+		}
+		enc, err = tx.Servers().Credential(ctx, id)
+		return err
+	})
+	if err != nil {
+		return nil, ports.MCPTarget{}, srvStoreError(err)
+	}
+	cred := server.NoCredential()
+	if len(enc) > 0 {
+		if d.Cipher == nil {
+			return nil, ports.MCPTarget{}, srvKeysUnavailable(nil)
+		}
+		plain, err := d.Cipher.Open(enc, CredentialAAD(s.ID()))
+		if err != nil {
+			return nil, ports.MCPTarget{}, srvKeysUnavailable(err)
+		}
+		if cred, err = server.UnmarshalCredentialSecret(plain); err != nil {
+			return nil, ports.MCPTarget{}, srvKeysUnavailable(err)
+		}
+	}
+	return s, ports.MCPTarget{URL: s.URL(), Credential: cred}, nil
+}
+
+// listLive connects with the discovery cap and lists the tools.
+func (d DiscoveryDeps) listLive(ctx context.Context, t ports.MCPTarget) ([]tool.Definition, error) {
+	sess, err := d.Connector.Open(ctx, t, limits.DiscoveryResponseCap)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	return sess.ListTools(ctx)
+}
+
+// record stores the outcome of a live discovery on the server (lastError
+// empty on success) and audits it.
+func (d DiscoveryDeps) record(ctx context.Context, p ports.Principal, id, lastError string, details map[string]any) error {
+	return d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		_, err := tx.Servers().Update(ctx, id, func(s *server.Server) (ports.CredentialUpdate, error) {
+			s.RecordDiscovery(d.Clock.Now(), lastError)
+			return ports.CredentialUpdate{}, nil
+		})
+		if err != nil {
+			return err
+		}
+		details["lastError"] = nullable(lastError)
+		return tx.Audit().Append(ctx, ports.AuditEvent{
+			Action: ActionServerDiscover, Actor: Actor(p), Target: id, At: d.Clock.Now(), Details: details,
+		})
+	})
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// DiscoverServer lists a server's tools live (POST /v1/mcp/servers/{id}/discover).
+type DiscoverServer struct {
+	ID string
+}
+
+// DiscoverServerHandler runs discoveries.
+type DiscoverServerHandler struct{ d DiscoveryDeps }
+
+// NewDiscoverServerHandler returns the handler.
+func NewDiscoverServerHandler(d DiscoveryDeps) *DiscoverServerHandler {
+	return &DiscoverServerHandler{d: d}
+}
+
+// Handle checks the gates, claims the discovery in the database (at most
+// one per limits.DiscoveryInterval per server, across replicas) before any
+// network access, lists the tools through the guarded transport and
+// assesses each one. The outcome is recorded on the server and audited.
+func (h *DiscoverServerHandler) Handle(ctx context.Context, p ports.Principal, cmd DiscoverServer) ([]tool.Assessment, error) {
+	if err := h.d.Gates.Check(); err != nil {
+		return nil, err
+	}
+	id, err := srvParseID(cmd.ID)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		claimed    bool
+		retryAfter = limits.DiscoveryInterval
+	)
+	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		var err error
+		claimed, retryAfter, err = tx.Servers().ClaimDiscovery(ctx, id, limits.DiscoveryInterval)
+		return err
+	})
+	if err != nil {
+		return nil, srvStoreError(err)
+	}
+	if !claimed {
+		return nil, &Error{Code: CodeDiscoveryThrottled, Message: "discovery ran for this server less than 10 s ago", RetryAfter: max(retryAfter, 1)}
+	}
+	s, target, err := h.d.target(ctx, p.TenantID, id)
+	if err != nil {
+		return nil, err
+	}
+	defs, listErr := h.d.listLive(ctx, target)
+	if listErr != nil {
+		apiErr, lastError := remoteFailure(listErr)
+		if err := h.d.record(ctx, p, id, lastError, map[string]any{"tools": 0}); err != nil {
+			return nil, srvStoreError(err)
+		}
+		return nil, apiErr
+	}
+	out := make([]tool.Assessment, len(defs))
+	supported := 0
+	for i, def := range defs {
+		out[i] = tool.Assess(s.Name().String(), def)
+		if out[i].Supported {
+			supported++
+		}
+	}
+	if err := h.d.record(ctx, p, id, "", map[string]any{"tools": len(defs), "supported": supported}); err != nil {
+		return nil, srvStoreError(err)
+	}
+	return out, nil
+}

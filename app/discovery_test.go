@@ -1,0 +1,314 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/gate"
+	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/tool"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// fakeConnector serves tool lists per URL and records what it was asked.
+type fakeConnector struct {
+	tools   map[string][]tool.Definition
+	err     error
+	opened  []ports.MCPTarget
+	caps    []int64
+	closed  int
+	listing int
+}
+
+func (c *fakeConnector) Open(_ context.Context, t ports.MCPTarget, cap int64) (ports.MCPSession, error) {
+	c.opened = append(c.opened, t)
+	c.caps = append(c.caps, cap)
+	if c.err != nil {
+		return nil, c.err
+	}
+	return &fakeSession{c: c, url: t.URL.String()}, nil
+}
+
+type fakeSession struct {
+	c   *fakeConnector
+	url string
+}
+
+func (s *fakeSession) ListTools(context.Context) ([]tool.Definition, error) {
+	s.c.listing++
+	return s.c.tools[s.url], nil
+}
+
+func (s *fakeSession) CallTool(context.Context, string, json.RawMessage) (ports.ToolResult, error) {
+	return ports.ToolResult{}, fmt.Errorf("fake: not used")
+}
+
+func (s *fakeSession) Close() error { s.c.closed++; return nil }
+
+func def(t *testing.T, name, desc, schema, ann string) tool.Definition {
+	t.Helper()
+	var a json.RawMessage
+	if ann != "" {
+		a = json.RawMessage(ann)
+	}
+	d, err := tool.NewDefinition(name, desc, json.RawMessage(schema), a)
+	if err != nil {
+		t.Fatalf("NewDefinition(%s): %v", name, err)
+	}
+	return d
+}
+
+const (
+	flatSchema   = `{"type":"object","properties":{"query":{"type":"string","description":"what to look for"}},"required":["query"]}`
+	nestedSchema = `{"type":"object","properties":{"filter":{"type":"object","properties":{"a":{"type":"string"}}}}}`
+	readOnly     = `{"readOnlyHint":true}`
+)
+
+type discoveryEnv struct {
+	*serverEnv
+	conn *fakeConnector
+	deps app.DiscoveryDeps
+	url  string
+}
+
+func newDiscoveryEnv(t *testing.T) (*discoveryEnv, string) {
+	e := &discoveryEnv{serverEnv: newServerEnv(t), url: "https://wiki.example.com/mcp"}
+	e.conn = &fakeConnector{tools: map[string][]tool.Definition{e.url: {
+		def(t, "search", "Search the wiki.", flatSchema, readOnly),
+		def(t, "edit", "Edit a page.", flatSchema, `{"readOnlyHint":false}`),
+		def(t, "filter", "Filter.", nestedSchema, readOnly),
+	}}}
+	e.deps = app.DiscoveryDeps{Tenants: e.tenants, Cipher: e.cipher, Connector: e.conn, Clock: e.clock, Gates: srvOpenGates}
+	s := e.create(t, srvPrincipalA, srvBearerCmd("wiki", e.url))
+	e.repos[srvTenantA].clock = e.clock
+	return e, s.ID()
+}
+
+func (e *discoveryEnv) discover(id string) ([]tool.Assessment, error) {
+	return app.NewDiscoverServerHandler(e.deps).Handle(context.Background(), srvPrincipalA, app.DiscoverServer{ID: id})
+}
+
+func (e *discoveryEnv) save(id string, choices ...app.ToolChoice) error {
+	_, err := app.NewSaveToolsHandler(e.deps).Handle(context.Background(), srvPrincipalA, app.SaveTools{ID: id, Tools: choices})
+	return err
+}
+
+func TestDiscoverAssessesEveryLiveTool(t *testing.T) {
+	e, id := newDiscoveryEnv(t)
+	got, err := e.discover(id)
+	if err != nil {
+		t.Fatalf("discover: %v", err)
+	}
+	want := map[string]struct {
+		supported, write bool
+		reason           string
+	}{
+		"search": {true, false, ""},
+		"edit":   {true, true, ""},
+		"filter": {false, false, "unsupported schema"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("discover listed %d tools, want %d", len(got), len(want))
+	}
+	for _, a := range got {
+		w := want[a.Definition.Name()]
+		if a.Supported != w.supported || a.WriteCapable != w.write || !strings.HasPrefix(a.Reason, w.reason) || (w.reason == "") != (a.Reason == "") {
+			t.Errorf("%s: supported=%v write=%v reason=%q, want %+v", a.Definition.Name(), a.Supported, a.WriteCapable, a.Reason, w)
+		}
+		if a.Hash != tool.Hash(a.Definition) {
+			t.Errorf("%s: hash %s is not the definition's", a.Definition.Name(), a.Hash)
+		}
+	}
+	if e.conn.caps[0] != limits.DiscoveryResponseCap {
+		t.Errorf("discovery cap = %d, want %d", e.conn.caps[0], limits.DiscoveryResponseCap)
+	}
+	if e.conn.opened[0].Credential.Hint() == "" || e.conn.opened[0].Credential.HeaderValue() != "Bearer "+srvSecretToken {
+		t.Errorf("the connector did not get the decrypted credential")
+	}
+	if e.conn.closed != 1 {
+		t.Errorf("sessions closed = %d, want 1", e.conn.closed)
+	}
+	s, _ := app.NewGetServerHandler(e.serverEnv.deps).Handle(context.Background(), srvPrincipalA, app.GetServer{ID: id})
+	if s.LastDiscoveryAt().IsZero() || s.LastError() != "" {
+		t.Errorf("after discovery lastDiscoveryAt=%v lastError=%q", s.LastDiscoveryAt(), s.LastError())
+	}
+	ev := e.audit(srvTenantA)
+	if last := ev[len(ev)-1]; last.Action != app.ActionServerDiscover || last.Target != id || last.Actor != "token:tok-a" {
+		t.Errorf("last audit event = %+v, want a discover event", last)
+	}
+}
+
+func TestDiscoverIsThrottledPerServer(t *testing.T) {
+	e, id := newDiscoveryEnv(t)
+	if _, err := e.discover(id); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.now = e.clock.now.Add(4 * time.Second)
+	_, err := e.discover(id)
+	ae := srvWantCode(t, err, app.CodeDiscoveryThrottled)
+	if ae.RetryAfter <= 0 || ae.RetryAfter > limits.DiscoveryInterval {
+		t.Errorf("RetryAfter = %v, want within (0, 10 s]", ae.RetryAfter)
+	}
+	if len(e.conn.opened) != 1 {
+		t.Errorf("a throttled discovery reached the network (%d opens)", len(e.conn.opened))
+	}
+	e.clock.now = e.clock.now.Add(limits.DiscoveryInterval)
+	if _, err := e.discover(id); err != nil {
+		t.Errorf("discovery 14 s later: %v", err)
+	}
+}
+
+func TestDiscoveryGates(t *testing.T) {
+	tests := []struct {
+		name  string
+		gates app.Gates
+		code  app.Code
+	}{
+		{"not signed off", app.Gates{SignedOff: false, Instance: gate.InstanceAllowed, Edition: gate.SelfHosted}, app.CodeNotSignedOff},
+		{"instance disabled", app.Gates{SignedOff: true, Instance: gate.InstanceDisabled, Edition: gate.SelfHosted}, app.CodeInstanceDisabled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, id := newDiscoveryEnv(t)
+			e.deps.Gates = tt.gates
+			_, err := e.discover(id)
+			srvWantCode(t, err, tt.code)
+			srvWantCode(t, e.save(id, app.ToolChoice{Name: "search", Description: "Search."}), tt.code)
+			if len(e.conn.opened) != 0 {
+				t.Errorf("closed gates reached the network")
+			}
+		})
+	}
+}
+
+func TestDiscoveryFailuresAreFixedCodes(t *testing.T) {
+	tests := []struct {
+		err       error
+		code      app.Code
+		lastError string
+	}{
+		{ports.ErrServerUnreachable, app.CodeServerUnreachable, "server_unreachable"},
+		{ports.ErrTimeout, app.CodeTimeout, "timeout"},
+		{ports.ErrResponseTooLarge, app.CodeResponseTooLarge, "response_too_large"},
+		{ports.ErrProtocol, app.CodeProtocolError, "protocol_error"},
+		{ports.ErrRedirectRefused, app.CodeServerUnreachable, "redirect_refused"},
+		{ports.ErrAddressBlocked, app.CodeServerUnreachable, "address_blocked"},
+		{fmt.Errorf("dial tcp wiki.example.com:443: %w", ports.ErrServerUnreachable), app.CodeServerUnreachable, "server_unreachable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.lastError, func(t *testing.T) {
+			e, id := newDiscoveryEnv(t)
+			e.conn.err = tt.err
+			_, err := e.discover(id)
+			srvWantCode(t, err, tt.code, "wiki.example.com", e.url)
+			s, _ := app.NewGetServerHandler(e.serverEnv.deps).Handle(context.Background(), srvPrincipalA, app.GetServer{ID: id})
+			if s.LastError() != tt.lastError {
+				t.Errorf("lastError = %q, want %q", s.LastError(), tt.lastError)
+			}
+		})
+	}
+}
+
+func TestSaveToolsAllowlistsFromTheLiveResult(t *testing.T) {
+	e, id := newDiscoveryEnv(t)
+	// The server changes its description after the admin's discovery: the
+	// save pins what is live at save time.
+	live := def(t, "search", "Search the wiki (v2).", flatSchema, readOnly)
+	e.conn.tools[e.url][0] = live
+	if err := e.save(id, app.ToolChoice{Name: "search", Description: "Searches \u200bthe wiki.\u202e"},
+		app.ToolChoice{Name: "edit", Description: "Edits.", ConfirmWrite: true}); err != nil {
+		t.Fatalf("save: %v", err)
+	}
+	s, _ := app.NewGetServerHandler(e.serverEnv.deps).Handle(context.Background(), srvPrincipalA, app.GetServer{ID: id})
+	tools := s.Tools()
+	if len(tools) != 2 || tools[0].Name() != "search" || tools[1].Name() != "edit" {
+		t.Fatalf("stored tools = %v", tools)
+	}
+	if tools[0].Hash() != tool.Hash(live) || !tools[0].Matches(live) {
+		t.Errorf("stored hash %s, want the live definition's %s", tools[0].Hash(), tool.Hash(live))
+	}
+	if tools[0].Description() != "Searches the wiki." {
+		t.Errorf("stored description %q, want the sanitised admin text", tools[0].Description())
+	}
+	if !tools[1].WriteCapable() {
+		t.Errorf("edit stored as read-only")
+	}
+	ev := e.audit(srvTenantA)
+	if last := ev[len(ev)-1]; last.Action != app.ActionServerTools {
+		t.Errorf("last audit event %q, want %q", last.Action, app.ActionServerTools)
+	}
+	// Not throttled: a second save right away discovers again.
+	if err := e.save(id, app.ToolChoice{Name: "search", Description: "Search."}); err != nil {
+		t.Errorf("second save: %v", err)
+	}
+	if e.conn.listing != 2 {
+		t.Errorf("live listings = %d, want one per save", e.conn.listing)
+	}
+}
+
+func TestSaveToolsRefusals(t *testing.T) {
+	many := make([]app.ToolChoice, limits.MaxToolsPerServer+1)
+	for i := range many {
+		many[i] = app.ToolChoice{Name: fmt.Sprintf("t%d", i), Description: "d"}
+	}
+	tests := []struct {
+		name    string
+		choices []app.ToolChoice
+		code    app.Code
+	}{
+		{"unknown tool", []app.ToolChoice{{Name: "delete_everything", Description: "d"}}, app.CodeUnknownTool},
+		{"nested schema", []app.ToolChoice{{Name: "filter", Description: "d"}}, app.CodeUnsupportedSchema},
+		{"write without confirmation", []app.ToolChoice{{Name: "edit", Description: "d"}}, app.CodeWriteNotConfirmed},
+		{"21 tools", many, app.CodeTooManyTools},
+		{"long description", []app.ToolChoice{{Name: "search", Description: strings.Repeat("x", limits.MaxToolDescriptionLen+1)}}, app.CodeValidationFailed},
+		{"empty description", []app.ToolChoice{{Name: "search", Description: "\u200b "}}, app.CodeValidationFailed},
+		{"duplicate", []app.ToolChoice{{Name: "search", Description: "a"}, {Name: "search", Description: "b"}}, app.CodeValidationFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, id := newDiscoveryEnv(t)
+			srvWantCode(t, e.save(id, tt.choices...), tt.code)
+			s, _ := app.NewGetServerHandler(e.serverEnv.deps).Handle(context.Background(), srvPrincipalA, app.GetServer{ID: id})
+			if len(s.Tools()) != 0 {
+				t.Errorf("a refused save stored %d tools", len(s.Tools()))
+			}
+		})
+	}
+}
+
+func TestDiscoveryHidesOtherTenantsServers(t *testing.T) {
+	e, id := newDiscoveryEnv(t)
+	ctx := context.Background()
+	_, err := app.NewDiscoverServerHandler(e.deps).Handle(ctx, srvPrincipalB, app.DiscoverServer{ID: id})
+	srvWantCode(t, err, app.CodeNotFound)
+	_, err = app.NewSaveToolsHandler(e.deps).Handle(ctx, srvPrincipalB, app.SaveTools{ID: id, Tools: []app.ToolChoice{{Name: "search", Description: "d"}}})
+	srvWantCode(t, err, app.CodeNotFound)
+	_, err = app.NewListCallsHandler(e.deps).Handle(ctx, srvPrincipalB, app.ListCalls{ID: id})
+	srvWantCode(t, err, app.CodeNotFound)
+	if len(e.conn.opened) != 0 {
+		t.Errorf("a foreign id reached the network")
+	}
+}
+
+func TestListCallsNewestFirst(t *testing.T) {
+	e, id := newDiscoveryEnv(t)
+	ctx := context.Background()
+	_ = e.tenants.InTenant(ctx, srvTenantA, func(ctx context.Context, tx ports.TenantTx) error {
+		for i := range limits.RecentCalls + 5 {
+			_ = tx.Calls().Record(ctx, ports.ToolCall{ServerID: id, Tool: fmt.Sprint(i), Status: "ok"})
+		}
+		return nil
+	})
+	got, err := app.NewListCallsHandler(e.deps).Handle(ctx, srvPrincipalA, app.ListCalls{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != limits.RecentCalls || got[0].Tool != fmt.Sprint(limits.RecentCalls+4) {
+		t.Errorf("ListCalls = %d records starting at %q, want %d newest first", len(got), got[0].Tool, limits.RecentCalls)
+	}
+}
