@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/codelotse/codelotse/domain/limits"
@@ -88,7 +89,7 @@ func (d DiscoveryDeps) target(ctx context.Context, tenantID, id string) (*server
 }
 
 // listLive connects with the discovery cap and lists the tools.
-func (d DiscoveryDeps) listLive(ctx context.Context, t ports.MCPTarget) ([]tool.Definition, error) {
+func (d DiscoveryDeps) listLive(ctx context.Context, t ports.MCPTarget) ([]ports.ListedTool, error) {
 	sess, err := d.Connector.Open(ctx, t, limits.DiscoveryResponseCap)
 	if err != nil {
 		return nil, err
@@ -122,6 +123,42 @@ func nullable(s string) any {
 	return s
 }
 
+// DiscoveredTool is one live tool and the verdict on it, as discovery
+// lists it: the server's own name, description, schema and annotations
+// (for the admin to review), whether it can be allowlisted and why not,
+// whether it may write, and its pinning hash ("" when the definition
+// could not be read at all).
+type DiscoveredTool struct {
+	Name         string
+	Description  string
+	InputSchema  json.RawMessage
+	Annotations  json.RawMessage
+	Supported    bool
+	Reason       string
+	WriteCapable bool
+	Hash         string
+}
+
+// assess applies the domain's rules to a listed tool. A tool whose
+// definition could not be read is unsupported and, knowing nothing of
+// its hints, treated as write-capable.
+func assess(serverName string, lt ports.ListedTool) DiscoveredTool {
+	if lt.Err != nil {
+		reason := "unsupported tool definition"
+		var ue *tool.UnsupportedError
+		if errors.As(lt.Err, &ue) {
+			reason = ue.Reason
+		}
+		return DiscoveredTool{Name: lt.Name, Description: lt.Description, Reason: reason, WriteCapable: true}
+	}
+	a := tool.Assess(serverName, lt.Definition)
+	return DiscoveredTool{
+		Name: lt.Name, Description: lt.Definition.Description(),
+		InputSchema: lt.Definition.InputSchema(), Annotations: lt.Definition.Annotations(),
+		Supported: a.Supported, Reason: a.Reason, WriteCapable: a.WriteCapable, Hash: a.Hash,
+	}
+}
+
 // DiscoverServer lists a server's tools live (POST /v1/mcp/servers/{id}/discover).
 type DiscoverServer struct {
 	ID string
@@ -139,7 +176,7 @@ func NewDiscoverServerHandler(d DiscoveryDeps) *DiscoverServerHandler {
 // one per limits.DiscoveryInterval per server, across replicas) before any
 // network access, lists the tools through the guarded transport and
 // assesses each one. The outcome is recorded on the server and audited.
-func (h *DiscoverServerHandler) Handle(ctx context.Context, p ports.Principal, cmd DiscoverServer) ([]tool.Assessment, error) {
+func (h *DiscoverServerHandler) Handle(ctx context.Context, p ports.Principal, cmd DiscoverServer) ([]DiscoveredTool, error) {
 	if err := h.d.Gates.Check(); err != nil {
 		return nil, err
 	}
@@ -174,10 +211,10 @@ func (h *DiscoverServerHandler) Handle(ctx context.Context, p ports.Principal, c
 		}
 		return nil, apiErr
 	}
-	out := make([]tool.Assessment, len(defs))
+	out := make([]DiscoveredTool, len(defs))
 	supported := 0
-	for i, def := range defs {
-		out[i] = tool.Assess(s.Name().String(), def)
+	for i, lt := range defs {
+		out[i] = assess(s.Name().String(), lt)
 		if out[i].Supported {
 			supported++
 		}

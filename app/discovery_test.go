@@ -17,7 +17,7 @@ import (
 
 // fakeConnector serves tool lists per URL and records what it was asked.
 type fakeConnector struct {
-	tools   map[string][]tool.Definition
+	tools   map[string][]ports.ListedTool
 	err     error
 	opened  []ports.MCPTarget
 	caps    []int64
@@ -39,7 +39,7 @@ type fakeSession struct {
 	url string
 }
 
-func (s *fakeSession) ListTools(context.Context) ([]tool.Definition, error) {
+func (s *fakeSession) ListTools(context.Context) ([]ports.ListedTool, error) {
 	s.c.listing++
 	return s.c.tools[s.url], nil
 }
@@ -50,7 +50,7 @@ func (s *fakeSession) CallTool(context.Context, string, json.RawMessage) (ports.
 
 func (s *fakeSession) Close() error { s.c.closed++; return nil }
 
-func def(t *testing.T, name, desc, schema, ann string) tool.Definition {
+func def(t *testing.T, name, desc, schema, ann string) ports.ListedTool {
 	t.Helper()
 	var a json.RawMessage
 	if ann != "" {
@@ -60,7 +60,7 @@ func def(t *testing.T, name, desc, schema, ann string) tool.Definition {
 	if err != nil {
 		t.Fatalf("NewDefinition(%s): %v", name, err)
 	}
-	return d
+	return ports.ListedTool{Name: name, Description: desc, Definition: d}
 }
 
 const (
@@ -78,10 +78,11 @@ type discoveryEnv struct {
 
 func newDiscoveryEnv(t *testing.T) (*discoveryEnv, string) {
 	e := &discoveryEnv{serverEnv: newServerEnv(t), url: "https://wiki.example.com/mcp"}
-	e.conn = &fakeConnector{tools: map[string][]tool.Definition{e.url: {
+	e.conn = &fakeConnector{tools: map[string][]ports.ListedTool{e.url: {
 		def(t, "search", "Search the wiki.", flatSchema, readOnly),
 		def(t, "edit", "Edit a page.", flatSchema, `{"readOnlyHint":false}`),
 		def(t, "filter", "Filter.", nestedSchema, readOnly),
+		{Name: "deep", Description: "Too deep.", Err: &tool.UnsupportedError{Reason: "unsupported schema: nested too deeply"}},
 	}}}
 	e.deps = app.DiscoveryDeps{Tenants: e.tenants, Cipher: e.cipher, Connector: e.conn, Clock: e.clock, Gates: srvOpenGates}
 	s := e.create(t, srvPrincipalA, srvBearerCmd("wiki", e.url))
@@ -89,7 +90,7 @@ func newDiscoveryEnv(t *testing.T) (*discoveryEnv, string) {
 	return e, s.ID()
 }
 
-func (e *discoveryEnv) discover(id string) ([]tool.Assessment, error) {
+func (e *discoveryEnv) discover(id string) ([]app.DiscoveredTool, error) {
 	return app.NewDiscoverServerHandler(e.deps).Handle(context.Background(), srvPrincipalA, app.DiscoverServer{ID: id})
 }
 
@@ -111,17 +112,18 @@ func TestDiscoverAssessesEveryLiveTool(t *testing.T) {
 		"search": {true, false, ""},
 		"edit":   {true, true, ""},
 		"filter": {false, false, "unsupported schema"},
+		"deep":   {false, true, "unsupported schema: nested too deeply"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("discover listed %d tools, want %d", len(got), len(want))
 	}
-	for _, a := range got {
-		w := want[a.Definition.Name()]
+	for i, a := range got {
+		w := want[a.Name]
 		if a.Supported != w.supported || a.WriteCapable != w.write || !strings.HasPrefix(a.Reason, w.reason) || (w.reason == "") != (a.Reason == "") {
-			t.Errorf("%s: supported=%v write=%v reason=%q, want %+v", a.Definition.Name(), a.Supported, a.WriteCapable, a.Reason, w)
+			t.Errorf("%s: supported=%v write=%v reason=%q, want %+v", a.Name, a.Supported, a.WriteCapable, a.Reason, w)
 		}
-		if a.Hash != tool.Hash(a.Definition) {
-			t.Errorf("%s: hash %s is not the definition's", a.Definition.Name(), a.Hash)
+		if lt := e.conn.tools[e.url][i]; lt.Err == nil && a.Hash != tool.Hash(lt.Definition) {
+			t.Errorf("%s: hash %s is not the definition's", a.Name, a.Hash)
 		}
 	}
 	if e.conn.caps[0] != limits.DiscoveryResponseCap {
@@ -229,8 +231,8 @@ func TestSaveToolsAllowlistsFromTheLiveResult(t *testing.T) {
 	if len(tools) != 2 || tools[0].Name() != "search" || tools[1].Name() != "edit" {
 		t.Fatalf("stored tools = %v", tools)
 	}
-	if tools[0].Hash() != tool.Hash(live) || !tools[0].Matches(live) {
-		t.Errorf("stored hash %s, want the live definition's %s", tools[0].Hash(), tool.Hash(live))
+	if tools[0].Hash() != tool.Hash(live.Definition) || !tools[0].Matches(live.Definition) {
+		t.Errorf("stored hash %s, want the live definition's %s", tools[0].Hash(), tool.Hash(live.Definition))
 	}
 	if tools[0].Description() != "Searches the wiki." {
 		t.Errorf("stored description %q, want the sanitised admin text", tools[0].Description())
@@ -263,6 +265,7 @@ func TestSaveToolsRefusals(t *testing.T) {
 	}{
 		{"unknown tool", []app.ToolChoice{{Name: "delete_everything", Description: "d"}}, app.CodeUnknownTool},
 		{"nested schema", []app.ToolChoice{{Name: "filter", Description: "d"}}, app.CodeUnsupportedSchema},
+		{"unreadable definition", []app.ToolChoice{{Name: "deep", Description: "d", ConfirmWrite: true}}, app.CodeUnsupportedSchema},
 		{"write without confirmation", []app.ToolChoice{{Name: "edit", Description: "d"}}, app.CodeWriteNotConfirmed},
 		{"21 tools", many, app.CodeTooManyTools},
 		{"long description", []app.ToolChoice{{Name: "search", Description: strings.Repeat("x", limits.MaxToolDescriptionLen+1)}}, app.CodeValidationFailed},

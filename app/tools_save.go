@@ -63,26 +63,26 @@ func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd Sa
 		}
 		return nil, apiErr
 	}
-	live := make(map[string]tool.Definition, len(defs))
-	for _, d := range defs {
-		live[d.Name()] = d
+	live := make(map[string]ports.ListedTool, len(defs))
+	for _, lt := range defs {
+		live[lt.Name] = lt
 	}
 	now := h.d.Clock.Now()
 	snaps := make([]tool.Snapshot, 0, len(cmd.Tools))
 	names := make([]string, 0, len(cmd.Tools))
 	for _, c := range cmd.Tools {
-		def, ok := live[c.Name]
+		lt, ok := live[c.Name]
 		if !ok {
 			return nil, Fail(CodeUnknownTool, fmt.Sprintf("the server does not offer a tool named %q", c.Name))
 		}
-		a := tool.Assess(s.Name().String(), def)
+		a := assess(s.Name().String(), lt)
 		if !a.Supported {
 			return nil, Fail(CodeUnsupportedSchema, fmt.Sprintf("tool %q cannot be allowlisted: %s", c.Name, a.Reason))
 		}
 		if a.WriteCapable && !c.ConfirmWrite {
 			return nil, Fail(CodeWriteNotConfirmed, fmt.Sprintf("tool %q may change data: it needs confirmWrite", c.Name))
 		}
-		snap, err := tool.NewSnapshot(s.Name().String(), def, c.Description, now)
+		snap, err := tool.NewSnapshot(s.Name().String(), lt.Definition, c.Description, now)
 		if err != nil {
 			return nil, Fail(CodeUnsupportedSchema, fmt.Sprintf("tool %q cannot be allowlisted", c.Name))
 		}

@@ -38,8 +38,10 @@ type MCPConnector interface {
 // ListTools; CallTool may run concurrently. Close must always be called.
 type MCPSession interface {
 	// ListTools pages through tools/list; more than limits.MaxListedTools
-	// is ErrProtocol, never an unbounded loop.
-	ListTools(ctx context.Context) ([]tool.Definition, error)
+	// is ErrProtocol, never an unbounded loop. Every listed tool is
+	// returned, also one whose definition cannot be read (Err set), so
+	// discovery can show it as unsupported.
+	ListTools(ctx context.Context) ([]ListedTool, error)
 	// CallTool calls a tool with JSON-object arguments.
 	CallTool(ctx context.Context, name string, args json.RawMessage) (ToolResult, error)
 	Close() error
@@ -53,4 +55,14 @@ type ToolResult struct {
 	Structured json.RawMessage
 	IsError    bool
 	Dropped    int
+}
+
+// ListedTool is one tool of a tools/list answer. Err is set (a
+// *tool.UnsupportedError or *tool.FieldError) when the server's definition
+// could not become a [tool.Definition]; Definition is then empty.
+type ListedTool struct {
+	Name        string
+	Description string
+	Definition  tool.Definition
+	Err         error
 }

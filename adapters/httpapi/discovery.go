@@ -74,8 +74,8 @@ func (g *DiscoveryRoutes) register(rt *router) {
 		out := discoveryJSON{Tools: make([]discoveredToolJSON, 0, len(list))}
 		for _, a := range list {
 			t := discoveredToolJSON{
-				Name: a.Definition.Name(), Description: a.Definition.Description(),
-				InputSchema: a.Definition.InputSchema(), Annotations: objectJSON(a.Definition.Annotations()),
+				Name: a.Name, Description: a.Description,
+				InputSchema: objectJSON(a.InputSchema), Annotations: objectJSON(a.Annotations),
 				Supported: a.Supported, WriteCapable: a.WriteCapable, Hash: a.Hash,
 			}
 			if a.Reason != "" {

@@ -59,6 +59,7 @@ func (t *restTx) Servers() ports.ServerRepo          { return nil }
 func (t *restTx) Repositories() ports.RepositoryRepo { return t }
 func (t *restTx) Policies() ports.PolicyRepo         { return (*restPolicies)(t) }
 func (t *restTx) Audit() ports.AuditLog              { return (*restAudit)(t) }
+func (t *restTx) Calls() ports.CallLog               { return nil }
 
 func (t *restTx) Insert(_ context.Context, r ports.Repository) error {
 	for _, have := range t.s.repos[t.tenant] {

@@ -65,6 +65,11 @@ func (t *srvTx) Servers() ports.ServerRepo          { return t }
 func (t *srvTx) Repositories() ports.RepositoryRepo { return nil }
 func (t *srvTx) Policies() ports.PolicyRepo         { return nil }
 func (t *srvTx) Audit() ports.AuditLog              { return t }
+func (t *srvTx) Calls() ports.CallLog               { return nil }
+
+func (t *srvTx) ClaimDiscovery(context.Context, string, time.Duration) (bool, time.Duration, error) {
+	return false, 0, errors.New("srvTx: no discovery in these tests")
+}
 
 func (t *srvTx) rows() map[string]*server.Server { return t.s.servers[t.tenant] }
 

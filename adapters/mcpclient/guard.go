@@ -196,7 +196,7 @@ func (g *guard) failureOf(ctx, parent context.Context, err error) *failure {
 	if errors.As(err, &f) {
 		return f
 	}
-	if ctx.Err() != nil || parent.Err() != nil {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || parent.Err() != nil {
 		return fail(ports.ErrTimeout, err)
 	}
 	var ne net.Error
@@ -231,8 +231,8 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	resp, err := t.base.RoundTrip(out)
 	if err != nil {
-		cancel()
 		f := g.failureOf(ctx, parent, err)
+		cancel()
 		g.record(parent, f, parent.Err() == nil)
 		return nil, f
 	}

@@ -39,31 +39,11 @@ var _ ports.MCPSession = (*Session)(nil)
 // tool.MaxJSONDepth, or a [*tool.FieldError] for an empty name); then
 // Name and Description are the server's, so discovery can still list the
 // tool as unsupported.
-type ListedTool struct {
-	Name        string
-	Description string
-	Definition  tool.Definition
-	Err         error
-}
+type ListedTool = ports.ListedTool
 
-// ListTools implements [ports.MCPSession]: the tools that became a
-// [tool.Definition]. A tool that did not is left out (and logged at debug
-// level); use [Session.ListAll] to report it.
-func (s *Session) ListTools(ctx context.Context) ([]tool.Definition, error) {
-	all, err := s.ListAll(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defs := make([]tool.Definition, 0, len(all))
-	for _, t := range all {
-		if t.Err != nil {
-			s.log.Debug().Err(t.Err).Msg("mcp tool left out of the list")
-			continue
-		}
-		defs = append(defs, t.Definition)
-	}
-	return defs, nil
-}
+// ListTools implements [ports.MCPSession]: every listed tool, see
+// [Session.ListAll].
+func (s *Session) ListTools(ctx context.Context) ([]ports.ListedTool, error) { return s.ListAll(ctx) }
 
 // errPaging is the cause logged for a list that breaks the paging rules.
 var errPaging = errors.New("tools/list paging")

@@ -2,18 +2,24 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"github.com/codelotse/codelotse/adapters/config"
 	"github.com/codelotse/codelotse/adapters/crypto"
 	"github.com/codelotse/codelotse/adapters/httpapi"
+	"github.com/codelotse/codelotse/adapters/mcpclient"
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/google/uuid"
 	"github.com/google/wire"
+	"github.com/rs/zerolog"
 )
 
 // databaseSet opens the database for the service: it refuses to start when
@@ -77,15 +83,47 @@ var appSet = wire.NewSet(
 	app.NewPatchServerHandler, app.NewDeleteServerHandler,
 	app.NewStatusHandler, app.NewRepositoryHandler, app.NewPolicyHandler,
 	app.NewDefaultsHandler, app.NewAuditHandler,
+	wire.Struct(new(app.DiscoveryDeps), "*"),
+	app.NewDiscoverServerHandler, app.NewSaveToolsHandler, app.NewListCallsHandler,
 )
+
+// connectorSet is the guarded MCP transport.
+var connectorSet = wire.NewSet(provideConnectorOptions, mcpclient.ProviderSet)
+
+func provideConnectorOptions(cfg config.Config, rules netpolicy.Rules, resolver ports.Resolver, log zerolog.Logger) (mcpclient.Options, error) {
+	roots, err := rootCAs()
+	if err != nil {
+		return mcpclient.Options{}, err
+	}
+	return mcpclient.Options{Rules: rules, Resolver: resolver, Timeout: cfg.CallTimeout, RootCAs: roots, Logger: log}, nil
+}
+
+// rootCAs is the system pool plus the CA file SSL_CERT_FILE names, so the
+// variable adds to the system's trust rather than replacing it.
+func rootCAs() (*x509.CertPool, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if file := os.Getenv("SSL_CERT_FILE"); file != "" {
+		pem, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("SSL_CERT_FILE: %w", err)
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, errors.New("SSL_CERT_FILE: no PEM certificate in the file")
+		}
+	}
+	return pool, nil
+}
 
 // routesSet groups the API's routes.
 var routesSet = wire.NewSet(
 	httpapi.NewServerRoutes, httpapi.NewStatusRoutes, httpapi.NewRepositoryRoutes,
-	httpapi.NewPolicyRoutes, httpapi.NewAuditRoutes, provideRoutes,
+	httpapi.NewPolicyRoutes, httpapi.NewAuditRoutes, httpapi.NewDiscoveryRoutes, provideRoutes,
 )
 
 func provideRoutes(s *httpapi.ServerRoutes, st *httpapi.StatusRoutes, r *httpapi.RepositoryRoutes,
-	p *httpapi.PolicyRoutes, a *httpapi.AuditRoutes) []httpapi.Routes {
-	return []httpapi.Routes{s, st, r, p, a}
+	p *httpapi.PolicyRoutes, a *httpapi.AuditRoutes, d *httpapi.DiscoveryRoutes) []httpapi.Routes {
+	return []httpapi.Routes{s, st, r, p, a, d}
 }

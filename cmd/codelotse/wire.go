@@ -18,6 +18,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*htt
 	wire.Build(
 		databaseSet,
 		cipherSet,
+		connectorSet,
 		appSet,
 		routesSet,
 		wire.Bind(new(ports.Readiness), new(*postgres.DB)),

@@ -10,6 +10,7 @@ import (
 	"context"
 	"github.com/codelotse/codelotse/adapters/config"
 	"github.com/codelotse/codelotse/adapters/httpapi"
+	"github.com/codelotse/codelotse/adapters/mcpclient"
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/app"
 	"github.com/rs/zerolog"
@@ -60,7 +61,24 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*htt
 	policyRoutes := httpapi.NewPolicyRoutes(defaultsHandler, policyHandler)
 	auditHandler := app.NewAuditHandler(tenants)
 	auditRoutes := httpapi.NewAuditRoutes(auditHandler)
-	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes)
+	options, err := provideConnectorOptions(cfg, rules, resolver, log)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	connector := mcpclient.NewConnector(options)
+	discoveryDeps := app.DiscoveryDeps{
+		Tenants:   tenants,
+		Cipher:    keyRing,
+		Connector: connector,
+		Clock:     clock,
+		Gates:     gates,
+	}
+	discoverServerHandler := app.NewDiscoverServerHandler(discoveryDeps)
+	saveToolsHandler := app.NewSaveToolsHandler(discoveryDeps)
+	listCallsHandler := app.NewListCallsHandler(discoveryDeps)
+	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler)
+	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticator, v2)
 	return server, func() {
 		cleanup()

@@ -1,0 +1,14 @@
+package mcpclient
+
+import (
+	"github.com/google/wire"
+
+	"github.com/codelotse/codelotse/ports"
+)
+
+// ProviderSet provides a [*Connector] as [ports.MCPConnector]; the
+// injector supplies [Options] (rules from the configuration, the logger).
+var ProviderSet = wire.NewSet(
+	NewConnector,
+	wire.Bind(new(ports.MCPConnector), new(*Connector)),
+)
