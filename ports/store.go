@@ -38,6 +38,7 @@ type TenantTx interface {
 	Policies() PolicyRepo
 	Audit() AuditLog
 	Calls() CallLog
+	Reviews() ReviewRepo
 }
 
 // ServerRepo stores MCP servers of the transaction's tenant.

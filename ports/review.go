@@ -1,0 +1,148 @@
+package ports
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Review run statuses.
+const (
+	ReviewQueued  = "queued"
+	ReviewRunning = "running"
+	ReviewDone    = "done"
+	ReviewFailed  = "failed"
+)
+
+// Finding is one verified finding of a review.
+type Finding struct {
+	Path     string `json:"path"`
+	Line     int    `json:"line"`
+	Title    string `json:"title"`
+	Body     string `json:"body"`
+	Evidence string `json:"evidence"`
+}
+
+// McpStats are a run's MCP statistics: the MCP prompt version (nil when no
+// tool was offered), calls made, bytes accepted and calls blocked.
+type McpStats struct {
+	Prompt  *string `json:"prompt"`
+	Calls   int     `json:"calls"`
+	Bytes   int     `json:"bytes"`
+	Blocked int     `json:"blocked"`
+}
+
+// ReviewStats are a run's statistics.
+type ReviewStats struct {
+	Mcp McpStats `json:"mcp"`
+}
+
+// ReviewRun is a review request and, once done, its result.
+type ReviewRun struct {
+	ID            string
+	RepositoryID  string
+	Status        string
+	Title         string
+	Description   string
+	Diff          string
+	Files         map[string]string
+	PromptVersion string
+	Findings      []Finding
+	Summary       string
+	Stats         ReviewStats
+	CreatedAt     time.Time
+	StartedAt     time.Time
+	FinishedAt    time.Time
+}
+
+// ReviewRepo stores the tenant's review runs.
+type ReviewRepo interface {
+	// Insert stores a queued run and enqueues its job in the same
+	// transaction: both commit or neither.
+	Insert(ctx context.Context, r ReviewRun) error
+	// Get returns a run or ErrNotFound.
+	Get(ctx context.Context, id string) (ReviewRun, error)
+	// Start marks a queued (or, on a retry, running) run as running and
+	// returns it; ErrNotFound when it is missing, ErrConflict when it is
+	// already done or failed.
+	Start(ctx context.Context, id string, at time.Time) (ReviewRun, error)
+	// Finish stores the result of a run (status done or failed).
+	Finish(ctx context.Context, r ReviewRun) error
+}
+
+// Model roles and the three steps of a review.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+
+	StepFinder   = "finder"
+	StepVerifier = "verifier"
+	StepSummary  = "summary"
+)
+
+// ModelToolCall is a tool call the model asks for.
+type ModelToolCall struct {
+	ID        string
+	Name      string
+	Arguments json.RawMessage
+}
+
+// Message is one message of a model conversation. A tool message answers
+// the assistant's call ToolCallID.
+type Message struct {
+	Role       string
+	Content    string
+	ToolCalls  []ModelToolCall
+	ToolCallID string
+}
+
+// ToolSpec is a tool offered to the model: a name, a description and the
+// JSON schema of its arguments.
+type ToolSpec struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+}
+
+// ModelRequest is one model turn of a step.
+type ModelRequest struct {
+	Step     string
+	Messages []Message
+	Tools    []ToolSpec
+}
+
+// ModelResponse is the model's answer: tool calls, or final content.
+type ModelResponse struct {
+	Content   string
+	ToolCalls []ModelToolCall
+}
+
+// Model is the model endpoint. Complete is safe for concurrent use.
+type Model interface {
+	Complete(ctx context.Context, req ModelRequest) (ModelResponse, error)
+}
+
+// SecretFinding is one match of the secret scanner: the rule and the byte
+// range in the scanned text. It never carries the matched text.
+type SecretFinding struct {
+	Rule  string
+	Start int
+	End   int
+}
+
+// SecretScanner finds secrets, credentials in URLs and e-mail addresses in
+// text. Safe for concurrent use.
+type SecretScanner interface {
+	// Scan returns every finding, in order of Start.
+	Scan(text string) []SecretFinding
+	// Redact returns text with every finding replaced by a marker that
+	// names the rule, never the secret.
+	Redact(text string) string
+}
+
+// Metrics counts MCP context calls by outcome (quavon_mcp_context_calls_total).
+type Metrics interface {
+	McpCall(outcome string)
+}
