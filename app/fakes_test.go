@@ -24,6 +24,7 @@ type fakeTx struct {
 	policies ports.PolicyRepo
 	audit    *fakeAudit
 	calls    *fakeCalls
+	reviews  ports.ReviewRepo
 }
 
 func (t *fakeTx) Servers() ports.ServerRepo          { return t.servers }
@@ -31,6 +32,7 @@ func (t *fakeTx) Repositories() ports.RepositoryRepo { return t.repos }
 func (t *fakeTx) Policies() ports.PolicyRepo         { return t.policies }
 func (t *fakeTx) Audit() ports.AuditLog              { return t.audit }
 func (t *fakeTx) Calls() ports.CallLog               { return t.calls }
+func (t *fakeTx) Reviews() ports.ReviewRepo          { return t.reviews }
 
 func (f *fakeTenants) InTenant(ctx context.Context, tenantID string, fn func(context.Context, ports.TenantTx) error) error {
 	f.mu.Lock()

@@ -14,7 +14,7 @@ const RotateKeysBatch = 100
 // (`codelotse keys rotate`).
 type RotateKeys struct {
 	// BatchSize overrides [RotateKeysBatch] when positive.
-	BatchSize int `validate:"omitempty,min=1"`
+	BatchSize int
 }
 
 // RotateKeysResult counts what a run did.
@@ -69,15 +69,20 @@ func (h *RotateKeysHandler) Handle(ctx context.Context, cmd RotateKeys) (RotateK
 		}
 		for _, c := range batch {
 			after = c.ServerID
-			if h.cipher.IsPrimary(c.Encrypted) {
-				res.AlreadyPrimary++
-				continue
-			}
+			// Every credential is opened, also one that names the primary
+			// key: the key id alone proves nothing, and a credential that
+			// cannot be opened (tampered, bound to another row) must be
+			// reported, not counted as done.
 			aad := CredentialAAD(c.ServerID)
 			plain, err := h.cipher.Open(c.Encrypted, aad)
 			if err != nil {
 				res.Failed++
 				res.FailedIDs = append(res.FailedIDs, c.ServerID)
+				continue
+			}
+			if h.cipher.IsPrimary(c.Encrypted) {
+				clear(plain)
+				res.AlreadyPrimary++
 				continue
 			}
 			sealed, err := h.cipher.Seal(plain, aad)

@@ -25,10 +25,11 @@ func seedRotator(f *fakeRotator, key string, start, n int) {
 
 func TestRotateKeys(t *testing.T) {
 	rot := &fakeRotator{creds: map[string][]byte{}}
-	seedRotator(rot, "k1", 1, 5)                                             // old key
-	seedRotator(rot, "k2", 6, 2)                                             // already primary
-	seedRotator(rot, "k0", 8, 1)                                             // removed key: cannot open
-	rot.creds[rotateID(9)] = []byte("k1|mcp_servers:" + rotateID(1) + "|00") // moved from another row
+	seedRotator(rot, "k1", 1, 5)                                              // old key
+	seedRotator(rot, "k2", 6, 2)                                              // already primary
+	seedRotator(rot, "k0", 8, 1)                                              // removed key: cannot open
+	rot.creds[rotateID(9)] = []byte("k1|mcp_servers:" + rotateID(1) + "|00")  // moved from another row
+	rot.creds[rotateID(10)] = []byte("k2|mcp_servers:" + rotateID(1) + "|00") // names the primary key, moved
 	cipher := &fakeCipher{keys: []string{"k2", "k1"}}
 	h := app.NewRotateKeysHandler(rot, cipher)
 
@@ -36,12 +37,12 @@ func TestRotateKeys(t *testing.T) {
 	if err != nil {
 		t.Fatalf("RotateKeys() = %v", err)
 	}
-	want := app.RotateKeysResult{Rotated: 5, AlreadyPrimary: 2, Failed: 2, FailedIDs: []string{rotateID(8), rotateID(9)}}
+	want := app.RotateKeysResult{Rotated: 5, AlreadyPrimary: 2, Failed: 3, FailedIDs: []string{rotateID(8), rotateID(9), rotateID(10)}}
 	if res.Rotated != want.Rotated || res.AlreadyPrimary != want.AlreadyPrimary || res.Failed != want.Failed || res.Skipped != 0 || !slices.Equal(res.FailedIDs, want.FailedIDs) {
 		t.Errorf("RotateKeys() = %+v, want %+v", res, want)
 	}
-	if rot.batches != 5 { // 9 credentials in batches of 2: 2,2,2,2,1
-		t.Errorf("batches = %d, want 5", rot.batches)
+	if rot.batches != 6 { // 10 credentials in batches of 2, then an empty one
+		t.Errorf("batches = %d, want 6", rot.batches)
 	}
 	for i := 1; i <= 7; i++ {
 		id := rotateID(i)
@@ -56,7 +57,7 @@ func TestRotateKeys(t *testing.T) {
 
 	// Idempotent: a second run rotates nothing.
 	res, err = h.Handle(context.Background(), app.RotateKeys{})
-	if err != nil || res.Rotated != 0 || res.AlreadyPrimary != 7 || res.Failed != 2 {
+	if err != nil || res.Rotated != 0 || res.AlreadyPrimary != 7 || res.Failed != 3 {
 		t.Errorf("second RotateKeys() = %+v, %v", res, err)
 	}
 }

@@ -126,6 +126,11 @@ func (h *PolicyHandler) view(ctx context.Context, tx ports.TenantTx, repo ports.
 		return PolicyView{}, fmt.Errorf("read tenant default: %w", err)
 	}
 	eff := policy.Merge(def, stored)
+	exists, err := tx.Policies().ServersExist(ctx, eff.Servers())
+	if err != nil {
+		return PolicyView{}, fmt.Errorf("check policy servers: %w", err)
+	}
+	eff = eff.Existing(exists)
 	active := gate.EffectiveMcpContext(eff, repo.Visibility, h.gates.SignedOff, h.gates.Instance.Allowed())
 	return PolicyView{Stored: stored, Effective: eff, McpActive: active}, nil
 }

@@ -273,3 +273,27 @@ func TestPolicyOtherTenant(t *testing.T) {
 		}
 	}
 }
+
+// TestGetPolicyInactiveAfterServerDeleted: policies keep server ids
+// without a foreign key; a deleted server drops out of the effective
+// section, and with none left MCP context is off.
+func TestGetPolicyInactiveAfterServerDeleted(t *testing.T) {
+	ctx := context.Background()
+	e := newRestEnv(t)
+	h := app.NewPolicyHandler(e.tenants, openGates, e.clock)
+	if _, err := h.Put(ctx, e.p, app.PutPolicy{RepositoryID: repoPrivate, Mcp: app.McpInput{Mode: "on", Servers: []string{serverA1, serverA2}}}); err != nil {
+		t.Fatal(err)
+	}
+	delete(e.policies[tenantA].servers, serverA1)
+	v, err := h.Get(ctx, e.p, repoPrivate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.Effective.Servers(); len(got) != 1 || got[0] != serverA2 || !v.McpActive {
+		t.Errorf("one server deleted: effective %v, active %v; want [%s], active", got, v.McpActive, serverA2)
+	}
+	delete(e.policies[tenantA].servers, serverA2)
+	if v, _ = h.Get(ctx, e.p, repoPrivate); len(v.Effective.Servers()) != 0 || v.McpActive {
+		t.Errorf("all servers deleted: effective %v, active %v; want none, inactive", v.Effective.Servers(), v.McpActive)
+	}
+}

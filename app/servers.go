@@ -32,10 +32,10 @@ type ServerDeps struct {
 // ServerAuth is the auth object of a create or patch request. Type is "none",
 // "bearer" (Token) or "header" (Name and Value).
 type ServerAuth struct {
-	Type  string `validate:"required,oneof=none bearer header"`
-	Token string `validate:"max=4096"`
-	Name  string `validate:"max=64"`
-	Value string `validate:"max=4096"`
+	Type  string
+	Token string
+	Name  string
+	Value string
 }
 
 // Audit actions of server registration.
@@ -176,8 +176,16 @@ func (d ServerDeps) checkEndpoint(ctx context.Context, u server.URL) error {
 	return nil
 }
 
+// srvEndpointNotPublic answers every refusal with one fixed message: the
+// reason (private, never allowed, no address) would tell a tenant admin
+// what the instance's DNS says about internal names. It stays in the
+// cause, for the debug log only.
 func srvEndpointNotPublic(r netpolicy.Reason) error {
-	return Fail(CodeEndpointNotPublic, "the URL's host is not reachable as a public endpoint: "+r.String())
+	return &Error{
+		Code:    CodeEndpointNotPublic,
+		Message: "the URL's host does not resolve to public addresses only",
+		Cause:   errors.New("endpoint refused: " + r.String()),
+	}
 }
 
 // srvStoreError maps the store's sentinel errors to the contract's codes and

@@ -10,9 +10,9 @@ import (
 
 // CreateServer registers an MCP server (POST /v1/mcp/servers).
 type CreateServer struct {
-	Name         string     `validate:"required,max=24"`
-	URL          string     `validate:"required,max=2048"`
-	Auth         ServerAuth `validate:"required"`
+	Name         string
+	URL          string
+	Auth         ServerAuth
 	Acknowledged bool
 }
 

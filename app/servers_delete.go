@@ -10,7 +10,7 @@ import (
 // one MCP change allowed whatever the gates say: an admin must always be
 // able to take a server and its credential away.
 type DeleteServer struct {
-	ID string `validate:"required"`
+	ID string
 }
 
 // DeleteServerHandler deletes servers.

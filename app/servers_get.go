@@ -10,7 +10,7 @@ import (
 // GetServer reads one server (GET /v1/mcp/servers/{id}). Reading is not
 // gated: an admin sees what is registered even while MCP context is off.
 type GetServer struct {
-	ID string `validate:"required"`
+	ID string
 }
 
 // GetServerHandler reads servers.

@@ -10,10 +10,10 @@ import (
 // PatchServer changes a server (PATCH /v1/mcp/servers/{id}); nil fields
 // stay as they are, at least one must be set.
 type PatchServer struct {
-	ID           string      `validate:"required"`
-	Name         *string     `validate:"omitempty,max=24"`
-	URL          *string     `validate:"omitempty,max=2048"`
-	Auth         *ServerAuth `validate:"omitempty"`
+	ID           string
+	Name         *string
+	URL          *string
+	Auth         *ServerAuth
 	Acknowledged *bool
 	Enabled      *bool
 }

@@ -630,3 +630,23 @@ func TestPatchForeignServer(t *testing.T) {
 		t.Errorf("foreign server changed: %+v", s)
 	}
 }
+
+// TestEndpointRefusalsLookAlike: a refused host answers the same whether
+// it resolves to a private, a never-allowed or no address, so an admin
+// cannot map the instance's internal DNS through the API.
+func TestEndpointRefusalsLookAlike(t *testing.T) {
+	e := newServerEnv(t)
+	h := app.NewCreateServerHandler(e.deps)
+	var messages []string
+	for i, host := range []string{"intra.example", "mixed.example", "empty.example", "unknown.example"} {
+		_, err := h.Handle(context.Background(), srvPrincipalA, srvNoneCmd(fmt.Sprintf("s%d", i), "https://"+host+"/mcp"))
+		ae := srvWantCode(t, err, app.CodeEndpointNotPublic, host)
+		messages = append(messages, ae.Message)
+	}
+	for _, m := range messages[1:] {
+		if m != messages[0] {
+			t.Errorf("refusal messages differ: %q", messages)
+			break
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,12 +17,6 @@ import (
 	"github.com/codelotse/codelotse/ports"
 	"github.com/go-playground/validator/v10"
 	"github.com/rs/zerolog"
-)
-
-// Permissions of API tokens (CONTRACT.md section 3).
-const (
-	PermTenantManage = "tenant:manage"
-	PermRepoManage   = "repo:manage"
 )
 
 // Authenticator resolves a bearer token to its principal; ports.ErrNotFound
@@ -40,6 +35,20 @@ type router struct {
 	auth     Authenticator
 	log      zerolog.Logger
 	validate *validator.Validate
+	gates    app.Gates
+}
+
+// gated registers an MCP change: after authentication and the
+// permission, the gates (not_signed_off, instance_disabled) answer before
+// the body is read, so a closed instance answers the same whatever the
+// body holds. The use case checks the gates again.
+func (rt *router) gated(pattern, perm string, h handlerFunc) {
+	rt.handle(pattern, perm, func(r *http.Request, p ports.Principal) (int, any, error) {
+		if err := rt.gates.Check(); err != nil {
+			return 0, nil, err
+		}
+		return h(r, p)
+	})
 }
 
 // handle registers pattern; perm "" means any valid token.
@@ -163,13 +172,12 @@ func (rt *router) decode(r *http.Request, v any, max int64) error {
 	if int64(len(body)) > max {
 		return app.Fail(app.CodeBadJSON, "the body is too large")
 	}
-	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
+	// Every decoding error is bad_json, a wrong type included: the decoder
+	// stops at its first error, so a type error could otherwise hide an
+	// unknown field (a "command" next to a bad "name").
 	if err := dec.Decode(v); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return app.Invalid(map[string]string{typeErr.Field: "has the wrong type"})
-		}
 		return app.Fail(app.CodeBadJSON, "the body is not valid JSON for this request")
 	}
 	if dec.More() {

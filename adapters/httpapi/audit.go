@@ -33,7 +33,7 @@ type auditJSON struct {
 }
 
 func (g *AuditRoutes) register(rt *router) {
-	rt.handle("GET /v1/audit", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+	rt.handle("GET /v1/audit", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		limit := app.DefaultAuditLimit
 		if q := r.URL.Query(); q.Has("limit") {
 			n, err := strconv.Atoi(q.Get("limit"))

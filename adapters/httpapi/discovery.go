@@ -66,7 +66,7 @@ type callsJSON struct {
 }
 
 func (g *DiscoveryRoutes) register(rt *router) {
-	rt.handle("POST /v1/mcp/servers/{id}/discover", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+	rt.gated("POST /v1/mcp/servers/{id}/discover", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		list, err := g.discover.Handle(r.Context(), p, app.DiscoverServer{ID: r.PathValue("id")})
 		if err != nil {
 			return 0, nil, err
@@ -86,7 +86,7 @@ func (g *DiscoveryRoutes) register(rt *router) {
 		}
 		return http.StatusOK, out, nil
 	})
-	rt.handle("PUT /v1/mcp/servers/{id}/tools", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+	rt.gated("PUT /v1/mcp/servers/{id}/tools", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		var req saveToolsRequest
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err
@@ -101,7 +101,7 @@ func (g *DiscoveryRoutes) register(rt *router) {
 		}
 		return http.StatusOK, NewServerView(s), nil
 	})
-	rt.handle("GET /v1/mcp/servers/{id}/calls", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+	rt.handle("GET /v1/mcp/servers/{id}/calls", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		list, err := g.calls.Handle(r.Context(), p, app.ListCalls{ID: r.PathValue("id")})
 		if err != nil {
 			return 0, nil, err

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"crypto/rand"
+	"fmt"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
@@ -69,19 +70,28 @@ func withRequestLog(log zerolog.Logger, next http.Handler) http.Handler {
 }
 
 // withRecovery turns a panic in a handler into a logged 500; the process
-// keeps serving.
+// keeps serving. The log gets the panic value's type and the stack, not the
+// value, which may hold request data; the 500 is written only when the
+// handler had not started its answer.
 func withRecovery(log zerolog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec, ok := w.(*statusRecorder)
+		if !ok {
+			rec = &statusRecorder{ResponseWriter: w}
+		}
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				log.Error().Interface("panic", v).Bytes("stack", debug.Stack()).Msg("handler panicked")
-				writeError(w, http.StatusInternalServerError, "internal", "internal error", nil)
+				log.Error().Str("panic_type", fmt.Sprintf("%T", v)).Bytes("stack", debug.Stack()).
+					Str("route", r.Pattern).Msg("handler panicked")
+				if rec.status == 0 {
+					writeError(rec, http.StatusInternalServerError, "internal", "internal error", nil)
+				}
 			}
 		}()
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(rec, r)
 	})
 }
 

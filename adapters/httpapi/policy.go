@@ -79,14 +79,14 @@ func (m mcpRequest) input() app.McpInput {
 }
 
 func (g *PolicyRoutes) register(rt *router) {
-	rt.handle("GET /v1/mcp/defaults", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+	rt.handle("GET /v1/mcp/defaults", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		s, err := g.defaults.Get(r.Context(), p)
 		if err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, defaultsJSON{Mcp: toMcpSectionJSON(s)}, nil
 	})
-	rt.handle("PUT /v1/mcp/defaults", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+	rt.gated("PUT /v1/mcp/defaults", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		var req mcpRequest
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err
@@ -97,14 +97,14 @@ func (g *PolicyRoutes) register(rt *router) {
 		}
 		return http.StatusOK, defaultsJSON{Mcp: toMcpSectionJSON(s)}, nil
 	})
-	rt.handle("GET /v1/repositories/{id}/policy", PermRepoManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+	rt.handle("GET /v1/repositories/{id}/policy", app.PermRepoManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		v, err := g.policies.Get(r.Context(), p, r.PathValue("id"))
 		if err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, toPolicyJSON(v), nil
 	})
-	rt.handle("PUT /v1/repositories/{id}/policy", PermRepoManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+	rt.gated("PUT /v1/repositories/{id}/policy", app.PermRepoManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		var req mcpRequest
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err

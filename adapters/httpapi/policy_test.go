@@ -49,7 +49,7 @@ func TestPolicyRoutes(t *testing.T) {
 		code, field                     string
 	}{
 		{"maxCalls 0", "repo", "PUT", path, `{"mcp": {"mode": "off", "maxCalls": 0}}`, 422, "validation_failed", "mcp.maxCalls"},
-		{"maxCalls string", "repo", "PUT", path, `{"mcp": {"mode": "off", "maxCalls": "5"}}`, 422, "validation_failed", "mcp.maxCalls"},
+		{"maxCalls string", "repo", "PUT", path, `{"mcp": {"mode": "off", "maxCalls": "5"}}`, 400, "bad_json", ""},
 		{"foreign server", "repo", "PUT", path, `{"mcp": {"mode": "on", "servers": ["` + restServerB + `"]}}`, 422, "unknown_server", ""},
 		{"public", "repo", "PUT", "/v1/repositories/" + public["id"].(string) + "/policy", `{"mcp": {"mode": "on", "servers": ["` + restServerA + `"]}}`, 422, "public_repository", ""},
 		{"other tenant", "other", "GET", path, "", 404, "not_found", ""},

@@ -38,7 +38,7 @@ type updateRepositoryRequest struct {
 }
 
 func (g *RepositoryRoutes) register(rt *router) {
-	rt.handle("POST /v1/repositories", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+	rt.handle("POST /v1/repositories", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		var req createRepositoryRequest
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err
@@ -49,14 +49,14 @@ func (g *RepositoryRoutes) register(rt *router) {
 		}
 		return http.StatusCreated, toRepositoryJSON(repo), nil
 	})
-	rt.handle("GET /v1/repositories/{id}", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+	rt.handle("GET /v1/repositories/{id}", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		repo, err := g.repos.Get(r.Context(), p, r.PathValue("id"))
 		if err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, toRepositoryJSON(repo), nil
 	})
-	rt.handle("PATCH /v1/repositories/{id}", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+	rt.handle("PATCH /v1/repositories/{id}", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		var req updateRepositoryRequest
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err

@@ -60,6 +60,7 @@ func (t *restTx) Repositories() ports.RepositoryRepo { return t }
 func (t *restTx) Policies() ports.PolicyRepo         { return (*restPolicies)(t) }
 func (t *restTx) Audit() ports.AuditLog              { return (*restAudit)(t) }
 func (t *restTx) Calls() ports.CallLog               { return nil }
+func (t *restTx) Reviews() ports.ReviewRepo          { return nil }
 
 func (t *restTx) Insert(_ context.Context, r ports.Repository) error {
 	for _, have := range t.s.repos[t.tenant] {
@@ -172,10 +173,10 @@ func newRestAPI(t *testing.T, gates app.Gates) (*httptest.Server, *restStore) {
 	store := newRestStore()
 	store.servers[restTenantA] = map[string]bool{restServerA: true}
 	store.servers[restTenantB] = map[string]bool{restServerB: true}
-	both := []string{httpapi.PermTenantManage, httpapi.PermRepoManage}
+	both := []string{app.PermTenantManage, app.PermRepoManage}
 	tokens := restTokens{
 		"admin": {TokenID: "t1", TenantID: restTenantA, Permissions: both},
-		"repo":  {TokenID: "t2", TenantID: restTenantA, Permissions: []string{httpapi.PermRepoManage}},
+		"repo":  {TokenID: "t2", TenantID: restTenantA, Permissions: []string{app.PermRepoManage}},
 		"other": {TokenID: "t3", TenantID: restTenantB, Permissions: both},
 	}
 	routes := []httpapi.Routes{
@@ -184,7 +185,7 @@ func newRestAPI(t *testing.T, gates app.Gates) (*httptest.Server, *restStore) {
 		httpapi.NewPolicyRoutes(app.NewDefaultsHandler(store, gates, restClock{}), app.NewPolicyHandler(store, gates, restClock{})),
 		httpapi.NewAuditRoutes(app.NewAuditHandler(store)),
 	}
-	srv := httpapi.NewServer("127.0.0.1:0", zerolog.Nop(), restReady{}, tokens, routes)
+	srv := httpapi.NewServer("127.0.0.1:0", zerolog.Nop(), restReady{}, tokens, gates, routes)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts, store

@@ -34,9 +34,9 @@ type Routes interface {
 
 // NewServer builds the server: health endpoints, and every group of API
 // routes behind bearer authentication.
-func NewServer(addr Addr, log zerolog.Logger, ready ports.Readiness, auth Authenticator, routes []Routes) *Server {
+func NewServer(addr Addr, log zerolog.Logger, ready ports.Readiness, auth Authenticator, gates app.Gates, routes []Routes) *Server {
 	mux := http.NewServeMux()
-	rt := &router{mux: mux, auth: auth, log: log, validate: newValidator()}
+	rt := &router{mux: mux, auth: auth, log: log, validate: newValidator(), gates: gates}
 	for _, r := range routes {
 		r.register(rt)
 	}
@@ -72,6 +72,11 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
+		// A review request may carry 8 MiB; an allowlist save discovers
+		// live inside the request (several MCP round trips of up to 10 s).
+		ReadTimeout:  time.Minute,
+		WriteTimeout: 3 * time.Minute,
+		IdleTimeout:  2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	errc := make(chan error, 1)

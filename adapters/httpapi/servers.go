@@ -164,7 +164,7 @@ type patchServerRequest struct {
 }
 
 func (g *ServerRoutes) register(rt *router) {
-	rt.handle("POST /v1/mcp/servers", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+	rt.gated("POST /v1/mcp/servers", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		var req createServerRequest
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err
@@ -177,7 +177,7 @@ func (g *ServerRoutes) register(rt *router) {
 		}
 		return http.StatusCreated, NewServerView(s), nil
 	})
-	rt.handle("GET /v1/mcp/servers", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+	rt.handle("GET /v1/mcp/servers", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		list, err := g.list.Handle(r.Context(), p, app.ListServers{})
 		if err != nil {
 			return 0, nil, err
@@ -188,14 +188,14 @@ func (g *ServerRoutes) register(rt *router) {
 		}
 		return http.StatusOK, out, nil
 	})
-	rt.handle("GET /v1/mcp/servers/{id}", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+	rt.handle("GET /v1/mcp/servers/{id}", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		s, err := g.get.Handle(r.Context(), p, app.GetServer{ID: r.PathValue("id")})
 		if err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, NewServerView(s), nil
 	})
-	rt.handle("PATCH /v1/mcp/servers/{id}", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+	rt.gated("PATCH /v1/mcp/servers/{id}", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		var req patchServerRequest
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err
@@ -209,7 +209,7 @@ func (g *ServerRoutes) register(rt *router) {
 		}
 		return http.StatusOK, NewServerView(s), nil
 	})
-	rt.handle("DELETE /v1/mcp/servers/{id}", PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+	rt.handle("DELETE /v1/mcp/servers/{id}", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		if err := g.del.Handle(r.Context(), p, app.DeleteServer{ID: r.PathValue("id")}); err != nil {
 			return 0, nil, err
 		}

@@ -66,6 +66,7 @@ func (t *srvTx) Repositories() ports.RepositoryRepo { return nil }
 func (t *srvTx) Policies() ports.PolicyRepo         { return nil }
 func (t *srvTx) Audit() ports.AuditLog              { return t }
 func (t *srvTx) Calls() ports.CallLog               { return nil }
+func (t *srvTx) Reviews() ports.ReviewRepo          { return nil }
 
 func (t *srvTx) ClaimDiscovery(context.Context, string, time.Duration) (bool, time.Duration, error) {
 	return false, 0, errors.New("srvTx: no discovery in these tests")
@@ -202,11 +203,11 @@ func newServerAPI(t *testing.T, store *srvStore, gates app.Gates) *httptest.Serv
 	routes := NewServerRoutes(app.NewCreateServerHandler(deps), app.NewGetServerHandler(deps),
 		app.NewListServersHandler(deps), app.NewPatchServerHandler(deps), app.NewDeleteServerHandler(deps))
 	tokens := srvTokens{
-		"admin": {TokenID: "t1", TenantID: srvTenantA, Permissions: []string{PermTenantManage}},
-		"repo":  {TokenID: "t2", TenantID: srvTenantA, Permissions: []string{PermRepoManage}},
-		"other": {TokenID: "t3", TenantID: srvTenantB, Permissions: []string{PermTenantManage}},
+		"admin": {TokenID: "t1", TenantID: srvTenantA, Permissions: []string{app.PermTenantManage}},
+		"repo":  {TokenID: "t2", TenantID: srvTenantA, Permissions: []string{app.PermRepoManage}},
+		"other": {TokenID: "t3", TenantID: srvTenantB, Permissions: []string{app.PermTenantManage}},
 	}
-	ts := httptest.NewServer(NewServer("127.0.0.1:0", zerolog.Nop(), srvReady{}, tokens, []Routes{routes}).Handler())
+	ts := httptest.NewServer(NewServer("127.0.0.1:0", zerolog.Nop(), srvReady{}, tokens, gates, []Routes{routes}).Handler())
 	t.Cleanup(ts.Close)
 	return ts
 }
@@ -374,8 +375,10 @@ func TestServerRoutesRefusals(t *testing.T) {
 			body: `{"name": "wiki", "url": "https://wiki.example.com/", "auth": {"type": "bearer", "token": "` + strings.Repeat("a", limits.MaxCredentialLen+1) + `"}, "acknowledged": true}`},
 		{name: "url too long", token: "admin", method: "POST", path: "/v1/mcp/servers", status: 422, code: "validation_failed", fields: []string{"url"},
 			body: `{"name": "wiki", "url": "https://wiki.example.com/` + strings.Repeat("a", limits.MaxURLLen) + `", "auth": {"type": "none"}, "acknowledged": true}`},
-		{name: "wrong type", token: "admin", method: "POST", path: "/v1/mcp/servers", status: 422, code: "validation_failed", fields: []string{"acknowledged"},
+		{name: "wrong type", token: "admin", method: "POST", path: "/v1/mcp/servers", status: 400, code: "bad_json",
 			body: `{"name": "wiki", "url": "https://wiki.example.com/", "auth": {"type": "none"}, "acknowledged": "yes"}`},
+		{name: "wrong type hiding a command field", token: "admin", method: "POST", path: "/v1/mcp/servers", status: 400, code: "bad_json",
+			body: `{"name": 5, "command": "npx", "url": "https://wiki.example.com/", "auth": {"type": "none"}, "acknowledged": true}`},
 		{name: "domain field rules", token: "admin", method: "POST", path: "/v1/mcp/servers", status: 422, code: "validation_failed", fields: []string{"name", "url"},
 			body: `{"name": "Wiki", "url": "https://user:` + srvSecret + `@wiki.example.com/", "auth": {"type": "none"}, "acknowledged": true}`},
 		{name: "not acknowledged", token: "admin", method: "POST", path: "/v1/mcp/servers", status: 422, code: "acknowledgement_required",
@@ -432,6 +435,11 @@ func TestServerRoutesGates(t *testing.T) {
 			for _, req := range []struct{ method, path, body string }{
 				{"POST", "/v1/mcp/servers", strings.Replace(srvCreateBody, `"wiki"`, `"wiki3"`, 1)},
 				{"PATCH", "/v1/mcp/servers/" + id, `{"enabled": false}`},
+				// Closed gates answer before the body is read: an invalid,
+				// a malformed or an empty body gets the same answer.
+				{"POST", "/v1/mcp/servers", `{"name": "", "url": "http://x", "auth": {"type": "none"}, "acknowledged": true}`},
+				{"POST", "/v1/mcp/servers", `{not json`},
+				{"PATCH", "/v1/mcp/servers/" + id, ``},
 			} {
 				status, raw := srvCall(t, ts, "admin", req.method, req.path, req.body)
 				if code, _ := srvErr(t, raw); status != http.StatusUnprocessableEntity || code != g.code {

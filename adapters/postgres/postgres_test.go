@@ -22,7 +22,6 @@ import (
 // names the tenant.
 var tenantTables = map[string]string{
 	"tenants":             "id",
-	"api_tokens":          "tenant_id",
 	"repositories":        "tenant_id",
 	"mcp_servers":         "tenant_id",
 	"mcp_tool_calls":      "tenant_id",
@@ -61,12 +60,19 @@ type seeded struct{ tenant, repo, server, review string }
 func seedTenant(t *testing.T, db *postgres.DB, name string) seeded {
 	t.Helper()
 	s := seeded{tenant: createTenant(t, db, name)}
-	err := db.WithTenant(t.Context(), s.tenant, func(ctx context.Context, tx bun.Tx) error {
+	// Tokens live outside the tenant role's reach: the system path writes them.
+	err := db.WithSystem(t.Context(), func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.ExecContext(ctx, "INSERT INTO api_tokens (tenant_id, token_hash, permissions) VALUES (?, sha256(convert_to(?, 'UTF8')), '{tenant:manage}')", s.tenant, name)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("seed token %s: %v", name, err)
+	}
+	err = db.WithTenant(t.Context(), s.tenant, func(ctx context.Context, tx bun.Tx) error {
 		steps := []struct {
 			query string
 			dest  *string
 		}{
-			{"INSERT INTO api_tokens (tenant_id, token_hash, permissions) VALUES (?0, sha256(convert_to(?1, 'UTF8')), '{tenant:manage}')", nil},
 			{"INSERT INTO repositories (tenant_id, name, visibility) VALUES (?0, 'acme/api', 'private') RETURNING id", &s.repo},
 			{"INSERT INTO mcp_servers (tenant_id, name, url, acknowledged_at) VALUES (?0, 'wiki', 'https://wiki.example.com/mcp', now()) RETURNING id", &s.server},
 			{"INSERT INTO review_runs (tenant_id, repository_id) VALUES (?0, ?2) RETURNING id", &s.review},
@@ -250,6 +256,9 @@ func TestRowLevelSecurity(t *testing.T) {
 		}{
 			{"insert tenant", "INSERT INTO tenants (id, name) VALUES (gen_random_uuid(), 'x')", nil, "42501"},
 			{"insert token", "INSERT INTO api_tokens (tenant_id, token_hash) VALUES (?, sha256('x'))", []any{b.tenant}, "42501"},
+			{"insert own token", "INSERT INTO api_tokens (tenant_id, token_hash) VALUES (?, sha256('y'))", []any{a.tenant}, "42501"},
+			{"read tokens", "SELECT count(*) FROM api_tokens", nil, "42501"},
+			{"rename own tenant", "UPDATE tenants SET name = 'x' WHERE id = ?", []any{a.tenant}, "42501"},
 			{"insert repository", "INSERT INTO repositories (tenant_id, name, visibility) VALUES (?, 'x', 'private')", []any{b.tenant}, "42501"},
 			{"insert server", "INSERT INTO mcp_servers (tenant_id, name, url) VALUES (?, 'x', 'https://x')", []any{b.tenant}, "42501"},
 			{"insert review", "INSERT INTO review_runs (tenant_id, repository_id) VALUES (?, ?)", []any{b.tenant, b.repo}, "42501"},
@@ -347,7 +356,7 @@ func TestTenantScopeDoesNotLeak(t *testing.T) {
 				}
 			}()
 			_ = db.WithTenant(ctx, tenant, func(ctx context.Context, tx bun.Tx) error {
-				if _, err := tx.ExecContext(ctx, "UPDATE tenants SET name = 'changed'"); err != nil {
+				if _, err := tx.ExecContext(ctx, "INSERT INTO repositories (tenant_id, name, visibility) VALUES (?, 'changed', 'private')", tenant); err != nil {
 					return err
 				}
 				panic(errBoom)
@@ -378,12 +387,12 @@ func TestTenantScopeDoesNotLeak(t *testing.T) {
 		}
 	}
 
-	var name string
+	var n int
 	err = db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
-		return tx.NewRaw("SELECT name FROM tenants WHERE id = ?", tenant).Scan(ctx, &name)
+		return tx.NewRaw("SELECT count(*) FROM repositories WHERE tenant_id = ?", tenant).Scan(ctx, &n)
 	})
-	if err != nil || name != "a" {
-		t.Errorf("tenant name after the panic: %q (err %v), want the update rolled back", name, err)
+	if err != nil || n != 0 {
+		t.Errorf("repositories after the panic: %d (err %v), want the insert rolled back", n, err)
 	}
 }
 

@@ -129,10 +129,15 @@ func (r serverRepo) Insert(ctx context.Context, s *server.Server, encryptedCrede
 	if err != nil {
 		return fmt.Errorf("postgres: insert server: %w", err)
 	}
-	// The lock on the tenant row serialises inserts of one tenant, so two
-	// transactions cannot both see max-1 servers and both insert.
+	// A transaction-scoped advisory lock per tenant serialises inserts of
+	// one tenant, so two transactions cannot both see max-1 servers and
+	// both insert. Unlike a row lock on tenants it needs no UPDATE
+	// privilege there: the tenant role may only read its tenant row.
+	if _, err := r.t.tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('mcp_servers:' || ?, 0))", r.t.tenantID); err != nil {
+		return fmt.Errorf("postgres: insert server: lock tenant: %w", err)
+	}
 	var locked string
-	err = r.t.tx.NewRaw("SELECT id FROM tenants WHERE id = ? FOR UPDATE", r.t.tenantID).Scan(ctx, &locked)
+	err = r.t.tx.NewRaw("SELECT id FROM tenants WHERE id = ?", r.t.tenantID).Scan(ctx, &locked)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("postgres: insert server: tenant: %w", ports.ErrNotFound)
 	}

@@ -32,6 +32,7 @@ var bannedTransport = regexp.MustCompile(`(?i)^(StdioTransport|CommandTransport|
 // domain may not use: it holds rules only, no I/O.
 var domainBannedImports = []string{
 	"database/sql",
+	"net",
 	"net/http",
 	"os",
 	"os/",
@@ -97,6 +98,7 @@ func checkFile(path, rel, module string) ([]Violation, error) {
 	inDomain := rel == "domain" || strings.HasPrefix(rel, "domain/")
 
 	sdkNames := map[string]bool{} // local names of go-sdk imports
+	sdkDot := false              // a go-sdk package imported with "."
 	timeName := ""
 	for _, imp := range f.Imports {
 		p, _ := strconv.Unquote(imp.Path.Value)
@@ -106,6 +108,7 @@ func checkFile(path, rel, module string) ([]Violation, error) {
 		}
 		if strings.HasPrefix(p, sdkModule) {
 			sdkNames[local] = true
+			sdkDot = sdkDot || local == "."
 			if strings.Contains(strings.ToLower(p[len(sdkModule):]), "stdio") {
 				add(imp.Pos(), "imports %s: stdio transports are banned (MC11)", p)
 			}
@@ -129,6 +132,10 @@ func checkFile(path, rel, module string) ([]Violation, error) {
 
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
+		case *ast.Ident:
+			if sdkDot && bannedTransport.MatchString(n.Name) {
+				add(n.Pos(), "refers to %s of a dot-imported go-sdk package: stdio and command transports are banned (MC11)", n.Name)
+			}
 		case *ast.SelectorExpr:
 			x, ok := n.X.(*ast.Ident)
 			if !ok {

@@ -15,6 +15,8 @@ func TestCheckFindsEveryViolationInTheBadFixture(t *testing.T) {
 		"adapters/mcp/client.go:13: refers to sdk.StdioTransport",
 		"adapters/mcp/client.go:15: refers to sdk.IOTransport",
 		"adapters/mcp/client.go:17: refers to sdk.NewStdioServerTransport",
+		"adapters/mcp/dot.go:5: refers to StdioTransport of a dot-imported go-sdk package",
+		"domain/rules/dns.go:3: domain imports net:",
 		"domain/rules/rules.go:4: domain imports database/sql",
 		"domain/rules/rules.go:5: domain imports net/http",
 		"domain/rules/rules.go:8: domain imports example.com/bad/adapters/mcp",

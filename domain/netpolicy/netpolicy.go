@@ -76,6 +76,7 @@ var (
 	sixToFour      = netip.MustParsePrefix("2002::/16")
 	teredo         = netip.MustParsePrefix("2001::/32")
 	ipv4Compatible = netip.MustParsePrefix("::/96")
+	ipv4Translated = netip.MustParsePrefix("::ffff:0:0:0/96")
 )
 
 func in(ps []netip.Prefix, a netip.Addr) bool {
@@ -105,6 +106,11 @@ func Classify(a netip.Addr) Class {
 		return ClassForbidden
 	case nat64WellKnown.Contains(a):
 		return classify4(v4(b[12:16]))
+	case ipv4Translated.Contains(a):
+		// SIIT's IPv4-translated form (RFC 2765): a translator delivers it
+		// to the IPv4 address it carries, so it is never better than that
+		// address, and never public.
+		return worse(ClassPrivate, classify4(v4(b[12:16])))
 	case sixToFour.Contains(a):
 		return classify4(v4(b[2:6]))
 	case nat64Local.Contains(a):

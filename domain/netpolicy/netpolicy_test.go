@@ -62,6 +62,8 @@ func TestCheckTable(t *testing.T) {
 		// ::ffff:0:0/96: the embedded IPv4 decides.
 		{"::ffff:0.0.0.0", forbidden}, {"::ffff:8.8.8.8", public}, {"::ffff:10.0.0.1", private}, {"::ffff:127.0.0.1", private},
 		{"::ffff:169.254.169.254", forbidden}, {"::ffff:224.0.0.1", forbidden}, {"::ffff:255.255.255.255", private},
+		// ::ffff:0:0:0/96 (SIIT, IPv4-translated): never public, and as bad as the IPv4 it carries.
+		{"::ffff:0:a9fe:a9fe", forbidden}, {"::ffff:0:7f00:1", private}, {"::ffff:0:808:808", private}, {"::ffff:0:e000:1", forbidden},
 		{"::fffe:ffff:ffff", public}, {"::1:0:0:0", public},
 		// 64:ff9b::/96 (NAT64): the embedded IPv4 decides.
 		{"64:ff9b::808:808", public}, {"64:ff9b::a00:1", private}, {"64:ff9b::7f00:1", private},

@@ -255,3 +255,17 @@ func effective(s McpSection, src Source) Effective {
 	servers := append([]string{}, s.servers...)
 	return Effective{mode: mode, servers: servers, maxCalls: s.maxCalls, source: src}
 }
+
+// Existing keeps only the servers that still exist. A policy stores
+// server ids without a foreign key, so a deleted server must not keep a
+// repository's MCP context on (the gate wants at least one server).
+func (e Effective) Existing(exists map[string]bool) Effective {
+	kept := make([]string, 0, len(e.servers))
+	for _, id := range e.servers {
+		if exists[id] {
+			kept = append(kept, id)
+		}
+	}
+	e.servers = kept
+	return e
+}

@@ -210,3 +210,22 @@ func TestMerge(t *testing.T) {
 		})
 	}
 }
+
+func TestEffectiveExisting(t *testing.T) {
+	a, b := "aaaaaaaa-0000-4000-8000-000000000001", "bbbbbbbb-0000-4000-8000-000000000002"
+	s, err := policy.NewMcpSection("on", []string{a, b}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff := policy.Merge(nil, s)
+	got := eff.Existing(map[string]bool{b: true})
+	if ids := got.Servers(); len(ids) != 1 || ids[0] != b {
+		t.Errorf("Existing({b}) servers = %v, want [b]", ids)
+	}
+	if none := eff.Existing(nil).Servers(); len(none) != 0 {
+		t.Errorf("Existing(nil) servers = %v, want none", none)
+	}
+	if len(eff.Servers()) != 2 || got.Mode() != policy.ModeOn || got.MaxCalls() != eff.MaxCalls() || got.Source() != eff.Source() {
+		t.Errorf("Existing changed more than the servers: %v → %v", eff, got)
+	}
+}

@@ -1,0 +1,5 @@
+package rules
+
+import "net"
+
+func Lookup(h string) ([]string, error) { return net.LookupHost(h) }
