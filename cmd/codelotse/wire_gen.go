@@ -26,6 +26,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*htt
 	}
 	accounts := postgres.NewAccounts(db)
 	authenticator := app.NewAuthenticator(accounts)
+	gates := provideGates(cfg)
 	tenants := postgres.NewTenants(db)
 	keyRing, err := provideKeyRing(cfg)
 	if err != nil {
@@ -34,7 +35,6 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*htt
 	}
 	resolver := provideResolver()
 	clock := provideClock()
-	gates := provideGates(cfg)
 	rules := provideRules(cfg)
 	v := provideNewID()
 	serverDeps := app.ServerDeps{
@@ -79,7 +79,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*htt
 	listCallsHandler := app.NewListCallsHandler(discoveryDeps)
 	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler)
 	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes)
-	server := httpapi.NewServer(addr, log, db, authenticator, v2)
+	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2)
 	return server, func() {
 		cleanup()
 	}, nil
