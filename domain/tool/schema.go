@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/codelotse/codelotse/domain/limits"
@@ -216,8 +217,12 @@ func keywordReason(key, prop string) string {
 	return "unknown keyword" + where
 }
 
+// maxPropertyNameLen bounds a property name: names reach the model in
+// the tool's schema and in argument errors.
+const maxPropertyNameLen = 64
+
 func validPropertyName(s string) bool {
-	if s == "" {
+	if s == "" || len(s) > maxPropertyNameLen {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -308,6 +313,12 @@ func checkProperty(name string, n *node) (Property, error) {
 		}
 		if utf8.RuneCountInString(v.str) > limits.MaxArgumentStringLen {
 			return Property{}, unsupported("enum value too long in property " + name)
+		}
+		// Enum values reach the model in the tool's schema: hidden or
+		// control characters there could smuggle instructions past the
+		// admin, so such a value makes the schema unsupported.
+		if SanitizeDescription(v.str) != strings.TrimSpace(v.str) || strings.ContainsAny(v.str, "\n\r\t") {
+			return Property{}, unsupported("enum value with invisible or control characters in property " + name)
 		}
 		if seen[v.str] {
 			return Property{}, unsupported("duplicate enum value in property " + name)
