@@ -1,0 +1,92 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// ReviewRoutes serves review requests and their results (repo:manage).
+type ReviewRoutes struct {
+	reviews *app.ReviewHandler
+}
+
+// NewReviewRoutes returns the route group.
+func NewReviewRoutes(reviews *app.ReviewHandler) *ReviewRoutes {
+	return &ReviewRoutes{reviews: reviews}
+}
+
+type reviewRequest struct {
+	Title       string            `json:"title"`
+	Description string            `json:"description"`
+	Diff        string            `json:"diff"`
+	Files       map[string]string `json:"files"`
+}
+
+type reviewQueuedJSON struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+}
+
+type reviewJSON struct {
+	ID            string            `json:"id"`
+	Status        string            `json:"status"`
+	PromptVersion *string           `json:"promptVersion"`
+	Findings      []ports.Finding   `json:"findings"`
+	Summary       string            `json:"summary"`
+	Stats         ports.ReviewStats `json:"stats"`
+	CreatedAt     *string           `json:"createdAt"`
+	FinishedAt    *string           `json:"finishedAt"`
+}
+
+func newReviewJSON(r ports.ReviewRun) reviewJSON {
+	v := reviewJSON{
+		ID: r.ID, Status: r.Status, Findings: r.Findings, Summary: r.Summary, Stats: r.Stats,
+		CreatedAt: timeJSON(r.CreatedAt), FinishedAt: timeJSON(r.FinishedAt),
+	}
+	if v.Findings == nil {
+		v.Findings = []ports.Finding{}
+	}
+	if r.PromptVersion != "" {
+		pv := r.PromptVersion
+		v.PromptVersion = &pv
+	}
+	return v
+}
+
+func (g *ReviewRoutes) register(rt *router) {
+	rt.handle("POST /v1/repositories/{id}/reviews", app.PermRepoManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		var req reviewRequest
+		if err := rt.decode(r, &req, limits.MaxReviewRequestBody); err != nil {
+			return 0, nil, err
+		}
+		run, err := g.reviews.Submit(r.Context(), p, app.SubmitReview{
+			RepositoryID: r.PathValue("id"), Title: req.Title, Description: req.Description, Diff: req.Diff, Files: req.Files,
+		})
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusAccepted, reviewQueuedJSON{ID: run.ID, Status: run.Status}, nil
+	})
+	rt.handle("GET /v1/reviews/{id}", app.PermRepoManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		run, err := g.reviews.Get(r.Context(), p, r.PathValue("id"))
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, newReviewJSON(run), nil
+	})
+}
+
+// MetricsHandler serves GET /metrics (no authentication, like the health
+// endpoints).
+type MetricsHandler http.Handler
+
+// MetricsRoutes registers the metrics endpoint.
+type MetricsRoutes struct{ h MetricsHandler }
+
+// NewMetricsRoutes returns the route group.
+func NewMetricsRoutes(h MetricsHandler) *MetricsRoutes { return &MetricsRoutes{h: h} }
+
+func (g *MetricsRoutes) register(rt *router) { rt.mux.Handle("GET /metrics", g.h) }

@@ -1,0 +1,405 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/codelotse/codelotse/domain/budget"
+	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/tool"
+	"github.com/codelotse/codelotse/domain/untrusted"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// Call statuses (CONTRACT.md: GET …/calls, and the metric's outcomes).
+const (
+	CallOK               = "ok"
+	CallError            = "error"
+	CallBlocked          = "blocked"
+	CallTooLarge         = "too_large"
+	CallUnavailable      = "unavailable"
+	CallBudgetExhausted  = "budget_exhausted"
+	CallInvalidArguments = "invalid_arguments"
+)
+
+// ToolChanged is the lastError of a server whose allowlisted tool no
+// longer matches its pinned hash.
+const ToolChanged = "tool_changed"
+
+// personalDataRules are scanner rules whose matches are personal data,
+// not secrets: in a result they are redacted, not a reason to drop it.
+// In arguments every rule blocks the call.
+var personalDataRules = map[string]bool{"email": true}
+
+// mcpRun is the MCP context of one review run: its sessions, its budget
+// and its statistics. Created per run, closed in the run's finally;
+// nothing is cached across runs.
+type mcpRun struct {
+	deps     ReviewDeps
+	tenantID string
+	reviewID string
+	budget   *budget.RunBudget
+	wrapper  *untrusted.Wrapper
+
+	mu       sync.Mutex
+	sessions []ports.MCPSession
+	calls    int
+	blocked  int
+}
+
+// close closes every session; safe to call more than once.
+func (r *mcpRun) close() {
+	r.mu.Lock()
+	sessions := r.sessions
+	r.sessions = nil
+	r.mu.Unlock()
+	for _, s := range sessions {
+		_ = s.Close()
+	}
+}
+
+// stats are the run's MCP statistics.
+func (r *mcpRun) stats(promptUsed bool) ports.McpStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := ports.McpStats{Calls: r.calls, Blocked: r.blocked}
+	if r.budget != nil {
+		st.Bytes = r.budget.BytesUsed()
+	}
+	if promptUsed {
+		v := McpPromptVersion
+		st.Prompt = &v
+	}
+	return st
+}
+
+// mcpServer is a selected server with its decrypted credential, for this
+// run only.
+type mcpServer struct {
+	srv    *server.Server
+	target ports.MCPTarget
+}
+
+// loadServers reads the run's servers (of the tenant, enabled,
+// acknowledged) and opens their credentials.
+func (r *mcpRun) loadServers(ctx context.Context, ids []string) ([]mcpServer, error) {
+	type row struct {
+		srv *server.Server
+		enc []byte
+	}
+	var rows []row
+	err := r.deps.Tenants.InTenant(ctx, r.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		for _, id := range ids {
+			s, err := tx.Servers().Get(ctx, id)
+			if errors.Is(err, ports.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if !s.Enabled() || !s.Acknowledged() {
+				continue
+			}
+			enc, err := tx.Servers().Credential(ctx, id)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, row{s, enc})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]mcpServer, 0, len(rows))
+	for _, rw := range rows {
+		cred := server.NoCredential()
+		if len(rw.enc) > 0 {
+			plain, err := r.deps.Cipher.Open(rw.enc, CredentialAAD(rw.srv.ID()))
+			if err == nil {
+				cred, err = server.UnmarshalCredentialSecret(plain)
+				clear(plain)
+			}
+			if err != nil {
+				r.warn("mcp server skipped: credential cannot be opened", rw.srv)
+				r.deps.Metrics.McpCall(CallUnavailable)
+				continue
+			}
+		}
+		out = append(out, mcpServer{srv: rw.srv, target: ports.MCPTarget{URL: rw.srv.URL(), Credential: cred}})
+	}
+	return out, nil
+}
+
+// openTools connects to each server, lists its tools again and offers the
+// allowlisted ones whose live definition still matches the pinned hash.
+// A server that cannot be reached, times out or errs is skipped. A tool
+// whose definition changed is dropped for this run, recorded as blocked,
+// and its server's lastError becomes tool_changed.
+func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalTool {
+	var tools []ExternalTool
+	names := map[string]bool{}
+	for _, ms := range servers {
+		sess, err := r.deps.Connector.Open(ctx, ms.target, limits.ReviewResponseCap)
+		if err != nil {
+			r.warn("mcp server skipped: "+connectorCode(err), ms.srv)
+			r.deps.Metrics.McpCall(CallUnavailable)
+			continue
+		}
+		r.mu.Lock()
+		r.sessions = append(r.sessions, sess)
+		r.mu.Unlock()
+		listed, err := sess.ListTools(ctx)
+		if err != nil {
+			r.warn("mcp server skipped: "+connectorCode(err), ms.srv)
+			r.deps.Metrics.McpCall(CallUnavailable)
+			continue
+		}
+		live := make(map[string]ports.ListedTool, len(listed))
+		for _, lt := range listed {
+			live[lt.Name] = lt
+		}
+		changed := false
+		for _, snap := range ms.srv.Tools() {
+			lt, ok := live[snap.Name()]
+			if !ok {
+				continue // gone from the server: not offered
+			}
+			if lt.Err != nil || !snap.Matches(lt.Definition) {
+				changed = true
+				r.blockedTool(ctx, ms.srv, snap.Name())
+				continue
+			}
+			name, err := tool.ModelToolName(ms.srv.Name().String(), snap.Name())
+			if err != nil || names[name] {
+				continue // a rename made it too long, or two servers collide
+			}
+			names[name] = true
+			tools = append(tools, &mcpTool{run: r, srv: ms.srv, snap: snap, session: sess, modelName: name})
+		}
+		if changed {
+			r.markToolChanged(ctx, ms.srv.ID())
+		}
+	}
+	sort.Slice(tools, func(i, j int) bool { return tools[i].Spec().Name < tools[j].Spec().Name })
+	return tools
+}
+
+func (r *mcpRun) blockedTool(ctx context.Context, srv *server.Server, toolName string) {
+	r.mu.Lock()
+	r.blocked++
+	r.mu.Unlock()
+	r.record(ctx, ports.ToolCall{ServerID: srv.ID(), Tool: toolName, Status: CallBlocked})
+}
+
+func (r *mcpRun) markToolChanged(ctx context.Context, serverID string) {
+	err := r.deps.Tenants.InTenant(ctx, r.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		_, err := tx.Servers().Update(ctx, serverID, func(s *server.Server) (ports.CredentialUpdate, error) {
+			s.RecordError(ToolChanged)
+			return ports.CredentialUpdate{}, nil
+		})
+		return err
+	})
+	if err != nil {
+		r.deps.warn("mcp server: cannot record tool_changed", map[string]string{"server_id": serverID, "error": err.Error()})
+	}
+}
+
+// record stores one call record (counts only) and counts the outcome.
+// A failure to store is logged: it must not fail the review.
+func (r *mcpRun) record(ctx context.Context, c ports.ToolCall) {
+	c.ReviewID = r.reviewID
+	c.CreatedAt = r.deps.Clock.Now()
+	r.deps.Metrics.McpCall(c.Status)
+	err := r.deps.Tenants.InTenant(context.WithoutCancel(ctx), r.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		return tx.Calls().Record(ctx, c)
+	})
+	if err != nil {
+		r.deps.warn("mcp call record not stored", map[string]string{"server_id": c.ServerID, "error": err.Error()})
+	}
+}
+
+func (r *mcpRun) warn(msg string, srv *server.Server) {
+	r.deps.warn(msg, map[string]string{"server_id": srv.ID(), "server": srv.Name().String(), "review_id": r.reviewID})
+}
+
+// connectorCode is the fixed code of a transport failure.
+func connectorCode(err error) string {
+	for _, c := range connectorCodes {
+		if errors.Is(err, c.err) {
+			return c.err.Error()
+		}
+	}
+	return ports.ErrServerUnreachable.Error()
+}
+
+// mcpTool is one allowlisted tool offered to the finder for one run.
+type mcpTool struct {
+	run       *mcpRun
+	srv       *server.Server
+	snap      tool.Snapshot
+	session   ports.MCPSession
+	modelName string
+}
+
+// Spec is the tool as the model sees it: the model-facing name, the
+// admin's description with the fixed prefix, and the stored schema
+// without property descriptions.
+func (t *mcpTool) Spec() ports.ToolSpec {
+	return ports.ToolSpec{
+		Name:        t.modelName,
+		Description: tool.ModelDescription(t.srv.Name().String(), t.snap.Description()),
+		Parameters:  t.snap.Schema().ModelSchema(),
+	}
+}
+
+func (t *mcpTool) source() string { return "mcp:" + t.srv.Name().String() + "/" + t.snap.Name() }
+
+// refusal is the model's answer to a call that was not made or not kept.
+func refusal(status string) string { return fmt.Sprintf(`{"error": %q}`, status) }
+
+// Call runs the guarded call pipeline (threat analysis, Execution), in
+// this order: run budget → strict arguments → secret and personal-data
+// scan of the arguments → tools/call → text and structuredContent only →
+// 64 KiB → secret scan of the result → redaction → 8,000 characters →
+// untrusted wrapper. Every call is recorded with counts only.
+func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) string {
+	r := t.run
+	start := r.deps.Clock.Now()
+	rec := ports.ToolCall{ServerID: t.srv.ID(), Tool: t.snap.Name(), RequestBytes: len(args)}
+	finish := func(status string, answer string) string {
+		rec.Status = status
+		rec.Duration = r.deps.Clock.Now().Sub(start)
+		if status == CallBlocked {
+			r.mu.Lock()
+			r.blocked++
+			r.mu.Unlock()
+		}
+		r.record(ctx, rec)
+		return answer
+	}
+
+	res, err := r.budget.Reserve()
+	if err != nil {
+		return finish(CallBudgetExhausted, refusal(CallBudgetExhausted))
+	}
+	defer res.Release() // no-op after Commit
+	r.mu.Lock()
+	r.calls++
+	r.mu.Unlock()
+
+	if err := t.snap.Schema().Validate(args); err != nil {
+		return finish(CallInvalidArguments, refusal(CallInvalidArguments+": "+argumentReason(err)))
+	}
+	sent, err := tool.Canonicalize(args)
+	if err != nil {
+		return finish(CallInvalidArguments, refusal(CallInvalidArguments))
+	}
+	sum := sha256.Sum256(sent)
+	rec.ArgumentsHash = hex.EncodeToString(sum[:])
+	rec.RequestBytes = len(sent)
+	if len(r.deps.Scanner.Scan(argumentText(sent))) > 0 {
+		return finish(CallBlocked, refusal(CallBlocked+": the arguments look like a secret or personal data; nothing was sent"))
+	}
+
+	out, err := t.session.CallTool(ctx, t.snap.Name(), sent)
+	if err != nil {
+		if errors.Is(err, ports.ErrResponseTooLarge) {
+			rec.ResponseBytes = limits.ReviewResponseCap
+			return finish(CallTooLarge, refusal(CallTooLarge))
+		}
+		return finish(CallUnavailable, refusal(CallUnavailable))
+	}
+	text := resultText(out)
+	rec.ResponseBytes = len(text)
+	if len(text) > limits.ToolResultCap {
+		_ = res.Commit(len(text))
+		return finish(CallTooLarge, refusal(CallTooLarge))
+	}
+	if hasSecret(r.deps.Scanner.Scan(text)) {
+		return finish(CallBlocked, refusal(CallBlocked+": the result contained a secret and was dropped"))
+	}
+	text = capChars(r.deps.Scanner.Redact(text), limits.ResultPromptChars)
+	var wrapped string
+	if out.IsError {
+		wrapped, err = r.wrapper.WrapError(t.source(), text)
+	} else {
+		wrapped, err = r.wrapper.Wrap(t.source(), text)
+	}
+	if err != nil {
+		return finish(CallError, refusal(CallError))
+	}
+	_ = res.Commit(rec.ResponseBytes)
+	if out.IsError {
+		return finish(CallError, wrapped)
+	}
+	return finish(CallOK, wrapped)
+}
+
+// argumentText is what the scanner reads for a call's arguments: the JSON
+// as sent, and each decoded string value, so an escaped secret
+// ("\u0041KIA…") is read as the server would read it.
+func argumentText(sent []byte) string {
+	var values map[string]any
+	parts := []string{string(sent)}
+	if json.Unmarshal(sent, &values) == nil {
+		keys := make([]string, 0, len(values))
+		for k := range values {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if s, ok := values[k].(string); ok {
+				parts = append(parts, s)
+			}
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// resultText keeps the text items and structuredContent (as JSON);
+// images, audio, resources and links were dropped by the adapter.
+func resultText(out ports.ToolResult) string {
+	parts := append([]string{}, out.Texts...)
+	if len(out.Structured) > 0 {
+		parts = append(parts, string(out.Structured))
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// hasSecret reports a finding that is a secret (not only personal data).
+func hasSecret(findings []ports.SecretFinding) bool {
+	for _, f := range findings {
+		if !personalDataRules[f.Rule] {
+			return true
+		}
+	}
+	return false
+}
+
+// argumentReason is the validation reason without any argument value.
+func argumentReason(err error) string {
+	var ae *tool.ArgumentError
+	if errors.As(err, &ae) {
+		return ae.Field + " " + ae.Reason
+	}
+	return "arguments do not match the schema"
+}
+
+// compile-time check
+var _ ExternalTool = (*mcpTool)(nil)
+
+// warn logs through the deps' Warn hook, if any.
+func (d ReviewDeps) warn(msg string, fields map[string]string) {
+	if d.Warn != nil {
+		d.Warn(msg, fields)
+	}
+}

@@ -1,0 +1,147 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/codelotse/codelotse/domain/budget"
+	"github.com/codelotse/codelotse/domain/gate"
+	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/untrusted"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// ReviewDeps are the ports a review run needs.
+type ReviewDeps struct {
+	Tenants   ports.Tenants
+	Cipher    ports.Cipher
+	Connector ports.MCPConnector
+	Model     ports.Model
+	Scanner   ports.SecretScanner
+	Metrics   ports.Metrics
+	Clock     ports.Clock
+	Gates     Gates
+	// Rand feeds the untrusted wrapper's boundaries (crypto/rand.Reader).
+	Rand io.Reader
+	// Warn logs a warning with fields that never hold a URL, an argument,
+	// a result or a credential.
+	Warn func(msg string, fields map[string]string)
+}
+
+// ReviewRunner runs queued reviews; the worker calls it.
+type ReviewRunner struct{ d ReviewDeps }
+
+// NewReviewRunner returns the runner.
+func NewReviewRunner(d ReviewDeps) *ReviewRunner { return &ReviewRunner{d: d} }
+
+// RunReview runs one review: it marks the run running, gathers the MCP
+// context when the gate allows it, runs the pipeline and stores the
+// result. MCP never fails a review: a server that cannot be used is
+// skipped. Every MCP session is closed before RunReview returns, on
+// success, error, panic and cancellation.
+func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string) error {
+	var run ports.ReviewRun
+	err := h.d.Tenants.InTenant(ctx, tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		var err error
+		run, err = tx.Reviews().Start(ctx, reviewID, h.d.Clock.Now())
+		return err
+	})
+	if errors.Is(err, ports.ErrConflict) || errors.Is(err, ports.ErrNotFound) {
+		return nil // finished by an earlier attempt, or deleted: nothing to do
+	}
+	if err != nil {
+		return fmt.Errorf("start review: %w", err)
+	}
+
+	mcp := &mcpRun{deps: h.d, tenantID: tenantID, reviewID: reviewID}
+	defer mcp.close()
+	tools, err := h.mcpContext(ctx, mcp, run)
+	if err != nil {
+		return err
+	}
+	out, err := (&Pipeline{Model: h.d.Model}).Run(ctx, ReviewPipelineInput{
+		Title: run.Title, Description: run.Description, Diff: run.Diff, Files: run.Files, ExternalTools: tools,
+	})
+	if err != nil {
+		return err
+	}
+	mcp.close()
+	run.Status = ports.ReviewDone
+	run.PromptVersion = ReviewPromptVersion
+	run.Findings = out.Findings
+	run.Summary = out.Summary
+	run.Stats = ports.ReviewStats{Mcp: mcp.stats(out.McpPrompt)}
+	run.FinishedAt = h.d.Clock.Now()
+	return h.d.Tenants.InTenant(context.WithoutCancel(ctx), tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		return tx.Reviews().Finish(ctx, run)
+	})
+}
+
+// mcpContext returns the external tools of a run, or none. The gate comes
+// first: with the feature not signed off or disabled on the instance it
+// returns before reading anything; with the repository's policy off, no
+// server, or a public repository (as it is now, not when the policy was
+// set) it returns before touching the MCP tables or the network.
+func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run ports.ReviewRun) ([]ExternalTool, error) {
+	if !h.d.Gates.SignedOff || !h.d.Gates.Instance.Allowed() {
+		return nil, nil
+	}
+	var (
+		eff  policy.Effective
+		repo ports.Repository
+	)
+	err := h.d.Tenants.InTenant(ctx, mcp.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		var err error
+		if repo, err = tx.Repositories().Get(ctx, run.RepositoryID); err != nil {
+			return err
+		}
+		stored, ok, err := tx.Policies().Repository(ctx, run.RepositoryID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			stored = inheritSection()
+		}
+		def, err := tx.Policies().Default(ctx)
+		if err != nil {
+			return err
+		}
+		eff = policy.Merge(def, stored)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read policy: %w", err)
+	}
+	if !gate.EffectiveMcpContext(eff, repo.Visibility, h.d.Gates.SignedOff, h.d.Gates.Instance.Allowed()) {
+		return nil, nil
+	}
+	if mcp.budget, err = budget.NewRunBudget(eff.MaxCalls()); err != nil {
+		return nil, nil
+	}
+	if mcp.wrapper, err = untrusted.NewWrapper(h.d.Rand); err != nil {
+		return nil, fmt.Errorf("untrusted wrapper: %w", err)
+	}
+	servers, err := mcp.loadServers(ctx, eff.Servers())
+	if err != nil {
+		return nil, fmt.Errorf("read MCP servers: %w", err)
+	}
+	return mcp.openTools(ctx, servers), nil
+}
+
+// FailReview marks a run failed after its last attempt.
+func (h *ReviewRunner) FailReview(ctx context.Context, tenantID, reviewID string) error {
+	return h.d.Tenants.InTenant(ctx, tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		run, err := tx.Reviews().Get(ctx, reviewID)
+		if err != nil {
+			return err
+		}
+		if run.Status == ports.ReviewDone || run.Status == ports.ReviewFailed {
+			return nil
+		}
+		run.Status = ports.ReviewFailed
+		run.FinishedAt = h.d.Clock.Now()
+		return tx.Reviews().Finish(ctx, run)
+	})
+}
