@@ -29,7 +29,10 @@ import (
 // fakeReviews is an in-memory ports.ReviewRepo.
 type fakeReviews struct{ runs map[string]ports.ReviewRun }
 
-func (f *fakeReviews) Insert(_ context.Context, r ports.ReviewRun) error { f.runs[r.ID] = r; return nil }
+func (f *fakeReviews) Insert(_ context.Context, r ports.ReviewRun) error {
+	f.runs[r.ID] = r
+	return nil
+}
 func (f *fakeReviews) Get(_ context.Context, id string) (ports.ReviewRun, error) {
 	r, ok := f.runs[id]
 	if !ok {
@@ -49,7 +52,10 @@ func (f *fakeReviews) Start(_ context.Context, id string, at time.Time) (ports.R
 	f.runs[id] = r
 	return r, nil
 }
-func (f *fakeReviews) Finish(_ context.Context, r ports.ReviewRun) error { f.runs[r.ID] = r; return nil }
+func (f *fakeReviews) Finish(_ context.Context, r ports.ReviewRun) error {
+	f.runs[r.ID] = r
+	return nil
+}
 
 // scriptModel answers per step from a list of turns and records every
 // request (step, offered tool names, messages).
@@ -148,7 +154,7 @@ type countingMetrics struct {
 }
 
 func (c *countingMetrics) McpCall(o string) { c.mu.Lock(); c.n[o]++; c.mu.Unlock() }
-func (c *countingMetrics) get(o string) int  { c.mu.Lock(); defer c.mu.Unlock(); return c.n[o] }
+func (c *countingMetrics) get(o string) int { c.mu.Lock(); defer c.mu.Unlock(); return c.n[o] }
 
 // mcpFake is a connector whose sessions answer from handlers and record
 // every call's arguments.
@@ -182,7 +188,9 @@ type mcpFakeSession struct {
 	closed atomic.Bool
 }
 
-func (s *mcpFakeSession) ListTools(context.Context) ([]ports.ListedTool, error) { return s.f.tools, nil }
+func (s *mcpFakeSession) ListTools(context.Context) ([]ports.ListedTool, error) {
+	return s.f.tools, nil
+}
 func (s *mcpFakeSession) CallTool(_ context.Context, name string, args json.RawMessage) (ports.ToolResult, error) {
 	s.f.mu.Lock()
 	s.f.sent = append(s.f.sent, string(args))

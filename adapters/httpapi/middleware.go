@@ -2,9 +2,9 @@ package httpapi
 
 import (
 	"crypto/rand"
-	"fmt"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"runtime/debug"
 	"time"

@@ -77,7 +77,7 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 		ReadTimeout:  time.Minute,
 		WriteTimeout: 3 * time.Minute,
 		IdleTimeout:  2 * time.Minute,
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		BaseContext:  func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -16,6 +16,8 @@ const migrateLockKey int64 = 0x636f64656c6f7473 // "codelots"
 
 // Migrate applies the pending migrations and returns their names
 // (version_name), oldest first; none when the database is up to date.
+// River's own migrations (the job queue's tables) are applied first, in
+// the same lock, and are not listed.
 //
 // Concurrent callers, in this process or another, wait for each other on a
 // session advisory lock held on a separate connection, so the pool may be
@@ -30,6 +32,10 @@ func (db *DB) Migrate(ctx context.Context) (applied []string, err error) {
 	defer conn.Close(context.WithoutCancel(ctx))
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrateLockKey); err != nil {
 		return nil, fmt.Errorf("postgres: migrate: lock: %w", err)
+	}
+	// The CodeLotse migrations grant on River's tables: River goes first.
+	if err := db.migrateRiver(ctx); err != nil {
+		return nil, err
 	}
 
 	m := migrate.NewMigrator(db.bun, migrations.New(), migrate.WithMarkAppliedOnSuccess(true))

@@ -54,6 +54,7 @@ func (t *tenantTx) Repositories() ports.RepositoryRepo { return repositoryRepo{t
 func (t *tenantTx) Policies() ports.PolicyRepo         { return policyRepo{t} }
 func (t *tenantTx) Audit() ports.AuditLog              { return auditLog{t} }
 func (t *tenantTx) Calls() ports.CallLog               { return callLog{t} }
+func (t *tenantTx) Reviews() ports.ReviewRepo          { return reviewRepo{t} }
 
 // pgError returns the PostgreSQL error code and constraint of err, if any.
 func pgError(err error) (code, constraint string) {

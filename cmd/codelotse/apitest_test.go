@@ -19,6 +19,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/jackc/pgx/v5"
 )
 
 // Black-box harness: the real binary on a fresh database, driven over HTTP
@@ -57,8 +58,53 @@ func openapiRouter(t *testing.T) routers.Router {
 type instance struct {
 	t    *testing.T
 	base string
+	dsn  string
 	env  []string
 	logs *syncBuffer
+	// secrets are strings (tokens, credentials) that must never appear in
+	// the instance's logs; see checkLogsHoldNoSecrets.
+	secrets *secretSet
+}
+
+type secretSet struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (s *secretSet) add(v ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.list = append(s.list, v...)
+}
+
+func (s *secretSet) all() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.list...)
+}
+
+// on returns a view of the instance that reports failures to t (a
+// subtest); the process, logs and secrets are shared.
+func (in *instance) on(t *testing.T) *instance {
+	c := *in
+	c.t = t
+	return &c
+}
+
+// secret records values that must never appear in the logs.
+func (in *instance) secret(v ...string) { in.secrets.add(v...) }
+
+// checkLogsHoldNoSecrets fails t if any recorded secret appears in the
+// instance's logs. Register it with t.Cleanup after startInstance, so it
+// runs once every (parallel) subtest is done and before the instance stops.
+func (in *instance) checkLogsHoldNoSecrets(t *testing.T) {
+	t.Helper()
+	logs := in.logs.String()
+	for _, s := range in.secrets.all() {
+		if s != "" && strings.Contains(logs, s) {
+			t.Errorf("the instance logs contain the secret %q", s)
+		}
+	}
 }
 
 type syncBuffer struct {
@@ -82,7 +128,13 @@ func (s *syncBuffer) String() string {
 // given extra environment and waits until it listens.
 func startInstance(t *testing.T, extraEnv ...string) *instance {
 	t.Helper()
-	dsn := pgtest.DSN(t)
+	return startInstanceOn(t, pgtest.DSN(t), extraEnv...)
+}
+
+// startInstanceOn starts the binary on an existing migrated database, so
+// two instances with different environments can share one database.
+func startInstanceOn(t *testing.T, dsn string, extraEnv ...string) *instance {
+	t.Helper()
 	env := append(os.Environ(), "QUAVON_DATABASE_URL="+dsn, "QUAVON_HTTP_ADDR=127.0.0.1:0", "QUAVON_LOG_LEVEL=debug")
 	env = append(env, extraEnv...)
 	cmd := exec.Command(binary, "serve")
@@ -94,7 +146,7 @@ func startInstance(t *testing.T, extraEnv ...string) *instance {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	in := &instance{t: t, env: env, logs: &syncBuffer{}}
+	in := &instance{t: t, dsn: dsn, env: env, logs: &syncBuffer{}, secrets: &secretSet{}}
 	addrc := make(chan string, 1)
 	done := make(chan struct{})
 	go func() {
@@ -148,8 +200,14 @@ func (in *instance) cli(args ...string) string {
 }
 
 func (in *instance) tryCLI(args ...string) (stdout, stderr string, err error) {
+	return in.tryCLIEnv(nil, args...)
+}
+
+// tryCLIEnv runs a codelotse command with the instance's environment plus
+// extraEnv (a later entry wins over an earlier one for the same variable).
+func (in *instance) tryCLIEnv(extraEnv []string, args ...string) (stdout, stderr string, err error) {
 	cmd := exec.Command(binary, args...)
-	cmd.Env = in.env
+	cmd.Env = append(append([]string{}, in.env...), extraEnv...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()
@@ -161,9 +219,34 @@ func (in *instance) tryCLI(args ...string) (stdout, stderr string, err error) {
 func (in *instance) tenant(name, permissions string) (string, *client) {
 	in.t.Helper()
 	id := in.cli("tenants", "create", "--name", name)
-	token := in.cli("tokens", "create", "--tenant", id, "--permissions", permissions)
-	return id, &client{in: in, token: token}
+	return id, in.token(id, permissions)
 }
+
+// token creates another token of the tenant and returns a client using it.
+func (in *instance) token(tenantID, permissions string) *client {
+	in.t.Helper()
+	token := in.cli("tokens", "create", "--tenant", tenantID, "--permissions", permissions)
+	in.secret(token)
+	return &client{in: in, token: token}
+}
+
+// db opens a connection to the instance's database as the DSN's role (a
+// superuser in the tests, so row-level security does not apply), for raw
+// checks of what is stored. It is closed when the test ends.
+func (in *instance) db() *pgx.Conn {
+	in.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, in.dsn)
+	if err != nil {
+		in.t.Fatalf("connect to the instance's database: %v", err)
+	}
+	in.t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}
+
+// on returns a client that reports failures to t (a subtest).
+func (c *client) on(t *testing.T) *client { return &client{in: c.in.on(t), token: c.token} }
 
 // client calls the API with one token.
 type client struct {
