@@ -37,7 +37,7 @@ const ToolChanged = "tool_changed"
 // personalDataRules are scanner rules whose matches are personal data,
 // not secrets: in a result they are redacted, not a reason to drop it.
 // In arguments every rule blocks the call.
-var personalDataRules = map[string]bool{"email": true}
+var personalDataRules = map[string]bool{ports.SecretRuleEmail: true}
 
 // mcpRun is the MCP context of one review run: its sessions, its budget
 // and its statistics. Created per run, closed in the run's finally;

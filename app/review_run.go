@@ -74,9 +74,13 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 	run.Summary = out.Summary
 	run.Stats = ports.ReviewStats{Mcp: mcp.stats(out.McpPrompt)}
 	run.FinishedAt = h.d.Clock.Now()
-	return h.d.Tenants.InTenant(context.WithoutCancel(ctx), tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err = h.d.Tenants.InTenant(context.WithoutCancel(ctx), tenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		return tx.Reviews().Finish(ctx, run)
 	})
+	if errors.Is(err, ports.ErrConflict) || errors.Is(err, ports.ErrNotFound) {
+		return nil // another attempt finished it, or it was deleted
+	}
+	return err
 }
 
 // mcpContext returns the external tools of a run, or none. The gate comes
@@ -130,9 +134,10 @@ func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run ports.Re
 	return mcp.openTools(ctx, servers), nil
 }
 
-// FailReview marks a run failed after its last attempt.
+// FailReview marks a run failed after its last attempt. A run that is
+// gone or already finished needs nothing.
 func (h *ReviewRunner) FailReview(ctx context.Context, tenantID, reviewID string) error {
-	return h.d.Tenants.InTenant(ctx, tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err := h.d.Tenants.InTenant(ctx, tenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		run, err := tx.Reviews().Get(ctx, reviewID)
 		if err != nil {
 			return err
@@ -144,4 +149,8 @@ func (h *ReviewRunner) FailReview(ctx context.Context, tenantID, reviewID string
 		run.FinishedAt = h.d.Clock.Now()
 		return tx.Reviews().Finish(ctx, run)
 	})
+	if errors.Is(err, ports.ErrNotFound) || errors.Is(err, ports.ErrConflict) {
+		return nil
+	}
+	return err
 }

@@ -137,7 +137,7 @@ func (regexScanner) Scan(s string) []ports.SecretFinding {
 		out = append(out, ports.SecretFinding{Rule: "aws-access-token", Start: m[0], End: m[1]})
 	}
 	for _, m := range email.FindAllStringIndex(s, -1) {
-		out = append(out, ports.SecretFinding{Rule: "email", Start: m[0], End: m[1]})
+		out = append(out, ports.SecretFinding{Rule: ports.SecretRuleEmail, Start: m[0], End: m[1]})
 	}
 	return out
 }

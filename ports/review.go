@@ -132,6 +132,10 @@ type SecretFinding struct {
 	End   int
 }
 
+// SecretRuleEmail is the rule name every SecretScanner gives e-mail
+// addresses: personal data, redacted in results, blocked in arguments.
+const SecretRuleEmail = "email-address"
+
 // SecretScanner finds secrets, credentials in URLs and e-mail addresses in
 // text. Safe for concurrent use.
 type SecretScanner interface {

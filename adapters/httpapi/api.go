@@ -148,6 +148,9 @@ func (rt *router) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, status, string(app.CodeInternal), "internal error", nil)
 		return
 	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="codelotse"`)
+	}
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 	}

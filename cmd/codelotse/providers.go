@@ -63,10 +63,11 @@ func provideRules(cfg config.Config) netpolicy.Rules {
 
 func provideResolver() ports.Resolver { return net.DefaultResolver }
 
-// systemClock is the wall clock.
+// systemClock is the wall clock at PostgreSQL's precision (microseconds),
+// so a time answered after a write is the time every later read answers.
 type systemClock struct{}
 
-func (systemClock) Now() time.Time { return time.Now().UTC() }
+func (systemClock) Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 func provideClock() ports.Clock { return systemClock{} }
 

@@ -1,0 +1,196 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/codelotse/codelotse/ports"
+)
+
+// reviewRow is a row of review_runs.
+type reviewRow struct {
+	bun.BaseModel `bun:"table:review_runs,alias:rv"`
+
+	ID            string            `bun:"id,pk,type:uuid"`
+	TenantID      string            `bun:"tenant_id,type:uuid"`
+	RepositoryID  string            `bun:"repository_id,type:uuid"`
+	Status        string            `bun:"status"`
+	Title         string            `bun:"title"`
+	Description   string            `bun:"description"`
+	Diff          string            `bun:"diff"`
+	Files         map[string]string `bun:"files,type:jsonb,notnull"`
+	PromptVersion sql.NullString    `bun:"prompt_version"`
+	Findings      []ports.Finding   `bun:"findings,type:jsonb,notnull"`
+	Summary       string            `bun:"summary"`
+	Stats         ports.ReviewStats `bun:"stats,type:jsonb,notnull"`
+	CreatedAt     time.Time         `bun:"created_at,nullzero"`
+	StartedAt     bun.NullTime      `bun:"started_at"`
+	FinishedAt    bun.NullTime      `bun:"finished_at"`
+}
+
+func (r reviewRow) toPort() ports.ReviewRun {
+	run := ports.ReviewRun{
+		ID: r.ID, RepositoryID: r.RepositoryID, Status: r.Status,
+		Title: r.Title, Description: r.Description, Diff: r.Diff, Files: r.Files,
+		PromptVersion: r.PromptVersion.String, Findings: r.Findings, Summary: r.Summary, Stats: r.Stats,
+		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt.Time, FinishedAt: r.FinishedAt.Time,
+	}
+	if run.Files == nil {
+		run.Files = map[string]string{}
+	}
+	if run.Findings == nil {
+		run.Findings = []ports.Finding{}
+	}
+	return run
+}
+
+// reviewRepo implements [ports.ReviewRepo] inside one tenant transaction.
+type reviewRepo struct{ t *tenantTx }
+
+// Insert stores r as a queued run and enqueues its job on the same
+// transaction. r.ID is chosen by the caller and must be a UUID; the status
+// and the result fields of r are ignored. A repository that is missing or
+// belongs to another tenant is [ports.ErrNotFound]; a used id is
+// [ports.ErrConflict].
+func (rr reviewRepo) Insert(ctx context.Context, r ports.ReviewRun) error {
+	if !isUUID(r.ID) {
+		return fmt.Errorf("postgres: insert review: id %q is not a UUID", r.ID)
+	}
+	if !isUUID(r.RepositoryID) {
+		return fmt.Errorf("postgres: insert review: repository: %w", ports.ErrNotFound)
+	}
+	files := r.Files
+	if files == nil {
+		files = map[string]string{}
+	}
+	row := reviewRow{
+		ID: r.ID, TenantID: rr.t.tenantID, RepositoryID: r.RepositoryID, Status: ports.ReviewQueued,
+		Title: r.Title, Description: r.Description, Diff: r.Diff, Files: files,
+		Findings: []ports.Finding{}, CreatedAt: r.CreatedAt,
+	}
+	err := inSavepoint(ctx, rr.t.tx, func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.NewInsert().Model(&row).
+			ExcludeColumn("prompt_version", "summary", "stats", "started_at", "finished_at").
+			Returning("NULL").Exec(ctx)
+		return err
+	})
+	switch code, _ := pgError(err); {
+	case code == codeUniqueViolation:
+		return fmt.Errorf("postgres: insert review: %w", ports.ErrConflict)
+	case code == codeForeignKeyViolation:
+		return fmt.Errorf("postgres: insert review: repository: %w", ports.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("postgres: insert review: %w", err)
+	}
+	return enqueueReview(ctx, rr.t.tx.Tx, rr.t.tenantID, r.ID)
+}
+
+// Get returns a run of the tenant or [ports.ErrNotFound].
+func (rr reviewRepo) Get(ctx context.Context, id string) (ports.ReviewRun, error) {
+	if !isUUID(id) {
+		return ports.ReviewRun{}, fmt.Errorf("postgres: get review: %w", ports.ErrNotFound)
+	}
+	var row reviewRow
+	err := rr.t.tx.NewSelect().Model(&row).Where("rv.id = ? AND rv.tenant_id = ?", id, rr.t.tenantID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ports.ReviewRun{}, fmt.Errorf("postgres: get review: %w", ports.ErrNotFound)
+	}
+	if err != nil {
+		return ports.ReviewRun{}, fmt.Errorf("postgres: get review: %w", err)
+	}
+	return row.toPort(), nil
+}
+
+// Start marks a queued or running run as running and returns it. A retry
+// (the run is already running) keeps the time of the first start.
+// [ports.ErrConflict] when the run is done or failed, [ports.ErrNotFound]
+// when it is missing.
+func (rr reviewRepo) Start(ctx context.Context, id string, at time.Time) (ports.ReviewRun, error) {
+	if !isUUID(id) {
+		return ports.ReviewRun{}, fmt.Errorf("postgres: start review: %w", ports.ErrNotFound)
+	}
+	var row reviewRow
+	err := rr.t.tx.NewUpdate().Model(&row).
+		Set("status = ?", ports.ReviewRunning).
+		Set("started_at = coalesce(rv.started_at, ?)", at).
+		Where("rv.id = ? AND rv.tenant_id = ?", id, rr.t.tenantID).
+		Where("rv.status IN (?, ?)", ports.ReviewQueued, ports.ReviewRunning).
+		Returning("*").Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ports.ReviewRun{}, rr.missingOrFinished(ctx, "start review", id)
+	}
+	if err != nil {
+		return ports.ReviewRun{}, fmt.Errorf("postgres: start review: %w", err)
+	}
+	return row.toPort(), nil
+}
+
+// Finish stores the result of a queued or running run: r.Status (done or
+// failed), findings, summary, stats, prompt version and r.FinishedAt (the
+// transaction's time when zero). A run that is already done or failed is
+// [ports.ErrConflict] and keeps its result, so a late failure never
+// overwrites a finished review; a missing run is [ports.ErrNotFound].
+func (rr reviewRepo) Finish(ctx context.Context, r ports.ReviewRun) error {
+	if r.Status != ports.ReviewDone && r.Status != ports.ReviewFailed {
+		return fmt.Errorf("postgres: finish review: status %q is not %s or %s", r.Status, ports.ReviewDone, ports.ReviewFailed)
+	}
+	if !isUUID(r.ID) {
+		return fmt.Errorf("postgres: finish review: %w", ports.ErrNotFound)
+	}
+	findings := r.Findings
+	if findings == nil {
+		findings = []ports.Finding{}
+	}
+	findingsJSON, err := json.Marshal(findings)
+	if err != nil {
+		return fmt.Errorf("postgres: finish review: findings: %w", err)
+	}
+	statsJSON, err := json.Marshal(r.Stats)
+	if err != nil {
+		return fmt.Errorf("postgres: finish review: stats: %w", err)
+	}
+	finishedAt := bun.NullTime{Time: r.FinishedAt}
+	res, err := rr.t.tx.NewUpdate().Model((*reviewRow)(nil)).
+		Set("status = ?", r.Status).
+		Set("findings = ?::jsonb", string(findingsJSON)).
+		Set("summary = ?", r.Summary).
+		Set("stats = ?::jsonb", string(statsJSON)).
+		Set("prompt_version = nullif(?, '')", r.PromptVersion).
+		Set("finished_at = coalesce(?, now())", finishedAt).
+		Where("rv.id = ? AND rv.tenant_id = ?", r.ID, rr.t.tenantID).
+		Where("rv.status IN (?, ?)", ports.ReviewQueued, ports.ReviewRunning).
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: finish review: %w", err)
+	}
+	n, err := rowsAffected(res)
+	if err != nil {
+		return fmt.Errorf("postgres: finish review: %w", err)
+	}
+	if n == 0 {
+		return rr.missingOrFinished(ctx, "finish review", r.ID)
+	}
+	return nil
+}
+
+// missingOrFinished tells why a transition matched no row: the run is
+// missing (ErrNotFound) or already finished (ErrConflict).
+func (rr reviewRepo) missingOrFinished(ctx context.Context, op, id string) error {
+	var exists bool
+	err := rr.t.tx.NewRaw("SELECT EXISTS (SELECT FROM review_runs WHERE id = ? AND tenant_id = ?)", id, rr.t.tenantID).
+		Scan(ctx, &exists)
+	switch {
+	case err != nil:
+		return fmt.Errorf("postgres: %s: %w", op, err)
+	case exists:
+		return fmt.Errorf("postgres: %s: run is finished: %w", op, ports.ErrConflict)
+	default:
+		return fmt.Errorf("postgres: %s: %w", op, ports.ErrNotFound)
+	}
+}

@@ -1,0 +1,341 @@
+// Package worker is the driving adapter that runs review jobs: a River
+// client on the shared pgx pool that takes the jobs the review request
+// enqueued (see the postgres adapter's ReviewRepo.Insert) and hands them
+// to the application, and that schedules the retention of tool-call
+// records.
+//
+// Any number of replicas may run; River hands each job to one of them.
+// A review is never left running forever:
+//
+//   - a failed attempt is retried, up to [Options.MaxAttempts] attempts;
+//     when the last one fails, [ReviewHandler.FailReview] marks the run
+//     failed;
+//   - the job has more River attempts than review attempts; the spare ones
+//     only mark the run failed, so a run whose last review attempt was lost
+//     (a killed worker, a failed FailReview) still ends as failed;
+//   - a worker killed mid-run leaves its job in River's running state; the
+//     leader's rescuer makes it retryable after
+//     [Options.RescueStuckJobsAfter], and the next attempt resumes the run
+//     (ReviewRepo.Start accepts a running run);
+//   - a job cancelled through River marks its run failed;
+//   - on shutdown, in-flight runs get [Options.DrainTimeout] to finish;
+//     runs still going are then cancelled and put back in the queue
+//     without using up an attempt, for another replica to resume.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/rs/zerolog"
+)
+
+// The jobs this adapter runs. ReviewJobKind and the JSON of the review
+// job's arguments ({"tenantId", "reviewId"}) must match what the postgres
+// adapter enqueues; the tests enqueue through it.
+const (
+	// ReviewJobKind is the River job kind of a review run.
+	ReviewJobKind = "review_run"
+	// RetentionJobKind is the River job kind of the retention of tool-call
+	// records.
+	RetentionJobKind = "tool_call_retention"
+	// MaintenanceQueue is the River queue of the retention job, apart from
+	// the review queue (River's default queue) so that neither waits for
+	// the other.
+	MaintenanceQueue = "maintenance"
+)
+
+// Defaults of [Options].
+const (
+	DefaultWorkers     = 4
+	DefaultMaxAttempts = 3
+	// DefaultJobTimeout bounds one attempt: the finder's 240 s wall clock,
+	// then the verifier and the summary.
+	DefaultJobTimeout = 5 * time.Minute
+	// DefaultRescueStuckJobsAfter must exceed the job timeout, or a job
+	// still running on a live worker would be rescued and run twice.
+	DefaultRescueStuckJobsAfter = DefaultJobTimeout + time.Minute
+	DefaultDrainTimeout         = 30 * time.Second
+	DefaultRetryBackoff         = 10 * time.Second
+	DefaultRetentionInterval    = time.Hour
+)
+
+const (
+	// maxRetryBackoff caps the exponential retry delay.
+	maxRetryBackoff = 10 * time.Minute
+	// failTimeout bounds a FailReview that runs after the attempt's own
+	// context ended (a timeout, a remote cancel).
+	failTimeout = 30 * time.Second
+	// hardStopTimeout is how long Run waits, after cancelling the jobs that
+	// outlived the drain timeout, for them to return.
+	hardStopTimeout = 10 * time.Second
+)
+
+// ReviewHandler is the subset of the application the worker needs. Both
+// methods are called concurrently, for different runs and, after a rescue,
+// possibly for the same run; both must be idempotent.
+type ReviewHandler interface {
+	// RunReview runs the review (Start, the pipeline, Finish). It returns
+	// nil when the run is already finished, and an error to have the
+	// attempt retried. It must return when ctx is done.
+	RunReview(ctx context.Context, tenantID, reviewID string) error
+	// FailReview marks the run failed; nil when it is already finished.
+	FailReview(ctx context.Context, tenantID, reviewID string) error
+}
+
+// Retention is the subset of the database the retention job needs.
+type Retention interface {
+	// DeleteExpiredToolCalls deletes the tool-call records older than
+	// their tenant's retention and returns how many it deleted.
+	DeleteExpiredToolCalls(ctx context.Context) (int64, error)
+}
+
+// Options configure a [Worker]. Zero values take the defaults above.
+type Options struct {
+	// Workers is how many reviews run at once in this replica. Each holds
+	// a pool connection while it queries, and River keeps about three more
+	// (LISTEN, fetches, completions): size the pool above Workers.
+	Workers int
+	// MaxAttempts is how many attempts run the review; it is capped at
+	// one less than the job's River max_attempts.
+	MaxAttempts int
+	// JobTimeout cancels an attempt's context after this long.
+	JobTimeout time.Duration
+	// RescueStuckJobsAfter is how long a job may stay running before the
+	// rescuer takes it for lost (its worker died) and retries it. It must
+	// be greater than JobTimeout.
+	RescueStuckJobsAfter time.Duration
+	// DrainTimeout is how long Run waits for in-flight runs after its
+	// context is cancelled before it cancels them.
+	DrainTimeout time.Duration
+	// RetryBackoff is the delay before the second attempt; it doubles with
+	// every attempt, up to 10 minutes.
+	RetryBackoff time.Duration
+	// Retention, when set, is run every RetentionInterval (and once when a
+	// replica becomes the leader) by one replica of the cluster.
+	Retention         Retention
+	RetentionInterval time.Duration
+}
+
+func (o Options) withDefaults() (Options, error) {
+	o.Workers = cmpOr(o.Workers, DefaultWorkers)
+	o.MaxAttempts = cmpOr(o.MaxAttempts, DefaultMaxAttempts)
+	o.JobTimeout = cmpOr(o.JobTimeout, DefaultJobTimeout)
+	if o.RescueStuckJobsAfter == 0 {
+		o.RescueStuckJobsAfter = max(DefaultRescueStuckJobsAfter, o.JobTimeout+time.Minute)
+	}
+	o.DrainTimeout = cmpOr(o.DrainTimeout, DefaultDrainTimeout)
+	o.RetryBackoff = cmpOr(o.RetryBackoff, DefaultRetryBackoff)
+	o.RetentionInterval = cmpOr(o.RetentionInterval, DefaultRetentionInterval)
+	switch {
+	case o.Workers < 0, o.MaxAttempts < 0, o.JobTimeout < 0, o.RescueStuckJobsAfter < 0,
+		o.DrainTimeout < 0, o.RetryBackoff < 0, o.RetentionInterval < 0:
+		return o, errors.New("worker: options must not be negative")
+	case o.RescueStuckJobsAfter <= o.JobTimeout:
+		return o, fmt.Errorf("worker: RescueStuckJobsAfter (%s) must be greater than JobTimeout (%s)", o.RescueStuckJobsAfter, o.JobTimeout)
+	}
+	return o, nil
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Worker runs review jobs and the retention job. Run it once.
+type Worker struct {
+	client *river.Client[pgx.Tx]
+	log    zerolog.Logger
+	opts   Options
+}
+
+// New returns a Worker that takes jobs from the database of pool. It
+// starts nothing: see [Worker.Run].
+func New(pool *pgxpool.Pool, handler ReviewHandler, log zerolog.Logger, opts Options) (*Worker, error) {
+	if pool == nil || handler == nil {
+		return nil, errors.New("worker: a pool and a handler are required")
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	log = log.With().Str("component", "worker").Logger()
+
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &reviewWorker{handler: handler, log: log, maxAttempts: opts.MaxAttempts}); err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	cfg := &river.Config{
+		Logger: slog.New(zerolog.NewSlogHandler(log.With().Str("component", "river").Logger())),
+		Queues: map[string]river.QueueConfig{
+			river.QueueDefault: {MaxWorkers: opts.Workers},
+			MaintenanceQueue:   {MaxWorkers: 1},
+		},
+		Workers:              workers,
+		JobTimeout:           opts.JobTimeout,
+		RescueStuckJobsAfter: opts.RescueStuckJobsAfter,
+		RetryPolicy:          backoff{base: opts.RetryBackoff},
+	}
+	if opts.Retention != nil {
+		if err := river.AddWorkerSafely(workers, &retentionWorker{retention: opts.Retention, log: log}); err != nil {
+			return nil, fmt.Errorf("worker: %w", err)
+		}
+		cfg.PeriodicJobs = []*river.PeriodicJob{river.NewPeriodicJob(
+			river.PeriodicInterval(opts.RetentionInterval),
+			func() (river.JobArgs, *river.InsertOpts) {
+				return retentionArgs{}, &river.InsertOpts{Queue: MaintenanceQueue, MaxAttempts: 3}
+			},
+			&river.PeriodicJobOpts{ID: RetentionJobKind, RunOnStart: true},
+		)}
+	}
+	client, err := river.NewClient(riverpgxv5.New(pool), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	return &Worker{client: client, log: log, opts: opts}, nil
+}
+
+// Run works jobs until ctx is cancelled (SIGTERM), then stops gracefully:
+// it stops taking jobs, waits up to DrainTimeout for in-flight runs, then
+// cancels those still going (River puts them back in the queue) and waits
+// for them to return. It returns nil after a graceful stop, or the error
+// that kept the worker from starting or stopped it.
+func (w *Worker) Run(ctx context.Context) error {
+	// River must not see ctx: cancelling its start context would cancel
+	// the jobs at once.
+	runCtx := context.WithoutCancel(ctx)
+	if err := w.client.Start(runCtx); err != nil {
+		return fmt.Errorf("worker: start: %w", err)
+	}
+	w.log.Info().Int("workers", w.opts.Workers).Msg("worker started")
+
+	select {
+	case <-ctx.Done():
+	case <-w.client.Stopped():
+		return errors.New("worker: job queue client stopped unexpectedly")
+	}
+
+	w.log.Info().Dur("drainTimeout", w.opts.DrainTimeout).Msg("worker stopping; draining in-flight reviews")
+	drainCtx, cancel := context.WithTimeout(runCtx, w.opts.DrainTimeout)
+	err := w.client.Stop(drainCtx)
+	cancel()
+	if err == nil {
+		w.log.Info().Msg("worker stopped")
+		return nil
+	}
+	w.log.Warn().Msg("drain timeout elapsed; cancelling in-flight reviews")
+	hardCtx, cancel := context.WithTimeout(runCtx, hardStopTimeout)
+	defer cancel()
+	if err := w.client.StopAndCancel(hardCtx); err != nil {
+		return fmt.Errorf("worker: stop: in-flight jobs did not return after cancellation: %w", err)
+	}
+	w.log.Info().Msg("worker stopped")
+	return nil
+}
+
+// reviewArgs are the arguments of a review job: ids only.
+type reviewArgs struct {
+	TenantID string `json:"tenantId"`
+	ReviewID string `json:"reviewId"`
+}
+
+func (reviewArgs) Kind() string { return ReviewJobKind }
+
+// reviewWorker runs one attempt of a review job.
+type reviewWorker struct {
+	river.WorkerDefaults[reviewArgs]
+	handler     ReviewHandler
+	log         zerolog.Logger
+	maxAttempts int
+}
+
+func (w *reviewWorker) Work(ctx context.Context, job *river.Job[reviewArgs]) error {
+	tenant, review := job.Args.TenantID, job.Args.ReviewID
+	log := w.log.With().Str("reviewId", review).Int("attempt", job.Attempt).Logger()
+	reviewAttempts := min(w.maxAttempts, job.MaxAttempts-1)
+
+	if job.Attempt > reviewAttempts {
+		// A spare attempt: the review's attempts are used up (the last
+		// one was lost, or marking the run failed failed).
+		if err := w.handler.FailReview(ctx, tenant, review); err != nil {
+			return fmt.Errorf("mark review failed: %w", err)
+		}
+		log.Warn().Msg("review marked failed: its attempts are used up")
+		return river.JobCancel(errors.New("review attempts used up; run marked failed"))
+	}
+
+	err := w.handler.RunReview(ctx, tenant, review)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely):
+		// River finalises the job as cancelled and will not retry it.
+		log.Warn().Err(err).Msg("review job cancelled; marking the run failed")
+		return errors.Join(err, w.fail(ctx, tenant, review))
+	case errors.Is(ctx.Err(), context.Canceled):
+		// The client is stopping: River puts the job back without counting
+		// the attempt when the error says so.
+		return fmt.Errorf("%w: %w", context.Canceled, err)
+	case job.Attempt < reviewAttempts:
+		log.Warn().Err(err).Msg("review attempt failed; retrying")
+		return err
+	}
+	log.Error().Err(err).Msg("review failed after its last attempt")
+	if ferr := w.fail(ctx, tenant, review); ferr != nil {
+		return errors.Join(err, ferr) // a spare attempt marks it failed
+	}
+	return river.JobCancel(err)
+}
+
+// fail marks the run failed on a context of its own: the attempt's may
+// have ended (timeout, cancellation).
+func (w *reviewWorker) fail(ctx context.Context, tenant, review string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failTimeout)
+	defer cancel()
+	if err := w.handler.FailReview(ctx, tenant, review); err != nil {
+		return fmt.Errorf("mark review failed: %w", err)
+	}
+	return nil
+}
+
+// retentionArgs are the (empty) arguments of the retention job.
+type retentionArgs struct{}
+
+func (retentionArgs) Kind() string { return RetentionJobKind }
+
+type retentionWorker struct {
+	river.WorkerDefaults[retentionArgs]
+	retention Retention
+	log       zerolog.Logger
+}
+
+func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[retentionArgs]) error {
+	n, err := w.retention.DeleteExpiredToolCalls(ctx)
+	if err != nil {
+		return fmt.Errorf("retention: %w", err)
+	}
+	w.log.Info().Int64("deleted", n).Msg("expired tool-call records deleted")
+	return nil
+}
+
+// backoff is the retry policy: base, doubled with every attempt, capped.
+type backoff struct{ base time.Duration }
+
+func (b backoff) NextRetry(job *rivertype.JobRow) time.Time {
+	d := b.base
+	for i := 1; i < job.Attempt && d < maxRetryBackoff; i++ {
+		d *= 2
+	}
+	return time.Now().Add(min(d, maxRetryBackoff))
+}
