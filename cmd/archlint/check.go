@@ -98,7 +98,7 @@ func checkFile(path, rel, module string) ([]Violation, error) {
 	inDomain := rel == "domain" || strings.HasPrefix(rel, "domain/")
 
 	sdkNames := map[string]bool{} // local names of go-sdk imports
-	sdkDot := false              // a go-sdk package imported with "."
+	sdkDot := false               // a go-sdk package imported with "."
 	timeName := ""
 	for _, imp := range f.Imports {
 		p, _ := strconv.Unquote(imp.Path.Value)
