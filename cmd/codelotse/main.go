@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -79,16 +80,36 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	log := logging.New(stderr, cfg.LogLevel)
 	switch cmd {
-	case "serve", "api":
+	case "serve":
 		if err := noArgs(cmd, rest); err != nil {
 			return err
 		}
-		app, cleanup, err := initServe(ctx, cfg, log)
+		svc, cleanup, err := initServe(ctx, cfg, log)
 		if err != nil {
 			return err
 		}
 		defer cleanup()
-		return app.Run(ctx, nil)
+		return runAll(ctx, svc.API.Run, svc.Worker.Run)
+	case "api":
+		if err := noArgs(cmd, rest); err != nil {
+			return err
+		}
+		api, cleanup, err := initAPI(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		return api.Run(ctx, nil)
+	case "worker":
+		if err := noArgs(cmd, rest); err != nil {
+			return err
+		}
+		w, cleanup, err := initWorker(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		return w.Run(ctx)
 	case "migrate":
 		fs := newFlags(cmd)
 		create := fs.Bool("create-database", false, "create the database first when it does not exist")
@@ -258,4 +279,18 @@ func printVersion(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "codelotse %s\nprotocol versions: %s\nsigned off: %t\n",
 		version, strings.Join(mcp.SupportedProtocolVersions(), ", "), gate.SignedOff)
 	return err
+}
+
+// runAll runs the API and the worker until ctx is done (SIGTERM) or one of
+// them fails; a failure stops the other. Both stop gracefully.
+func runAll(ctx context.Context, api func(context.Context, func(net.Addr)) error, work func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 2)
+	go func() { errc <- api(ctx, nil) }()
+	go func() { errc <- work(ctx) }()
+	first := <-errc
+	cancel()
+	second := <-errc
+	return errors.Join(first, second)
 }

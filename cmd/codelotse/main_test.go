@@ -211,7 +211,7 @@ func TestReadyzFailsWhenTheDatabaseIsGone(t *testing.T) {
 		}
 		cleanup() // closes the pool
 		rec := httptestRecorder()
-		srv.Handler().ServeHTTP(rec, mustRequest(t, "GET", "/readyz"))
+		srv.API.Handler().ServeHTTP(rec, mustRequest(t, "GET", "/readyz"))
 		if rec.Code != http.StatusServiceUnavailable {
 			t.Errorf("GET /readyz on a closed pool = %d, want 503", rec.Code)
 		}

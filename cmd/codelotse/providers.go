@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"time"
@@ -12,19 +14,25 @@ import (
 	"github.com/codelotse/codelotse/adapters/config"
 	"github.com/codelotse/codelotse/adapters/crypto"
 	"github.com/codelotse/codelotse/adapters/httpapi"
+	"github.com/codelotse/codelotse/adapters/llm/openai"
+	"github.com/codelotse/codelotse/adapters/llm/scripted"
 	"github.com/codelotse/codelotse/adapters/mcpclient"
+	"github.com/codelotse/codelotse/adapters/metrics"
 	"github.com/codelotse/codelotse/adapters/postgres"
+	"github.com/codelotse/codelotse/adapters/secrets"
+	"github.com/codelotse/codelotse/adapters/worker"
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/google/wire"
 	"github.com/rs/zerolog"
 )
 
 // databaseSet opens the database for the service: it refuses to start when
 // the tenant role could bypass row-level security.
-var databaseSet = wire.NewSet(provideServiceDB, postgres.ProviderSet)
+var databaseSet = wire.NewSet(provideServiceDB, postgres.ProviderSet, wire.Bind(new(ports.Readiness), new(*postgres.DB)))
 
 func provideServiceDB(ctx context.Context, cfg config.Config) (*postgres.DB, func(), error) {
 	db, cleanup, err := postgres.Open(ctx, cfg.DatabaseURL)
@@ -75,15 +83,78 @@ func provideNewID() func() string { return uuid.NewString }
 
 func provideHTTPAddr(cfg config.Config) httpapi.Addr { return httpapi.Addr(cfg.HTTPAddr) }
 
+// metricsSet is the process's one metrics registry.
+var metricsSet = wire.NewSet(metrics.New, wire.Bind(new(ports.Metrics), new(*metrics.Registry)), provideMetricsHandler)
+
+func provideMetricsHandler(r *metrics.Registry) httpapi.MetricsHandler { return r.Handler() }
+
+// provideModel is the model endpoint of QUAVON_LLM_PROVIDER. An openai
+// provider without QUAVON_LLM_BASE_URL is not an error at startup (make
+// run needs no configuration): reviews then fail with one clear reason.
+func provideModel(cfg config.Config, log zerolog.Logger) (ports.Model, error) {
+	if cfg.LLM.Provider == "scripted" {
+		return scripted.New(cfg.LLM.Script, cfg.LLM.ScriptLog)
+	}
+	if cfg.LLM.BaseURL == "" {
+		log.Warn().Msg("QUAVON_LLM_BASE_URL is not set: reviews will fail until a model endpoint is configured")
+		return unconfiguredModel{}, nil
+	}
+	return openai.New(openai.Options{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model})
+}
+
+// unconfiguredModel answers every request with the missing setting.
+type unconfiguredModel struct{}
+
+func (unconfiguredModel) Complete(context.Context, ports.ModelRequest) (ports.ModelResponse, error) {
+	return ports.ModelResponse{}, errors.New("no model endpoint: set QUAVON_LLM_BASE_URL and QUAVON_LLM_MODEL, or QUAVON_LLM_PROVIDER=scripted")
+}
+
+// scannerSet is the secret scanner.
+var scannerSet = wire.NewSet(secrets.New, wire.Bind(new(ports.SecretScanner), new(*secrets.Scanner)))
+
+func provideWarn(log zerolog.Logger) func(string, map[string]string) {
+	return func(msg string, fields map[string]string) {
+		ev := log.Warn()
+		for k, v := range fields {
+			ev = ev.Str(k, v)
+		}
+		ev.Msg(msg)
+	}
+}
+
+func provideRand() io.Reader { return rand.Reader }
+
+// reviewSet runs reviews: the use case and the worker adapter on the
+// shared pool.
+var reviewSet = wire.NewSet(
+	provideModel, scannerSet, provideWarn, provideRand,
+	wire.Struct(new(app.ReviewDeps), "*"),
+	app.NewReviewRunner, wire.Bind(new(worker.ReviewHandler), new(*app.ReviewRunner)),
+	providePool, provideWorkerOptions, worker.New,
+)
+
+func providePool(db *postgres.DB) *pgxpool.Pool { return db.Pool() }
+
+func provideWorkerOptions(db *postgres.DB) worker.Options { return worker.Options{Retention: db} }
+
+// service is what `codelotse serve` runs: the API and the worker.
+type service struct {
+	API    *httpapi.Server
+	Worker *worker.Worker
+}
+
+// baseSet holds what every process shares: gates, address rules, the
+// resolver, the clock and ids.
+var baseSet = wire.NewSet(provideGates, provideRules, provideResolver, provideClock, provideNewID)
+
 // appSet builds every use case the API serves.
 var appSet = wire.NewSet(
-	provideGates, provideRules, provideResolver, provideClock, provideNewID,
 	wire.Struct(new(app.ServerDeps), "*"),
 	app.NewAuthenticator, wire.Bind(new(httpapi.Authenticator), new(*app.Authenticator)),
 	app.NewCreateServerHandler, app.NewGetServerHandler, app.NewListServersHandler,
 	app.NewPatchServerHandler, app.NewDeleteServerHandler,
 	app.NewStatusHandler, app.NewRepositoryHandler, app.NewPolicyHandler,
-	app.NewDefaultsHandler, app.NewAuditHandler,
+	app.NewDefaultsHandler, app.NewAuditHandler, app.NewReviewHandler,
 	wire.Struct(new(app.DiscoveryDeps), "*"),
 	app.NewDiscoverServerHandler, app.NewSaveToolsHandler, app.NewListCallsHandler,
 )
@@ -121,10 +192,12 @@ func rootCAs() (*x509.CertPool, error) {
 // routesSet groups the API's routes.
 var routesSet = wire.NewSet(
 	httpapi.NewServerRoutes, httpapi.NewStatusRoutes, httpapi.NewRepositoryRoutes,
-	httpapi.NewPolicyRoutes, httpapi.NewAuditRoutes, httpapi.NewDiscoveryRoutes, provideRoutes,
+	httpapi.NewPolicyRoutes, httpapi.NewAuditRoutes, httpapi.NewDiscoveryRoutes,
+	httpapi.NewReviewRoutes, httpapi.NewMetricsRoutes, provideRoutes,
 )
 
 func provideRoutes(s *httpapi.ServerRoutes, st *httpapi.StatusRoutes, r *httpapi.RepositoryRoutes,
-	p *httpapi.PolicyRoutes, a *httpapi.AuditRoutes, d *httpapi.DiscoveryRoutes) []httpapi.Routes {
-	return []httpapi.Routes{s, st, r, p, a, d}
+	p *httpapi.PolicyRoutes, a *httpapi.AuditRoutes, d *httpapi.DiscoveryRoutes,
+	rv *httpapi.ReviewRoutes, m *httpapi.MetricsRoutes) []httpapi.Routes {
+	return []httpapi.Routes{s, st, r, p, a, d, rv, m}
 }

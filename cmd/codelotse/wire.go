@@ -8,23 +8,35 @@ import (
 	"github.com/codelotse/codelotse/adapters/config"
 	"github.com/codelotse/codelotse/adapters/httpapi"
 	"github.com/codelotse/codelotse/adapters/postgres"
+	"github.com/codelotse/codelotse/adapters/worker"
 	"github.com/codelotse/codelotse/app"
-	"github.com/codelotse/codelotse/ports"
 	"github.com/google/wire"
 	"github.com/rs/zerolog"
 )
 
-func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpapi.Server, func(), error) {
-	wire.Build(
-		databaseSet,
-		cipherSet,
-		connectorSet,
-		appSet,
-		routesSet,
-		wire.Bind(new(ports.Readiness), new(*postgres.DB)),
-		provideHTTPAddr,
-		httpapi.NewServer,
-	)
+// apiSet is the REST API.
+var apiSet = wire.NewSet(
+	appSet,
+	routesSet,
+	provideHTTPAddr,
+	httpapi.NewServer,
+)
+
+// initServe builds `codelotse serve`: the API and the worker in one process.
+func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*service, func(), error) {
+	wire.Build(databaseSet, baseSet, cipherSet, connectorSet, metricsSet, apiSet, reviewSet, wire.Struct(new(service), "*"))
+	return nil, nil, nil
+}
+
+// initAPI builds `codelotse api`.
+func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpapi.Server, func(), error) {
+	wire.Build(databaseSet, baseSet, cipherSet, connectorSet, metricsSet, apiSet)
+	return nil, nil, nil
+}
+
+// initWorker builds `codelotse worker`.
+func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*worker.Worker, func(), error) {
+	wire.Build(databaseSet, baseSet, cipherSet, connectorSet, metricsSet, reviewSet)
 	return nil, nil, nil
 }
 

@@ -11,14 +11,19 @@ import (
 	"github.com/codelotse/codelotse/adapters/config"
 	"github.com/codelotse/codelotse/adapters/httpapi"
 	"github.com/codelotse/codelotse/adapters/mcpclient"
+	"github.com/codelotse/codelotse/adapters/metrics"
 	"github.com/codelotse/codelotse/adapters/postgres"
+	"github.com/codelotse/codelotse/adapters/secrets"
+	"github.com/codelotse/codelotse/adapters/worker"
 	"github.com/codelotse/codelotse/app"
+	"github.com/google/wire"
 	"github.com/rs/zerolog"
 )
 
 // Injectors from wire.go:
 
-func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpapi.Server, func(), error) {
+// initServe builds `codelotse serve`: the API and the worker in one process.
+func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*service, func(), error) {
 	addr := provideHTTPAddr(cfg)
 	db, cleanup, err := provideServiceDB(ctx, cfg)
 	if err != nil {
@@ -78,9 +83,183 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*htt
 	saveToolsHandler := app.NewSaveToolsHandler(discoveryDeps)
 	listCallsHandler := app.NewListCallsHandler(discoveryDeps)
 	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler)
-	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes)
+	reviewHandler := app.NewReviewHandler(tenants, clock, v)
+	reviewRoutes := httpapi.NewReviewRoutes(reviewHandler)
+	registry := metrics.New()
+	metricsHandler := provideMetricsHandler(registry)
+	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
+	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes)
+	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2)
+	pool := providePool(db)
+	model, err := provideModel(cfg, log)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	scanner, err := secrets.New()
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	reader := provideRand()
+	v3 := provideWarn(log)
+	reviewDeps := app.ReviewDeps{
+		Tenants:   tenants,
+		Cipher:    keyRing,
+		Connector: connector,
+		Model:     model,
+		Scanner:   scanner,
+		Metrics:   registry,
+		Clock:     clock,
+		Gates:     gates,
+		Rand:      reader,
+		Warn:      v3,
+	}
+	reviewRunner := app.NewReviewRunner(reviewDeps)
+	workerOptions := provideWorkerOptions(db)
+	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	mainService := &service{
+		API:    server,
+		Worker: workerWorker,
+	}
+	return mainService, func() {
+		cleanup()
+	}, nil
+}
+
+// initAPI builds `codelotse api`.
+func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpapi.Server, func(), error) {
+	addr := provideHTTPAddr(cfg)
+	db, cleanup, err := provideServiceDB(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	accounts := postgres.NewAccounts(db)
+	authenticator := app.NewAuthenticator(accounts)
+	gates := provideGates(cfg)
+	tenants := postgres.NewTenants(db)
+	keyRing, err := provideKeyRing(cfg)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	resolver := provideResolver()
+	clock := provideClock()
+	rules := provideRules(cfg)
+	v := provideNewID()
+	serverDeps := app.ServerDeps{
+		Tenants:  tenants,
+		Cipher:   keyRing,
+		Resolver: resolver,
+		Clock:    clock,
+		Gates:    gates,
+		Rules:    rules,
+		NewID:    v,
+	}
+	createServerHandler := app.NewCreateServerHandler(serverDeps)
+	getServerHandler := app.NewGetServerHandler(serverDeps)
+	listServersHandler := app.NewListServersHandler(serverDeps)
+	patchServerHandler := app.NewPatchServerHandler(serverDeps)
+	deleteServerHandler := app.NewDeleteServerHandler(serverDeps)
+	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler)
+	statusHandler := app.NewStatusHandler(gates)
+	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
+	repositoryHandler := app.NewRepositoryHandler(tenants, clock)
+	repositoryRoutes := httpapi.NewRepositoryRoutes(repositoryHandler)
+	defaultsHandler := app.NewDefaultsHandler(tenants, gates, clock)
+	policyHandler := app.NewPolicyHandler(tenants, gates, clock)
+	policyRoutes := httpapi.NewPolicyRoutes(defaultsHandler, policyHandler)
+	auditHandler := app.NewAuditHandler(tenants)
+	auditRoutes := httpapi.NewAuditRoutes(auditHandler)
+	options, err := provideConnectorOptions(cfg, rules, resolver, log)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	connector := mcpclient.NewConnector(options)
+	discoveryDeps := app.DiscoveryDeps{
+		Tenants:   tenants,
+		Cipher:    keyRing,
+		Connector: connector,
+		Clock:     clock,
+		Gates:     gates,
+	}
+	discoverServerHandler := app.NewDiscoverServerHandler(discoveryDeps)
+	saveToolsHandler := app.NewSaveToolsHandler(discoveryDeps)
+	listCallsHandler := app.NewListCallsHandler(discoveryDeps)
+	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler)
+	reviewHandler := app.NewReviewHandler(tenants, clock, v)
+	reviewRoutes := httpapi.NewReviewRoutes(reviewHandler)
+	registry := metrics.New()
+	metricsHandler := provideMetricsHandler(registry)
+	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
+	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2)
 	return server, func() {
+		cleanup()
+	}, nil
+}
+
+// initWorker builds `codelotse worker`.
+func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*worker.Worker, func(), error) {
+	db, cleanup, err := provideServiceDB(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	pool := providePool(db)
+	tenants := postgres.NewTenants(db)
+	keyRing, err := provideKeyRing(cfg)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	rules := provideRules(cfg)
+	resolver := provideResolver()
+	options, err := provideConnectorOptions(cfg, rules, resolver, log)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	connector := mcpclient.NewConnector(options)
+	model, err := provideModel(cfg, log)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	scanner, err := secrets.New()
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	registry := metrics.New()
+	clock := provideClock()
+	gates := provideGates(cfg)
+	reader := provideRand()
+	v := provideWarn(log)
+	reviewDeps := app.ReviewDeps{
+		Tenants:   tenants,
+		Cipher:    keyRing,
+		Connector: connector,
+		Model:     model,
+		Scanner:   scanner,
+		Metrics:   registry,
+		Clock:     clock,
+		Gates:     gates,
+		Rand:      reader,
+		Warn:      v,
+	}
+	reviewRunner := app.NewReviewRunner(reviewDeps)
+	workerOptions := provideWorkerOptions(db)
+	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return workerWorker, func() {
 		cleanup()
 	}, nil
 }
@@ -123,3 +302,12 @@ func initRotateKeys(ctx context.Context, cfg config.Config) (*app.RotateKeysHand
 		cleanup()
 	}, nil
 }
+
+// wire.go:
+
+// apiSet is the REST API.
+var apiSet = wire.NewSet(
+	appSet,
+	routesSet,
+	provideHTTPAddr, httpapi.NewServer,
+)

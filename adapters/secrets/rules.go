@@ -1,0 +1,419 @@
+package secrets
+
+import (
+	_ "embed"
+	"fmt"
+	"math"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+)
+
+// gitleaksTOML is gitleaks v8.30.1's generated default rule set
+// (config/gitleaks.toml, MIT, see rules/LICENSE.gitleaks), unmodified.
+//
+//go:embed rules/gitleaks.toml
+var gitleaksTOML string
+
+// maxWindow caps the per-side window of a windowed rule; a rule whose
+// match can be longer is scanned over the whole text.
+const maxWindow = 8 << 10
+
+// rule is one compiled detection rule.
+type rule struct {
+	id          string
+	re          *regexp.Regexp
+	keywords    []string
+	entropy     float64
+	secretGroup int
+	allowlists  []*allowlist
+	global      bool // the global allowlist applies (gitleaks rules)
+	// window is the longest match in bytes when every match contains a
+	// keyword, so only text within window of a keyword hit can hold a
+	// match; 0 means scan the whole text once any keyword occurs.
+	window int
+	// Keyword-anchored mode, for gitleaks' semi-generic rules
+	// ((?i)[\w.-]{0,50}?(?:kw…)rest): anchored is ^(?:kw…)rest, run at
+	// each keyword hit, and the match start is then extended left over
+	// prefix characters, as the lazy prefix would. Go's regexp has no
+	// lazy DFA, and the counted repetitions of these rules make its NFA
+	// crawl (~2 MB/s) over keyword-dense text; a short anchored attempt
+	// per hit avoids that. Nil for other rules.
+	anchored  *regexp.Regexp
+	head      *regexp.Regexp
+	headLen   int
+	prefix    *syntax.Regexp // the [\w.-] class of the lazy prefix
+	prefixMax int
+	// anchoredCap is the input length for an anchored attempt; a match
+	// that reaches it is retried on the rest of the text.
+	anchoredCap  int
+	wordBoundary bool // the anchored form needs \b before the keyword
+	// check is an extra post-match filter for our own rules: false drops
+	// the finding text[start:end].
+	check func(text string, start, end int) bool
+}
+
+type allowlist struct {
+	and       bool
+	target    string // "", "match" or "line"
+	regex     *regexp.Regexp
+	stopwords *acMatcher
+	// paths makes an AND allowlist inapplicable: scanned text has no path.
+	paths bool
+}
+
+func compileAllow(a allowSpec) (*allowlist, error) {
+	out := &allowlist{
+		and:    strings.EqualFold(a.Condition, "AND"),
+		target: a.RegexTarget,
+		paths:  len(a.Paths) > 0,
+	}
+	switch out.target {
+	case "", "match", "line":
+	default:
+		return nil, fmt.Errorf("unknown regexTarget %q", a.RegexTarget)
+	}
+	if len(a.Regexes) > 0 {
+		re, err := regexp.Compile(joinOr(a.Regexes))
+		if err != nil {
+			return nil, err
+		}
+		out.regex = re
+	}
+	if len(a.StopWords) > 0 {
+		words := make([]string, len(a.StopWords))
+		for i, w := range a.StopWords {
+			w = strings.ToLower(w)
+			for j := 0; j < len(w); j++ {
+				if w[j] >= 0x80 {
+					return nil, fmt.Errorf("stopword %q is not ASCII", w)
+				}
+			}
+			words[i] = w
+		}
+		out.stopwords = newACMatcher(words)
+	}
+	return out, nil
+}
+
+// joinOr combines regexps as gitleaks' joinRegexOr does.
+func joinOr(res []string) string {
+	var sb strings.Builder
+	sb.WriteString("(?:")
+	for i, r := range res {
+		if i > 0 {
+			sb.WriteByte('|')
+		}
+		sb.WriteString(r)
+	}
+	sb.WriteByte(')')
+	return sb.String()
+}
+
+// allowed mirrors gitleaks' checkFindingAllowed for a fragment without a
+// path or commit.
+func (a *allowlist) allowed(secret, match, line string) bool {
+	target := secret
+	switch a.target {
+	case "match":
+		target = match
+	case "line":
+		target = line
+	}
+	// Stopwords first: a trie walk is cheaper than the allowlist regexp.
+	stopOK := a.stopwords != nil && a.stopwords.contains(secret)
+	if !a.and {
+		return stopOK || a.regex != nil && target != "" && a.regex.MatchString(target)
+	}
+	if a.paths {
+		return false
+	}
+	if a.stopwords != nil && !stopOK {
+		return false
+	}
+	return a.regex == nil || target != "" && a.regex.MatchString(target)
+}
+
+// shannonEntropy is gitleaks' entropy: rune frequencies over the byte
+// length, kept identical so its thresholds mean the same here.
+func shannonEntropy(data string) float64 {
+	if data == "" {
+		return 0
+	}
+	counts := make(map[rune]int, 32)
+	for _, c := range data {
+		counts[c]++
+	}
+	inv := 1.0 / float64(len(data))
+	e := 0.0
+	for _, n := range counts {
+		f := float64(n) * inv
+		e -= f * math.Log2(f)
+	}
+	return e
+}
+
+// loadGitleaks compiles the embedded gitleaks rules and returns them with
+// the global allowlist. Rules restricted to a file path are left out:
+// scanned text has no path, and gitleaks' DetectString skips them too.
+func loadGitleaks() ([]*rule, *allowlist, error) {
+	cfg, err := parseConfig(gitleaksTOML)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gitleaks.toml: %w", err)
+	}
+	global, err := compileAllow(cfg.Global)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gitleaks.toml global allowlist: %w", err)
+	}
+	var rules []*rule
+	for _, rs := range cfg.Rules {
+		if rs.Path != "" || rs.Regex == "" {
+			continue
+		}
+		r, err := compileRule(rs.ID, rs.Regex, rs.Keywords)
+		if err != nil {
+			return nil, nil, fmt.Errorf("gitleaks.toml: %w", err)
+		}
+		r.entropy = rs.Entropy
+		r.secretGroup = rs.SecretGroup
+		r.global = true
+		for _, as := range rs.Allowlists {
+			a, err := compileAllow(as)
+			if err != nil {
+				return nil, nil, fmt.Errorf("gitleaks.toml rule %s: %w", rs.ID, err)
+			}
+			r.allowlists = append(r.allowlists, a)
+		}
+		rules = append(rules, r)
+	}
+	return rules, global, nil
+}
+
+// compileRule compiles a rule's regexp and works out its window.
+func compileRule(id, expr string, keywords []string) (*rule, error) {
+	if len(keywords) == 0 {
+		// Every rule in use has keywords; a keyword-free rule would have
+		// to run on every text and is refused rather than made slow.
+		return nil, fmt.Errorf("rule %s: no keywords", id)
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, fmt.Errorf("rule %s: %w", id, err)
+	}
+	tree, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil, fmt.Errorf("rule %s: %w", id, err)
+	}
+	r := &rule{id: id, re: re}
+	for _, k := range keywords {
+		k = strings.ToLower(k)
+		for i := 0; i < len(k); i++ {
+			if k[i] >= 0x80 {
+				return nil, fmt.Errorf("rule %s: keyword %q is not ASCII", id, k)
+			}
+		}
+		r.keywords = append(r.keywords, k)
+	}
+	if n := maxMatchLen(tree); n != unbounded && n <= maxWindow && containsKeyword(tree, r.keywords) {
+		r.window = n
+	}
+	if err := r.tryAnchored(tree); err != nil {
+		return nil, fmt.Errorf("rule %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// tryAnchored sets up keyword-anchored mode when the regexp is
+//   - a lazy bounded prefix class, then a part whose every match starts
+//     with one of the keywords, then the rest (gitleaks' semi-generic
+//     rules, the costly ones on keyword-dense text); or, for rules that
+//     windows cannot bound (an unbounded repetition),
+//   - an optional \b, then such a keyword-led part (jwt, slack-bot-token).
+//
+// Only then is "every match starts at a keyword hit, or at most prefixMax
+// prefix characters before one" a proof, not a guess.
+func (r *rule) tryAnchored(tree *syntax.Regexp) error {
+	if tree.Op != syntax.OpConcat || len(tree.Sub) < 2 {
+		return nil
+	}
+	subs := tree.Sub
+	pre := subs[0]
+	switch {
+	case pre.Op == syntax.OpRepeat && pre.Min == 0 && pre.Max > 0 && pre.Flags&syntax.NonGreedy != 0 &&
+		pre.Sub[0].Op == syntax.OpCharClass:
+		r.prefix = pre.Sub[0]
+		r.prefixMax = pre.Max
+		subs = subs[1:]
+	case r.window != 0:
+		return nil
+	case pre.Op == syntax.OpWordBoundary:
+		r.wordBoundary = true
+		subs = subs[1:]
+	}
+	if len(subs) == 0 || !startsWithKeyword(subs[0], r.keywords) {
+		r.prefix, r.prefixMax, r.wordBoundary = nil, 0, false
+		return nil
+	}
+	rest := &syntax.Regexp{Op: syntax.OpConcat, Sub: append([]*syntax.Regexp{{Op: syntax.OpBeginText}}, subs...)}
+	re, err := regexp.Compile(rest.String())
+	if err != nil {
+		return err
+	}
+	if re.NumSubexp() != r.re.NumSubexp() {
+		return fmt.Errorf("anchored form has %d groups, want %d", re.NumSubexp(), r.re.NumSubexp())
+	}
+	r.anchored = re
+	// head is the longest leading part of the anchored form with a short
+	// bounded match: a necessary condition (every match of the whole
+	// starts with a match of the head) that is cheap to test, since Go's
+	// backtracker clears a bitmap of program size × input length per call.
+	var headSubs []*syntax.Regexp
+	headLen := 0
+	for _, sub := range subs {
+		n := maxMatchLen(sub)
+		if n == unbounded || headLen+n > 96 {
+			break
+		}
+		headSubs = append(headSubs, sub)
+		headLen += n
+	}
+	if len(headSubs) > 0 && len(headSubs) < len(subs) {
+		head := &syntax.Regexp{Op: syntax.OpConcat, Sub: append([]*syntax.Regexp{{Op: syntax.OpBeginText}}, headSubs...)}
+		if r.head, err = regexp.Compile(head.String()); err != nil {
+			return err
+		}
+		r.headLen = headLen
+	}
+	// A bounded rest needs no more input than its longest match (plus
+	// one byte of context for a trailing \b or $); an unbounded one gets
+	// the rest of the text, and the anchored search stops where the
+	// match fails.
+	r.anchoredCap = -1
+	if n := maxMatchLen(rest); n != unbounded {
+		r.anchoredCap = n + 1
+	}
+	return nil
+}
+
+// startsWithKeyword reports whether every match of re starts with one of
+// keywords (compared case-insensitively).
+func startsWithKeyword(re *syntax.Regexp, keywords []string) bool {
+	switch re.Op {
+	case syntax.OpCapture:
+		return startsWithKeyword(re.Sub[0], keywords)
+	case syntax.OpAlternate:
+		for _, s := range re.Sub {
+			if !startsWithKeyword(s, keywords) {
+				return false
+			}
+		}
+		return true
+	case syntax.OpConcat:
+		run := []string{""}
+		for _, s := range re.Sub {
+			set, ok := finite(s)
+			if !ok {
+				break
+			}
+			next, ok := cross(run, set)
+			if !ok {
+				break
+			}
+			run = next
+		}
+		for _, s := range run {
+			if !hasPrefixAny(s, keywords) {
+				return len(re.Sub) > 0 && startsWithKeyword(re.Sub[0], keywords)
+			}
+		}
+		return true
+	}
+	set, ok := finite(re)
+	if !ok || len(set) == 0 {
+		return false
+	}
+	for _, s := range set {
+		if !hasPrefixAny(s, keywords) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasPrefixAny(s string, keywords []string) bool {
+	for _, k := range keywords {
+		if strings.HasPrefix(s, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// inClass reports whether c is in the character class cc.
+func inClass(cc *syntax.Regexp, c rune) bool {
+	for i := 0; i+1 < len(cc.Rune); i += 2 {
+		if c >= cc.Rune[i] && c <= cc.Rune[i+1] {
+			return true
+		}
+	}
+	return false
+}
+
+// Our own rules, beyond gitleaks' set.
+const (
+	// RuleEmail is the rule id of e-mail addresses.
+	RuleEmail = "email-address"
+	// RuleURLCredentials is the rule id of user:password in a URL.
+	RuleURLCredentials = "url-credentials"
+)
+
+// emailExpr is a pragmatic RFC 5322 addr-spec: a local part of the
+// common atext subset (letters, digits, . _ % + -, so plus-addressing), a
+// dotted domain whose last label is letters. Unicode letters are allowed
+// (RFC 6531). Quoted local parts, IP literals and the rarer atext (' { | }
+// and so on) are left out: rare in tool output, and allowing = or ' would
+// make the match swallow "key='" before the address.
+const emailExpr = `[\p{L}\p{N}._%+-]{1,64}@(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.){1,8}\p{L}{2,63}`
+
+// urlCredExpr is scheme://user:password@host for any scheme. The
+// secret group is the userinfo (user and password): both are redacted.
+// The user may be empty (redis://:pw@host); percent-encoding is allowed,
+// and so is a raw @ (the last @ before the host ends the userinfo, as
+// browsers read it).
+const urlCredExpr = `\b[a-zA-Z][a-zA-Z0-9+.-]{0,31}://([^\s/?#:'"<>\x60\\\[\](){}]{0,256}:[^\s/?#'"<>\x60\\]{1,256})@[^\s/?#@'"<>\x60\\]`
+
+// placeholderPassword matches URL passwords that are templates or masks,
+// not secrets.
+var placeholderPassword = regexp.MustCompile(`(?i)^(?:\*+|x+|\.+|<[^>]*>|\$\{[^}]*\}|\$\(?[a-z_][a-z0-9_]*\)?|\{\{[^}]*\}\}|%[a-z_]+%|\[[^\]]*\]|password|passwd|pass|pwd|secret|changeme|changeit)$`)
+
+// sshRemote matches git@host: and friends, which are SSH remotes, not
+// mailboxes.
+var sshRemote = regexp.MustCompile(`^git@`)
+
+// retinaAsset matches logo@2x.png and similar asset names.
+var retinaAsset = regexp.MustCompile(`(?i)@\d+(?:\.\d+)?x\.(?:png|jpe?g|gif|webp|svg|avif|ico)$`)
+
+func ownRules() ([]*rule, error) {
+	email, err := compileRule(RuleEmail, emailExpr, []string{"@"})
+	if err != nil {
+		return nil, err
+	}
+	email.check = func(text string, start, end int) bool {
+		s := text[start:end]
+		if retinaAsset.MatchString(s) {
+			return false
+		}
+		// git@github.com:org/repo is an SSH remote, not a mailbox.
+		return !(sshRemote.MatchString(s) && end < len(text) && text[end] == ':')
+	}
+	creds, err := compileRule(RuleURLCredentials, urlCredExpr, []string{"://"})
+	if err != nil {
+		return nil, err
+	}
+	creds.secretGroup = 1
+	creds.check = func(text string, start, end int) bool {
+		_, pw, _ := strings.Cut(text[start:end], ":")
+		return !placeholderPassword.MatchString(pw)
+	}
+	return []*rule{email, creds}, nil
+}
