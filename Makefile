@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 COVERAGE_MIN := 90
 
-.PHONY: all build run test test-go test-signedoff cover-domain lint generate check-generate bench fuzz clean
+.PHONY: all build run demo test test-go test-signedoff cover-domain lint generate check-generate bench fuzz clean
 
 all: build
 
@@ -17,6 +17,10 @@ build:
 ## run: the service on a local PostgreSQL, no configuration needed.
 run: build
 	./.ci/localdb exec ./$(BIN) serve
+
+## demo: a review that uses an MCP server end to end (see README).
+demo:
+	./.ci/demo
 
 ## test: lint, every test (PostgreSQL integration tests included) in both
 ## builds, and the domain's coverage floor.
