@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/codelotse/codelotse/domain/id"
 
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/limits"
@@ -50,7 +51,7 @@ func NewPolicyHandler(tenants ports.Tenants, gates Gates, clock ports.Clock) *Po
 // Get returns the repository's policy; not_found for an unknown, foreign
 // or malformed id.
 func (h *PolicyHandler) Get(ctx context.Context, p ports.Principal, repositoryID string) (PolicyView, error) {
-	id, ok := canonicalID(repositoryID)
+	id, ok := id.Parse(repositoryID)
 	if !ok {
 		return PolicyView{}, Fail(CodeNotFound, "repository not found")
 	}
@@ -84,7 +85,7 @@ func (h *PolicyHandler) Put(ctx context.Context, p ports.Principal, cmd PutPolic
 	if err := h.gates.Check(); err != nil {
 		return PolicyView{}, err
 	}
-	id, ok := canonicalID(cmd.RepositoryID)
+	id, ok := id.Parse(cmd.RepositoryID)
 	if !ok {
 		return PolicyView{}, Fail(CodeNotFound, "repository not found")
 	}
@@ -160,7 +161,7 @@ func parseSection(in McpInput, allowInherit bool) (policy.McpSection, error) {
 	fields := map[string]string{}
 	servers := make([]string, 0, len(in.Servers))
 	for _, s := range in.Servers {
-		if id, ok := canonicalID(s); ok {
+		if id, ok := id.Parse(s); ok {
 			servers = append(servers, id)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"github.com/codelotse/codelotse/domain/id"
 
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/ports"
@@ -76,8 +76,8 @@ func (h *RepositoryHandler) Create(ctx context.Context, p ports.Principal, cmd C
 
 // Get returns a repository of the tenant; not_found for an unknown id,
 // another tenant's id or a malformed id.
-func (h *RepositoryHandler) Get(ctx context.Context, p ports.Principal, id string) (ports.Repository, error) {
-	id, ok := canonicalID(id)
+func (h *RepositoryHandler) Get(ctx context.Context, p ports.Principal, rawID string) (ports.Repository, error) {
+	id, ok := id.Parse(rawID)
 	if !ok {
 		return ports.Repository{}, Fail(CodeNotFound, "repository not found")
 	}
@@ -94,7 +94,7 @@ func (h *RepositoryHandler) Get(ctx context.Context, p ports.Principal, id strin
 // A repository that turns public keeps its stored policy, but the gate
 // stops MCP context for it at its next review.
 func (h *RepositoryHandler) Update(ctx context.Context, p ports.Principal, cmd UpdateRepository) (ports.Repository, error) {
-	id, ok := canonicalID(cmd.ID)
+	id, ok := id.Parse(cmd.ID)
 	if !ok {
 		return ports.Repository{}, Fail(CodeNotFound, "repository not found")
 	}
@@ -121,30 +121,6 @@ func (h *RepositoryHandler) Update(ctx context.Context, p ports.Principal, cmd U
 		return ports.Repository{}, err
 	}
 	return r, nil
-}
-
-// canonicalID lowercases id and reports whether it is a UUID in the
-// canonical 8-4-4-4-12 form. Ids from the URL are checked before they
-// reach the store, so a malformed one is simply not found.
-func canonicalID(id string) (string, bool) {
-	id = strings.ToLower(id)
-	if len(id) != 36 {
-		return id, false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return id, false
-			}
-		default:
-			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-				return id, false
-			}
-		}
-	}
-	return id, true
 }
 
 // fieldReason is the user-safe reason of a domain field error.

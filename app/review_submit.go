@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/codelotse/codelotse/domain/id"
 	"unicode/utf8"
 
 	"github.com/codelotse/codelotse/ports"
@@ -40,7 +41,7 @@ func NewReviewHandler(tenants ports.Tenants, clock ports.Clock, newID func() str
 // Submit stores the run and enqueues its job in one transaction; a worker
 // replica takes it. Not gated: a review runs with or without MCP context.
 func (h *ReviewHandler) Submit(ctx context.Context, p ports.Principal, cmd SubmitReview) (ports.ReviewRun, error) {
-	repoID, ok := canonicalID(cmd.RepositoryID)
+	repoID, ok := id.Parse(cmd.RepositoryID)
 	if !ok {
 		return ports.ReviewRun{}, Fail(CodeNotFound, "no such repository")
 	}
@@ -84,8 +85,8 @@ func (h *ReviewHandler) Submit(ctx context.Context, p ports.Principal, cmd Submi
 }
 
 // Get reads a review run; another tenant's id is not found.
-func (h *ReviewHandler) Get(ctx context.Context, p ports.Principal, id string) (ports.ReviewRun, error) {
-	id, ok := canonicalID(id)
+func (h *ReviewHandler) Get(ctx context.Context, p ports.Principal, rawID string) (ports.ReviewRun, error) {
+	id, ok := id.Parse(rawID)
 	if !ok {
 		return ports.ReviewRun{}, Fail(CodeNotFound, "no such review")
 	}

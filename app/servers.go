@@ -3,8 +3,8 @@ package app
 import (
 	"context"
 	"errors"
+	"github.com/codelotse/codelotse/domain/id"
 	"net/netip"
-	"strings"
 
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/netpolicy"
@@ -225,32 +225,12 @@ func srvDomainError(err error) error {
 
 // serverID normalises a path id; anything but a UUID is not_found, like
 // an id of another tenant, so the store never sees a malformed id.
-func srvParseID(id string) (string, error) {
-	id = strings.ToLower(id)
-	if !srvIsUUID(id) {
+func srvParseID(raw string) (string, error) {
+	canonical, ok := id.Parse(raw)
+	if !ok {
 		return "", Fail(CodeNotFound, "no such MCP server")
 	}
-	return id, nil
-}
-
-func srvIsUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-				return false
-			}
-		}
-	}
-	return true
+	return canonical, nil
 }
 
 // srvAuditDetails are the create event's details: never the URL or a secret.

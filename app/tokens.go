@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/codelotse/codelotse/domain/id"
 	"slices"
 
 	"github.com/codelotse/codelotse/ports"
@@ -54,7 +55,7 @@ func (a *AccountAdmin) CreateToken(ctx context.Context, tenantID string, permiss
 	if err != nil {
 		return "", err
 	}
-	tenantID, ok := canonicalID(tenantID)
+	tenantID, ok := id.Parse(tenantID)
 	if !ok {
 		return "", &Error{Code: CodeValidationFailed, Message: "the tenant id must be a UUID",
 			Fields: map[string]string{"tenant": "must be a UUID"}}

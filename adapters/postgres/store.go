@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/codelotse/codelotse/domain/id"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
@@ -33,7 +34,7 @@ func NewTenants(db *DB) *Tenants { return &Tenants{db: db} }
 // tenant: the error matches both [ports.ErrNotFound] and
 // [ErrInvalidTenantID].
 func (t *Tenants) InTenant(ctx context.Context, tenantID string, fn func(ctx context.Context, tx ports.TenantTx) error) error {
-	if !uuidRE.MatchString(tenantID) {
+	if !isUUID(tenantID) {
 		return fmt.Errorf("%w: %w", ports.ErrNotFound, ErrInvalidTenantID)
 	}
 	return t.db.WithTenant(ctx, tenantID, func(ctx context.Context, tx bun.Tx) error {
@@ -67,7 +68,7 @@ func pgError(err error) (code, constraint string) {
 
 // isUUID reports whether s can be compared with a uuid column without a
 // cast error; ids that are not UUIDs name no row.
-func isUUID(s string) bool { return uuidRE.MatchString(s) }
+func isUUID(s string) bool { _, ok := id.Parse(s); return ok }
 
 // rowsAffected returns the count of a write, or an error.
 func rowsAffected(res interface{ RowsAffected() (int64, error) }) (int64, error) {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"regexp"
 
 	"github.com/uptrace/bun"
 )
@@ -23,8 +22,6 @@ var (
 	ErrUnsafeTenantRole = errors.New("postgres: unsafe tenant role")
 )
 
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
 // WithTenant runs fn in a transaction scoped to one tenant: the transaction
 // switches to [TenantRole] with SET LOCAL ROLE and sets app.tenant_id, which
 // the row-level security policies of every table compare with. Both end
@@ -36,7 +33,7 @@ var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[
 // foreign id), not against arbitrary SQL: a statement could RESET ROLE. fn
 // must therefore pass values only as query arguments.
 func (db *DB) WithTenant(ctx context.Context, tenantID string, fn func(ctx context.Context, tx bun.Tx) error) error {
-	if !uuidRE.MatchString(tenantID) {
+	if !isUUID(tenantID) {
 		return ErrInvalidTenantID
 	}
 	// RunInTx rolls back when fn returns an error or panics.

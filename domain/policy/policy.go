@@ -6,7 +6,7 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"strings"
+	"github.com/codelotse/codelotse/domain/id"
 
 	"github.com/codelotse/codelotse/domain/limits"
 )
@@ -135,39 +135,17 @@ func parseServers(servers []string) ([]string, error) {
 	ids := make([]string, 0, len(servers))
 	seen := make(map[string]bool, len(servers))
 	for _, s := range servers {
-		id := strings.ToLower(s)
-		if !isUUID(id) {
+		sid, ok := id.Parse(s)
+		if !ok {
 			return nil, &FieldError{Field: "servers", Reason: "must contain server ids (UUIDs)"}
 		}
-		if seen[id] {
+		if seen[sid] {
 			return nil, &FieldError{Field: "servers", Reason: "must not contain duplicates"}
 		}
-		seen[id] = true
-		ids = append(ids, id)
+		seen[sid] = true
+		ids = append(ids, sid)
 	}
 	return ids, nil
-}
-
-// isUUID accepts the canonical 8-4-4-4-12 lowercase hex form only, so that
-// duplicates and foreign-tenant checks compare one spelling per id.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // UnmarshalMcpSectionFromDatabase rebuilds a stored section without

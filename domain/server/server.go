@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	uid "github.com/codelotse/codelotse/domain/id"
 	"time"
 
 	"github.com/codelotse/codelotse/domain/limits"
@@ -33,10 +34,10 @@ type Server struct {
 // The caller encrypts cred.MarshalSecret() separately; the server keeps only
 // its kind and hint.
 func NewServer(id, tenantID string, name Name, url URL, cred Credential, acknowledged bool, now time.Time) (*Server, error) {
-	if !isUUID(id) {
+	if !uid.Valid(id) {
 		return nil, &FieldError{Field: "id", Reason: "must be a UUID"}
 	}
-	if !isUUID(tenantID) {
+	if !uid.Valid(tenantID) {
 		return nil, &FieldError{Field: "tenantId", Reason: "must be a UUID"}
 	}
 	if name.IsZero() {
@@ -64,28 +65,6 @@ func NewServer(id, tenantID string, name Name, url URL, cred Credential, acknowl
 		createdAt:      now,
 		updatedAt:      now,
 	}, nil
-}
-
-// isUUID accepts the canonical 8-4-4-4-12 lowercase hex form only, the
-// form the store returns, so that ids compare by string.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // UnmarshalServerFromDatabase rebuilds a stored server for the store
