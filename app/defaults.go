@@ -60,7 +60,7 @@ func (h *DefaultsHandler) Put(ctx context.Context, p ports.Principal, in McpInpu
 			return fmt.Errorf("store tenant default: %w", err)
 		}
 		return tx.Audit().Append(ctx, ports.AuditEvent{
-			Action: "policy.defaults", Actor: Actor(p), Target: "tenant:" + p.TenantID, At: h.clock.Now(),
+			Action: ActionPolicyDefaults, Actor: Actor(p), Target: "tenant:" + p.TenantID, At: h.clock.Now(),
 			Details: sectionDetails(section),
 		})
 	})

@@ -109,7 +109,7 @@ func (h *PolicyHandler) Put(ctx context.Context, p ports.Principal, cmd PutPolic
 			return notFound(err, "repository")
 		}
 		if err := tx.Audit().Append(ctx, ports.AuditEvent{
-			Action: "policy.update", Actor: Actor(p), Target: id, At: h.clock.Now(),
+			Action: ActionPolicyUpdate, Actor: Actor(p), Target: id, At: h.clock.Now(),
 			Details: sectionDetails(section),
 		}); err != nil {
 			return err

@@ -64,7 +64,7 @@ func (h *RepositoryHandler) Create(ctx context.Context, p ports.Principal, cmd C
 			return fmt.Errorf("insert repository: %w", err)
 		}
 		return tx.Audit().Append(ctx, ports.AuditEvent{
-			Action: "repository.create", Actor: Actor(p), Target: r.ID, At: h.clock.Now(),
+			Action: ActionRepositoryCreate, Actor: Actor(p), Target: r.ID, At: h.clock.Now(),
 			Details: map[string]any{"name": r.Name, "visibility": v.String()},
 		})
 	})
@@ -113,7 +113,7 @@ func (h *RepositoryHandler) Update(ctx context.Context, p ports.Principal, cmd U
 			return notFound(err, "repository")
 		}
 		return tx.Audit().Append(ctx, ports.AuditEvent{
-			Action: "repository.update", Actor: Actor(p), Target: r.ID, At: h.clock.Now(),
+			Action: ActionRepositoryUpdate, Actor: Actor(p), Target: r.ID, At: h.clock.Now(),
 			Details: map[string]any{"visibility": v.String(), "previousVisibility": before.Visibility.String()},
 		})
 	})

@@ -38,11 +38,16 @@ type ServerAuth struct {
 	Value string
 }
 
-// Audit actions of server registration.
+// Audit actions (GET /v1/audit). Discovery and the allowlist save have
+// theirs in discovery.go.
 const (
-	ActionServerCreate = "server.create"
-	ActionServerUpdate = "server.update"
-	ActionServerDelete = "server.delete"
+	ActionServerCreate     = "server.create"
+	ActionServerUpdate     = "server.update"
+	ActionServerDelete     = "server.delete"
+	ActionPolicyUpdate     = "policy.update"
+	ActionPolicyDefaults   = "policy.defaults"
+	ActionRepositoryCreate = "repository.create"
+	ActionRepositoryUpdate = "repository.update"
 )
 
 // credential builds the domain credential. Fields that do not belong to

@@ -7,9 +7,13 @@ package secrets
 // copy. Bytes that occur in no keyword share one class, which keeps the
 // table small (states × classes) and cache friendly.
 type acMatcher struct {
-	class    [256]uint8 // byte -> class; 0 is "in no keyword"
-	nclass   int
-	delta    []int32 // state*nclass + class -> next state
+	class  [256]uint8 // byte -> class; 0 is "in no keyword"
+	nclass int
+	delta  []int32 // state*nclass + class -> next state
+	// next is delta for the scan loop: targets premultiplied by nclass,
+	// complemented (negative) when the target state has outputs, so the
+	// loop needs no multiply and no second lookup.
+	next     []int32
 	out      [][]int32
 	hasOut   []bool
 	keywords []string
@@ -92,6 +96,14 @@ func newACMatcher(keywords []string) *acMatcher {
 			}
 		}
 	}
+	m.next = make([]int32, len(m.delta))
+	for i, t := range m.delta {
+		v := t * int32(m.nclass)
+		if m.hasOut[t] {
+			v = ^v
+		}
+		m.next[i] = v
+	}
 	return m
 }
 
@@ -99,16 +111,15 @@ func newACMatcher(keywords []string) *acMatcher {
 // included, in order of end offset.
 func (m *acMatcher) scan(text string, hits []acHit) []acHit {
 	var (
-		s      int32
-		delta  = m.delta
-		nclass = int32(m.nclass)
-		class  = &m.class
-		hasOut = m.hasOut
+		s     int32 // premultiplied: state*nclass
+		next  = m.next
+		class = &m.class
 	)
 	for i := 0; i < len(text); i++ {
-		s = delta[s*nclass+int32(class[text[i]])]
-		if hasOut[s] {
-			for _, k := range m.out[s] {
+		s = next[s+int32(class[text[i]])]
+		if s < 0 {
+			s = ^s
+			for _, k := range m.out[s/int32(m.nclass)] {
 				hits = append(hits, acHit{end: i + 1, kw: k})
 			}
 		}
@@ -119,10 +130,8 @@ func (m *acMatcher) scan(text string, hits []acHit) []acHit {
 // contains reports whether any keyword occurs in text.
 func (m *acMatcher) contains(text string) bool {
 	var s int32
-	nclass := int32(m.nclass)
 	for i := 0; i < len(text); i++ {
-		s = m.delta[s*nclass+int32(m.class[text[i]])]
-		if m.hasOut[s] {
+		if s = m.next[s+int32(m.class[text[i]])]; s < 0 {
 			return true
 		}
 	}

@@ -121,7 +121,7 @@ func (a *allowlist) allowed(secret, match, line string) bool {
 		target = line
 	}
 	// Stopwords first: a trie walk is cheaper than the allowlist regexp.
-	stopOK := a.stopwords != nil && a.stopwords.contains(secret)
+	stopOK := a.stopwords != nil && a.stopwords.contains(secret) // the trie folds ASCII case
 	if !a.and {
 		return stopOK || a.regex != nil && target != "" && a.regex.MatchString(target)
 	}
@@ -250,7 +250,7 @@ func (r *rule) tryAnchored(tree *syntax.Regexp) error {
 		r.wordBoundary = true
 		subs = subs[1:]
 	}
-	if len(subs) == 0 || !startsWithKeyword(subs[0], r.keywords) {
+	if len(subs) == 0 || !startsWithKeyword(&syntax.Regexp{Op: syntax.OpConcat, Sub: subs}, r.keywords) {
 		r.prefix, r.prefixMax, r.wordBoundary = nil, 0, false
 		return nil
 	}
