@@ -3,6 +3,7 @@ package secrets
 import (
 	_ "embed"
 	"fmt"
+	"github.com/codelotse/codelotse/ports"
 	"math"
 	"regexp"
 	"regexp/syntax"
@@ -361,8 +362,9 @@ func inClass(cc *syntax.Regexp, c rune) bool {
 
 // Our own rules, beyond gitleaks' set.
 const (
-	// RuleEmail is the rule id of e-mail addresses.
-	RuleEmail = "email-address"
+	// RuleEmail is the rule id of e-mail addresses, the name the port
+	// gives personal data (redacted in results, blocked in arguments).
+	RuleEmail = ports.SecretRuleEmail
 	// RuleURLCredentials is the rule id of user:password in a URL.
 	RuleURLCredentials = "url-credentials"
 )
