@@ -3,11 +3,12 @@ package secrets
 import (
 	_ "embed"
 	"fmt"
-	"github.com/codelotse/codelotse/ports"
 	"math"
 	"regexp"
 	"regexp/syntax"
 	"strings"
+
+	"github.com/codelotse/codelotse/ports"
 )
 
 // gitleaksTOML is gitleaks v8.30.1's generated default rule set
