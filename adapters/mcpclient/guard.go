@@ -281,6 +281,12 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 		b.cancel() // abort the transfer now, not when the caller closes
 		return n - int(b.n-b.limit), f
 	}
+	if err == io.EOF && errors.Is(b.ctx.Err(), context.DeadlineExceeded) {
+		// Go's HTTP/1.1 client may end the body of a request whose
+		// deadline passed with a clean EOF; a cut-off answer is a
+		// timeout, not a short, valid one.
+		err = b.ctx.Err()
+	}
 	if err != nil && err != io.EOF {
 		// A caller that gave up (the call is answered, or cancelled) is
 		// not the server's failure: it does not mark the session.

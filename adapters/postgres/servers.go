@@ -305,9 +305,12 @@ func (r serverRepo) ClaimDiscovery(ctx context.Context, id string, interval time
 		return false, 0, fmt.Errorf("postgres: claim discovery: %w", ports.ErrNotFound)
 	}
 	secs := interval.Seconds()
-	res, err := r.t.tx.NewRaw(`UPDATE mcp_servers SET last_discovery_at = now()
+	// clock_timestamp(), not now(): a transaction that waited on the row
+	// lock must judge by the time after the winner's claim, not by its own
+	// start, or it could wait for more than the interval.
+	res, err := r.t.tx.NewRaw(`UPDATE mcp_servers SET last_discovery_at = clock_timestamp()
 		WHERE id = ? AND tenant_id = ?
-		  AND (last_discovery_at IS NULL OR last_discovery_at <= now() - make_interval(secs => ?))`,
+		  AND (last_discovery_at IS NULL OR last_discovery_at <= clock_timestamp() - make_interval(secs => ?))`,
 		id, r.t.tenantID, secs).Exec(ctx)
 	if err != nil {
 		return false, 0, fmt.Errorf("postgres: claim discovery: %w", err)
@@ -316,7 +319,7 @@ func (r serverRepo) ClaimDiscovery(ctx context.Context, id string, interval time
 		return true, 0, nil
 	}
 	var left float64
-	err = r.t.tx.NewRaw(`SELECT greatest(0, extract(epoch FROM last_discovery_at + make_interval(secs => ?) - now()))
+	err = r.t.tx.NewRaw(`SELECT greatest(0, extract(epoch FROM last_discovery_at + make_interval(secs => ?) - clock_timestamp()))
 		FROM mcp_servers WHERE id = ? AND tenant_id = ?`, secs, id, r.t.tenantID).Scan(ctx, &left)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, 0, fmt.Errorf("postgres: claim discovery: %w", ports.ErrNotFound)
@@ -324,5 +327,5 @@ func (r serverRepo) ClaimDiscovery(ctx context.Context, id string, interval time
 	if err != nil {
 		return false, 0, fmt.Errorf("postgres: claim discovery: %w", err)
 	}
-	return false, time.Duration(left * float64(time.Second)), nil
+	return false, min(time.Duration(left*float64(time.Second)), interval), nil
 }

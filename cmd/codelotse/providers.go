@@ -25,8 +25,8 @@ import (
 	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/google/wire"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/rs/zerolog"
 )
 
