@@ -324,10 +324,11 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) string {
 		_ = res.Commit(len(text))
 		return finish(CallTooLarge, refusal(CallTooLarge))
 	}
-	if hasSecret(r.deps.Scanner.Scan(text)) {
+	findings := r.deps.Scanner.Scan(text)
+	if hasSecret(findings) {
 		return finish(CallBlocked, refusal(CallBlocked+": the result contained a secret and was dropped"))
 	}
-	text = capChars(r.deps.Scanner.Redact(text), limits.ResultPromptChars)
+	text = capChars(r.deps.Scanner.Redact(text, findings), limits.ResultPromptChars)
 	var wrapped string
 	if out.IsError {
 		wrapped, err = r.wrapper.WrapError(t.source(), text)

@@ -142,7 +142,7 @@ func (regexScanner) Scan(s string) []ports.SecretFinding {
 	return out
 }
 
-func (regexScanner) Redact(s string) string {
+func (regexScanner) Redact(s string, _ []ports.SecretFinding) string {
 	s = awsKey.ReplaceAllString(s, "[REDACTED:aws-access-token]")
 	return email.ReplaceAllString(s, "[REDACTED:email]")
 }

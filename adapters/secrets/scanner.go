@@ -358,10 +358,10 @@ func dropEmailInURLCredentials(fs []ports.SecretFinding) []ports.SecretFinding {
 
 func isGeneric(id string) bool { return strings.Contains(id, "generic") }
 
-// Redact replaces each finding by [REDACTED:<rule>]. Overlapping findings
-// are replaced as one range, their union, named after the first.
-func (s *Scanner) Redact(text string) string {
-	fs := s.Scan(text)
+// Redact replaces each finding of text (as [Scanner.Scan] returned them,
+// ordered by Start) by [REDACTED:<rule>]. Overlapping findings are replaced
+// as one range, their union, named after the first.
+func (s *Scanner) Redact(text string, fs []ports.SecretFinding) string {
 	if len(fs) == 0 {
 		return text
 	}

@@ -126,7 +126,7 @@ func TestRedact(t *testing.T) {
 	s := newScanner(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := s.Redact(tt.in); got != tt.want {
+			if got := s.Redact(tt.in, s.Scan(tt.in)); got != tt.want {
 				t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
@@ -140,7 +140,7 @@ func TestRedactOverlap(t *testing.T) {
 	in := `DATABASE_PASSWORD=https://u:Zq8wLx3vN9pR2tK7@db.example.net/x`
 	s := newScanner(t)
 	fs := s.Scan(in)
-	got := s.Redact(in)
+	got := s.Redact(in, s.Scan(in))
 	for _, f := range fs {
 		if strings.Contains(got, in[f.Start:f.End]) {
 			t.Errorf("Redact(%q) = %q, still holds %q (%s)", in, got, in[f.Start:f.End], f.Rule)
@@ -178,7 +178,7 @@ func TestCorpus(t *testing.T) {
 			t.Errorf("Scan(planted.txt): no %s finding", want)
 		}
 	}
-	red := s.Redact(planted)
+	red := s.Redact(planted, s.Scan(planted))
 	for _, secret := range []string{awsKey, ghToken, slackBot, stripeKey[:40], "MIIEowIBAAKCAQEAu1SU1", "Xk9mQ2vLp7RtW4sZ", email} {
 		if strings.Contains(red, secret) {
 			t.Errorf("Redact(planted.txt) still holds %q", secret)
@@ -320,6 +320,7 @@ func ExampleScanner_Redact() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(s.Redact("connect with postgres://app:Xk9mQ2vLp7RtW4sZ@db:5432/prod"))
+	text := "connect with postgres://app:Xk9mQ2vLp7RtW4sZ@db:5432/prod"
+	fmt.Println(s.Redact(text, s.Scan(text)))
 	// Output: connect with postgres://[REDACTED:url-credentials]@db:5432/prod
 }
