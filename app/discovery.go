@@ -88,14 +88,26 @@ func (d DiscoveryDeps) target(ctx context.Context, tenantID, id string) (*server
 	return s, ports.MCPTarget{URL: s.URL(), Credential: cred}, nil
 }
 
-// listLive connects with the discovery cap and lists the tools.
-func (d DiscoveryDeps) listLive(ctx context.Context, t ports.MCPTarget) ([]ports.ListedTool, error) {
-	sess, err := d.Connector.Open(ctx, t, limits.DiscoveryResponseCap)
-	if err != nil {
-		return nil, err
+// listLive connects with the discovery cap and lists the tools. A failure
+// is recorded on the server (lastError, audited with failDetails) and
+// returned as the API's fixed code.
+func (d DiscoveryDeps) listLive(ctx context.Context, p ports.Principal, id string, t ports.MCPTarget, failDetails map[string]any) ([]ports.ListedTool, error) {
+	listed, err := func() ([]ports.ListedTool, error) {
+		sess, err := d.Connector.Open(ctx, t, limits.DiscoveryResponseCap)
+		if err != nil {
+			return nil, err
+		}
+		defer sess.Close()
+		return sess.ListTools(ctx)
+	}()
+	if err == nil {
+		return listed, nil
 	}
-	defer sess.Close()
-	return sess.ListTools(ctx)
+	apiErr, lastError := remoteFailure(err)
+	if err := d.record(ctx, p, id, lastError, failDetails); err != nil {
+		return nil, srvStoreError(err)
+	}
+	return nil, apiErr
 }
 
 // record stores the outcome of a live discovery on the server (lastError
@@ -203,13 +215,9 @@ func (h *DiscoverServerHandler) Handle(ctx context.Context, p ports.Principal, c
 	if err != nil {
 		return nil, err
 	}
-	defs, listErr := h.d.listLive(ctx, target)
-	if listErr != nil {
-		apiErr, lastError := remoteFailure(listErr)
-		if err := h.d.record(ctx, p, id, lastError, map[string]any{"tools": 0}); err != nil {
-			return nil, srvStoreError(err)
-		}
-		return nil, apiErr
+	defs, err := h.d.listLive(ctx, p, id, target, map[string]any{"tools": 0})
+	if err != nil {
+		return nil, err
 	}
 	out := make([]DiscoveredTool, len(defs))
 	supported := 0

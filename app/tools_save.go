@@ -55,13 +55,9 @@ func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd Sa
 	if err != nil {
 		return nil, err
 	}
-	defs, listErr := h.d.listLive(ctx, target)
-	if listErr != nil {
-		apiErr, lastError := remoteFailure(listErr)
-		if err := h.d.record(ctx, p, id, lastError, map[string]any{"tools": 0, "save": true}); err != nil {
-			return nil, srvStoreError(err)
-		}
-		return nil, apiErr
+	defs, err := h.d.listLive(ctx, p, id, target, map[string]any{"tools": 0, "save": true})
+	if err != nil {
+		return nil, err
 	}
 	live := make(map[string]ports.ListedTool, len(defs))
 	for _, lt := range defs {

@@ -5,19 +5,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -27,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/codelotse/codelotse/adapters/mcpclient/localpki"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -41,56 +36,12 @@ const (
 )
 
 // e2ePKI is a CA and a leaf for localhost and 127.0.0.1, made once.
-var e2ePKI = sync.OnceValue(func() struct {
-	caPEM []byte
-	leaf  tls.Certificate
-} {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+var e2ePKI = sync.OnceValue(func() *localpki.PKI {
+	p, err := localpki.New("localhost")
 	if err != nil {
 		panic(err)
 	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "codelotse e2e CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		panic(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		panic(err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		panic(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "localhost"},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		panic(err)
-	}
-	return struct {
-		caPEM []byte
-		leaf  tls.Certificate
-	}{
-		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key},
-	}
+	return p
 })
 
 // mcpEnv is the environment of an instance that allows MCP context, lists
@@ -99,7 +50,7 @@ var e2ePKI = sync.OnceValue(func() struct {
 func mcpEnv(t *testing.T, extra ...string) (env []string, key string) {
 	t.Helper()
 	ca := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(ca, e2ePKI().caPEM, 0o600); err != nil {
+	if err := os.WriteFile(ca, e2ePKI().CAPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, key = newKey(t)
@@ -141,7 +92,7 @@ func startTLS(t *testing.T, h http.Handler) *peer {
 		p.mu.Unlock()
 		h.ServeHTTP(w, r)
 	}))
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{e2ePKI().leaf}}
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{e2ePKI().Leaf}}
 	srv.StartTLS()
 	p.Server = srv
 	t.Cleanup(srv.Close)

@@ -1,24 +1,17 @@
 // Command mcpdemo is a small MCP server for the README's demo: a design
 // wiki with one read-only tool, search, served over Streamable HTTP with
 // TLS on loopback. It makes its own CA and certificate for "localhost" at
-// start and writes the CA to the file given by -ca, so codelotse can trust
+// start (package localpki) and writes the CA to the file given by -ca, so codelotse can trust
 // it through SSL_CERT_FILE. It is a demo peer, not part of the service.
 package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"flag"
 	"fmt"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -27,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/codelotse/codelotse/adapters/mcpclient/localpki"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -48,11 +42,11 @@ func main() {
 }
 
 func run(addr, caFile string) error {
-	cert, caPEM, err := selfSigned()
+	pki, err := localpki.New("localhost")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(caFile, caPEM, 0o644); err != nil {
+	if err := os.WriteFile(caFile, pki.CAPEM, 0o644); err != nil {
 		return err
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "demo-wiki", Version: "1"}, nil)
@@ -85,7 +79,7 @@ func run(addr, caFile string) error {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(hits, "\n")}}}, nil
 	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
-	srv := &http.Server{Addr: addr, Handler: h, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Addr: addr, Handler: h, TLSConfig: &tls.Config{Certificates: []tls.Certificate{pki.Leaf}}, ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	go func() {
@@ -102,39 +96,4 @@ func run(addr, caFile string) error {
 func port(addr string) string {
 	_, p, _ := net.SplitHostPort(addr)
 	return p
-}
-
-// selfSigned makes a CA and a leaf certificate for localhost and 127.0.0.1.
-func selfSigned() (tls.Certificate, []byte, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	now := time.Now()
-	ca := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "mcpdemo CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	leaf := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "localhost"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	caCert, _ := x509.ParseCertificate(caDER)
-	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &leafKey.PublicKey, caKey)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	return tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: leafKey},
-		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), nil
 }
