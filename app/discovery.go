@@ -72,18 +72,9 @@ func (d DiscoveryDeps) target(ctx context.Context, tenantID, id string) (*server
 	if err != nil {
 		return nil, ports.MCPTarget{}, srvStoreError(err)
 	}
-	cred := server.NoCredential()
-	if len(enc) > 0 {
-		if d.Cipher == nil {
-			return nil, ports.MCPTarget{}, srvKeysUnavailable(nil)
-		}
-		plain, err := d.Cipher.Open(enc, CredentialAAD(s.ID()))
-		if err != nil {
-			return nil, ports.MCPTarget{}, srvKeysUnavailable(err)
-		}
-		if cred, err = server.UnmarshalCredentialSecret(plain); err != nil {
-			return nil, ports.MCPTarget{}, srvKeysUnavailable(err)
-		}
+	cred, err := openCredential(d.Cipher, s.ID(), enc)
+	if err != nil {
+		return nil, ports.MCPTarget{}, srvKeysUnavailable(err)
 	}
 	return s, ports.MCPTarget{URL: s.URL(), Credential: cred}, nil
 }
@@ -110,12 +101,14 @@ func (d DiscoveryDeps) listLive(ctx context.Context, p ports.Principal, id strin
 	return nil, apiErr
 }
 
-// record stores the outcome of a live discovery on the server (lastError
+// record stores the outcome of a live discovery on the server (lastError,
 // empty on success) and audits it.
 func (d DiscoveryDeps) record(ctx context.Context, p ports.Principal, id, lastError string, details map[string]any) error {
 	return d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		// Only lastError: lastDiscoveryAt is written by the claim alone, by
+		// the database's clock, so no replica's clock can reopen the window.
 		_, err := tx.Servers().Update(ctx, id, func(s *server.Server) (ports.CredentialUpdate, error) {
-			s.RecordDiscovery(d.Clock.Now(), lastError)
+			s.RecordError(lastError)
 			return ports.CredentialUpdate{}, nil
 		})
 		if err != nil {

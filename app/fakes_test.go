@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -91,4 +92,29 @@ func (c *fakeCalls) Recent(_ context.Context, serverID string, limit int) ([]por
 		}
 	}
 	return out, nil
+}
+
+func (c *fakeCalls) ReviewUsage(_ context.Context, reviewID string) (ports.ReviewUsage, error) {
+	var u ports.ReviewUsage
+	for _, r := range c.calls {
+		if r.ReviewID != reviewID {
+			continue
+		}
+		if r.Status != "budget_exhausted" && r.ArgumentsHash != "" {
+			u.Reserved++
+		}
+		switch r.Status {
+		case "ok", "error":
+			u.Sent++
+			u.Bytes += min(r.ResponseBytes, limits.CallReservation)
+		case "too_large":
+			u.Sent++
+			u.Bytes += limits.CallReservation
+		case "unavailable":
+			u.Sent++
+		case "blocked":
+			u.Blocked++
+		}
+	}
+	return u, nil
 }

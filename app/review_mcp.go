@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/codelotse/codelotse/domain/budget"
 	"github.com/codelotse/codelotse/domain/limits"
@@ -39,9 +40,15 @@ const ToolChanged = "tool_changed"
 // In arguments every rule blocks the call.
 var personalDataRules = map[string]bool{ports.SecretRuleEmail: true}
 
-// mcpRun is the MCP context of one review run: its sessions, its budget
-// and its statistics. Created per run, closed in the run's finally;
-// nothing is cached across runs.
+// mcpSetupTimeout bounds connecting to all of a run's servers and listing
+// their tools, together: a slow or hanging server is skipped, it cannot
+// eat the finder's time (a review never fails because of MCP).
+const mcpSetupTimeout = 30 * time.Second
+
+// mcpRun is the MCP context of one review run: its sessions and its
+// budget. Created per attempt, closed in the run's finally; nothing is
+// cached across runs. The budget and the stats come from the run's call
+// records, so a retried attempt continues the run's budget.
 type mcpRun struct {
 	deps     ReviewDeps
 	tenantID string
@@ -51,33 +58,50 @@ type mcpRun struct {
 
 	mu       sync.Mutex
 	sessions []ports.MCPSession
-	calls    int
-	blocked  int
 }
 
-// close closes every session; safe to call more than once.
+// close closes every session, concurrently; safe to call more than once.
 func (r *mcpRun) close() {
 	r.mu.Lock()
 	sessions := r.sessions
 	r.sessions = nil
 	r.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, s := range sessions {
-		_ = s.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = s.Close()
+		}()
 	}
+	wg.Wait()
 }
 
-// stats are the run's MCP statistics.
-func (r *mcpRun) stats(promptUsed bool) ports.McpStats {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	st := ports.McpStats{Calls: r.calls, Blocked: r.blocked}
-	if r.budget != nil {
-		st.Bytes = r.budget.BytesUsed()
-	}
+// usage reads the run's call records, over all its attempts.
+func (r *mcpRun) usage(ctx context.Context) (ports.ReviewUsage, error) {
+	var u ports.ReviewUsage
+	err := r.deps.Tenants.InTenant(ctx, r.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		var err error
+		u, err = tx.Calls().ReviewUsage(ctx, r.reviewID)
+		return err
+	})
+	return u, err
+}
+
+// stats are the run's MCP statistics, read from its call records: calls
+// that reached a server, bytes the budget kept, calls blocked.
+func (r *mcpRun) stats(ctx context.Context, promptUsed bool) ports.McpStats {
+	var st ports.McpStats
 	if promptUsed {
 		v := McpPromptVersion
 		st.Prompt = &v
 	}
+	u, err := r.usage(context.WithoutCancel(ctx))
+	if err != nil {
+		r.deps.warn("mcp stats not read", map[string]string{"review_id": r.reviewID, "error": err.Error()})
+		return st
+	}
+	st.Calls, st.Bytes, st.Blocked = u.Sent, u.Bytes, u.Blocked
 	return st
 }
 
@@ -89,82 +113,113 @@ type mcpServer struct {
 }
 
 // loadServers reads the run's servers (of the tenant, enabled,
-// acknowledged) and opens their credentials.
-func (r *mcpRun) loadServers(ctx context.Context, ids []string) ([]mcpServer, error) {
-	type row struct {
-		srv *server.Server
-		enc []byte
-	}
-	var rows []row
-	err := r.deps.Tenants.InTenant(ctx, r.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
-		for _, id := range ids {
-			s, err := tx.Servers().Get(ctx, id)
-			if errors.Is(err, ports.ErrNotFound) {
-				continue
-			}
-			if err != nil {
+// acknowledged) and opens their credentials. A server that cannot be read
+// or whose credential cannot be opened is skipped, not the run.
+func (r *mcpRun) loadServers(ctx context.Context, ids []string) []mcpServer {
+	var out []mcpServer
+	for _, id := range ids {
+		var (
+			s   *server.Server
+			enc []byte
+		)
+		err := r.deps.Tenants.InTenant(ctx, r.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+			var err error
+			if s, err = tx.Servers().Get(ctx, id); err != nil {
 				return err
 			}
-			if !s.Enabled() || !s.Acknowledged() {
-				continue
-			}
-			enc, err := tx.Servers().Credential(ctx, id)
-			if err != nil {
-				return err
-			}
-			rows = append(rows, row{s, enc})
+			enc, err = tx.Servers().Credential(ctx, id)
+			return err
+		})
+		if errors.Is(err, ports.ErrNotFound) {
+			continue
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]mcpServer, 0, len(rows))
-	for _, rw := range rows {
-		cred := server.NoCredential()
-		if len(rw.enc) > 0 {
-			plain, err := r.deps.Cipher.Open(rw.enc, CredentialAAD(rw.srv.ID()))
-			if err == nil {
-				cred, err = server.UnmarshalCredentialSecret(plain)
-				clear(plain)
-			}
-			if err != nil {
-				r.warn("mcp server skipped: credential cannot be opened", rw.srv)
-				r.deps.Metrics.McpCall(CallUnavailable)
-				continue
-			}
+		if err != nil {
+			r.deps.warn("mcp server skipped: cannot be read", map[string]string{"server_id": id, "review_id": r.reviewID, "error": err.Error()})
+			r.deps.Metrics.McpCall(CallUnavailable)
+			continue
 		}
-		out = append(out, mcpServer{srv: rw.srv, target: ports.MCPTarget{URL: rw.srv.URL(), Credential: cred}})
+		if !s.Enabled() || !s.Acknowledged() {
+			continue
+		}
+		cred, err := openCredential(r.deps.Cipher, s.ID(), enc)
+		if err != nil {
+			r.warn("mcp server skipped: credential cannot be opened", s)
+			r.deps.Metrics.McpCall(CallUnavailable)
+			continue
+		}
+		out = append(out, mcpServer{srv: s, target: ports.MCPTarget{URL: s.URL(), Credential: cred}})
 	}
-	return out, nil
+	return out
 }
 
-// openTools connects to each server, lists its tools again and offers the
-// allowlisted ones whose live definition still matches the pinned hash.
-// A server that cannot be reached, times out or errs is skipped. A tool
-// whose definition changed is dropped for this run, recorded as blocked,
-// and its server's lastError becomes tool_changed.
+// openCredential decrypts a server's credential (none for no ciphertext);
+// the plaintext lives only in the returned value.
+func openCredential(cipher ports.Cipher, serverID string, enc []byte) (server.Credential, error) {
+	if len(enc) == 0 {
+		return server.NoCredential(), nil
+	}
+	if cipher == nil {
+		return server.Credential{}, errors.New("no key ring")
+	}
+	plain, err := cipher.Open(enc, CredentialAAD(serverID))
+	if err != nil {
+		return server.Credential{}, err
+	}
+	defer clear(plain)
+	return server.UnmarshalCredentialSecret(plain)
+}
+
+// listed is one server's session and live tools, or why it is skipped.
+type listed struct {
+	sess  ports.MCPSession
+	tools []ports.ListedTool
+	err   error
+}
+
+// openTools connects to every server at once, under one deadline, lists
+// its tools again and offers the allowlisted ones whose live definition
+// still matches the pinned hash. A server that cannot be reached, times
+// out or errs is skipped. A tool whose definition changed is dropped for
+// this run, recorded as blocked, and its server's lastError becomes
+// tool_changed.
 func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalTool {
+	timeout := r.deps.McpSetupTimeout
+	if timeout <= 0 {
+		timeout = mcpSetupTimeout
+	}
+	setup, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	results := make([]listed, len(servers))
+	var wg sync.WaitGroup
+	for i, ms := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sess, err := r.deps.Connector.Open(setup, ms.target, limits.ReviewResponseCap)
+			if err != nil {
+				results[i].err = err
+				return
+			}
+			r.mu.Lock()
+			r.sessions = append(r.sessions, sess)
+			r.mu.Unlock()
+			results[i].sess = sess
+			results[i].tools, results[i].err = sess.ListTools(setup)
+		}()
+	}
+	wg.Wait()
+
 	var tools []ExternalTool
 	names := map[string]bool{}
-	for _, ms := range servers {
-		sess, err := r.deps.Connector.Open(ctx, ms.target, limits.ReviewResponseCap)
-		if err != nil {
-			r.warn("mcp server skipped: "+connectorCode(err), ms.srv)
+	for i, ms := range servers {
+		res := results[i]
+		if res.err != nil {
+			r.warn("mcp server skipped: "+connectorCode(res.err), ms.srv)
 			r.deps.Metrics.McpCall(CallUnavailable)
 			continue
 		}
-		r.mu.Lock()
-		r.sessions = append(r.sessions, sess)
-		r.mu.Unlock()
-		listed, err := sess.ListTools(ctx)
-		if err != nil {
-			r.warn("mcp server skipped: "+connectorCode(err), ms.srv)
-			r.deps.Metrics.McpCall(CallUnavailable)
-			continue
-		}
-		live := make(map[string]ports.ListedTool, len(listed))
-		for _, lt := range listed {
+		live := make(map[string]ports.ListedTool, len(res.tools))
+		for _, lt := range res.tools {
 			live[lt.Name] = lt
 		}
 		changed := false
@@ -175,7 +230,7 @@ func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalT
 			}
 			if lt.Err != nil || !snap.Matches(lt.Definition) {
 				changed = true
-				r.blockedTool(ctx, ms.srv, snap.Name())
+				r.record(ctx, ports.ToolCall{ServerID: ms.srv.ID(), Tool: snap.Name(), Status: CallBlocked})
 				continue
 			}
 			name, err := tool.ModelToolName(ms.srv.Name().String(), snap.Name())
@@ -183,7 +238,7 @@ func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalT
 				continue // a rename made it too long, or two servers collide
 			}
 			names[name] = true
-			tools = append(tools, &mcpTool{run: r, srv: ms.srv, snap: snap, session: sess, modelName: name})
+			tools = append(tools, &mcpTool{run: r, srv: ms.srv, snap: snap, session: res.sess, modelName: name})
 		}
 		if changed {
 			r.markToolChanged(ctx, ms.srv.ID())
@@ -191,13 +246,6 @@ func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalT
 	}
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Spec().Name < tools[j].Spec().Name })
 	return tools
-}
-
-func (r *mcpRun) blockedTool(ctx context.Context, srv *server.Server, toolName string) {
-	r.mu.Lock()
-	r.blocked++
-	r.mu.Unlock()
-	r.record(ctx, ports.ToolCall{ServerID: srv.ID(), Tool: toolName, Status: CallBlocked})
 }
 
 func (r *mcpRun) markToolChanged(ctx context.Context, serverID string) {
@@ -270,31 +318,30 @@ func refusal(status string) string { return fmt.Sprintf(`{"error": %q}`, status)
 // this order: run budget → strict arguments → secret and personal-data
 // scan of the arguments → tools/call → text and structuredContent only →
 // 64 KiB → secret scan of the result → redaction → 8,000 characters →
-// untrusted wrapper. Every call is recorded with counts only.
-func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) string {
+// untrusted wrapper. Every call is recorded with counts only. A panic
+// inside is an error answer, never the worker's end.
+func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string) {
 	r := t.run
 	start := r.deps.Clock.Now()
-	rec := ports.ToolCall{ServerID: t.srv.ID(), Tool: t.snap.Name(), RequestBytes: len(args)}
+	rec := ports.ToolCall{ServerID: t.srv.ID(), Tool: t.snap.Name(), RequestBytes: len(args), ArgumentsHash: argumentsHash(args)}
 	finish := func(status string, answer string) string {
 		rec.Status = status
 		rec.Duration = r.deps.Clock.Now().Sub(start)
-		if status == CallBlocked {
-			r.mu.Lock()
-			r.blocked++
-			r.mu.Unlock()
-		}
 		r.record(ctx, rec)
 		return answer
 	}
+	defer func() {
+		if v := recover(); v != nil {
+			r.deps.warn("mcp call panicked", map[string]string{"server_id": t.srv.ID(), "tool": t.snap.Name(), "panic_type": fmt.Sprintf("%T", v)})
+			answer = finish(CallError, refusal(CallError))
+		}
+	}()
 
 	res, err := r.budget.Reserve()
 	if err != nil {
 		return finish(CallBudgetExhausted, refusal(CallBudgetExhausted))
 	}
 	defer res.Release() // no-op after Commit
-	r.mu.Lock()
-	r.calls++
-	r.mu.Unlock()
 
 	if err := t.snap.Schema().Validate(args); err != nil {
 		return finish(CallInvalidArguments, refusal(CallInvalidArguments+": "+argumentReason(err)))
@@ -303,25 +350,27 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) string {
 	if err != nil {
 		return finish(CallInvalidArguments, refusal(CallInvalidArguments))
 	}
-	sum := sha256.Sum256(sent)
-	rec.ArgumentsHash = hex.EncodeToString(sum[:])
 	rec.RequestBytes = len(sent)
 	if len(r.deps.Scanner.Scan(argumentText(sent))) > 0 {
 		return finish(CallBlocked, refusal(CallBlocked+": the arguments look like a secret or personal data; nothing was sent"))
 	}
 
 	out, err := t.session.CallTool(ctx, t.snap.Name(), sent)
-	if err != nil {
-		if errors.Is(err, ports.ErrResponseTooLarge) {
-			rec.ResponseBytes = limits.ReviewResponseCap
-			return finish(CallTooLarge, refusal(CallTooLarge))
-		}
+	switch {
+	case errors.Is(err, ports.ErrResponseTooLarge):
+		// The server made the run read a whole reservation's worth.
+		rec.ResponseBytes = limits.ReviewResponseCap
+		_ = res.Commit(rec.ResponseBytes)
+		return finish(CallTooLarge, refusal(CallTooLarge))
+	case errors.Is(err, ports.ErrProtocol):
+		return finish(CallError, refusal(CallError))
+	case err != nil:
 		return finish(CallUnavailable, refusal(CallUnavailable))
 	}
 	text := resultText(out)
 	rec.ResponseBytes = len(text)
 	if len(text) > limits.ToolResultCap {
-		_ = res.Commit(len(text))
+		_ = res.Commit(len(text)) // keeps the whole reservation
 		return finish(CallTooLarge, refusal(CallTooLarge))
 	}
 	findings := r.deps.Scanner.Scan(text)
@@ -343,6 +392,17 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) string {
 		return finish(CallError, wrapped)
 	}
 	return finish(CallOK, wrapped)
+}
+
+// argumentsHash is the SHA-256 of the arguments as they would be sent (the
+// canonical JSON), or of the raw bytes when they are not JSON.
+func argumentsHash(args json.RawMessage) string {
+	b, err := tool.Canonicalize(args)
+	if err != nil {
+		b = args
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // argumentText is what the scanner reads for a call's arguments: the JSON

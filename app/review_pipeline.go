@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -47,10 +48,14 @@ type Pipeline struct {
 	Model ports.Model
 }
 
-// Limits of the repository tools' answers and of the verifier.
+// Limits of the repository tools' answers, of the verifier, of one
+// model turn's tool calls (calls beyond it are answered, not run) and the
+// least evidence that proves a finding.
 const (
 	repoToolAnswerChars = 20000
 	verifierMaxSteps    = 4
+	maxToolCallsPerTurn = 16
+	minEvidenceChars    = 8
 )
 
 // Run runs the pipeline. A model error fails the run (the job is retried);
@@ -74,9 +79,11 @@ func (p *Pipeline) Run(ctx context.Context, in ReviewPipelineInput) (ReviewPipel
 			}
 			return repo.call(c)
 		})
-	if err != nil {
+	if err != nil && !(errors.Is(finderCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil) {
 		return ReviewPipelineOutput{}, fmt.Errorf("finder: %w", err)
 	}
+	// A finder that ran out of its wall clock ends with what it has: no
+	// candidates (slow external tools must not fail the review).
 	candidates := parseFindings(final)
 
 	kept, err := p.verify(ctx, in, repo, candidates)
@@ -145,9 +152,18 @@ func (p *Pipeline) converse(ctx context.Context, step, system, user string, tool
 		answers := make([]string, len(resp.ToolCalls))
 		var wg sync.WaitGroup
 		for i, c := range resp.ToolCalls {
+			if i >= maxToolCallsPerTurn {
+				answers[i] = `{"error": "too many tool calls in one turn"}`
+				continue
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer func() {
+					if recover() != nil {
+						answers[i] = `{"error": "internal"}`
+					}
+				}()
 				answers[i] = exec(ctx, c)
 			}()
 		}
@@ -242,8 +258,8 @@ func (r repoTools) call(c ports.ModelToolCall) string {
 // proves reports whether evidence appears verbatim in the diff or a file.
 func (r repoTools) proves(evidence string) bool {
 	evidence = strings.TrimSpace(evidence)
-	if evidence == "" {
-		return false
+	if utf8.RuneCountInString(evidence) < minEvidenceChars {
+		return false // "+" or a letter is in every diff: it proves nothing
 	}
 	if strings.Contains(r.diff, evidence) {
 		return true

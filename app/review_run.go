@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/codelotse/codelotse/domain/budget"
 	"github.com/codelotse/codelotse/domain/gate"
@@ -28,6 +29,9 @@ type ReviewDeps struct {
 	// Warn logs a warning with fields that never hold a URL, an argument,
 	// a result or a credential.
 	Warn func(msg string, fields map[string]string)
+	// McpSetupTimeout bounds connecting to a run's servers and listing
+	// their tools, all together; zero is 30 s. Tests shorten it.
+	McpSetupTimeout time.Duration
 }
 
 // ReviewRunner runs queued reviews; the worker calls it.
@@ -57,10 +61,7 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 
 	mcp := &mcpRun{deps: h.d, tenantID: tenantID, reviewID: reviewID}
 	defer mcp.close()
-	tools, err := h.mcpContext(ctx, mcp, run)
-	if err != nil {
-		return err
-	}
+	tools := h.mcpContext(ctx, mcp, run)
 	out, err := (&Pipeline{Model: h.d.Model}).Run(ctx, ReviewPipelineInput{
 		Title: run.Title, Description: run.Description, Diff: run.Diff, Files: run.Files, ExternalTools: tools,
 	})
@@ -72,7 +73,7 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 	run.PromptVersion = ReviewPromptVersion
 	run.Findings = out.Findings
 	run.Summary = out.Summary
-	run.Stats = ports.ReviewStats{Mcp: mcp.stats(out.McpPrompt)}
+	run.Stats = ports.ReviewStats{Mcp: mcp.stats(ctx, out.McpPrompt)}
 	run.FinishedAt = h.d.Clock.Now()
 	err = h.d.Tenants.InTenant(context.WithoutCancel(ctx), tenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		return tx.Reviews().Finish(ctx, run)
@@ -87,10 +88,22 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 // first: with the feature not signed off or disabled on the instance it
 // returns before reading anything; with the repository's policy off, no
 // server, or a public repository (as it is now, not when the policy was
-// set) it returns before touching the MCP tables or the network.
-func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run ports.ReviewRun) ([]ExternalTool, error) {
+// set) it returns before touching the MCP tables or the network. Any
+// failure past that point means no MCP context for this run, with a
+// warning: a review never fails because of MCP (a policy that does not
+// parse included: condition 2 of the threat analysis).
+func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run ports.ReviewRun) []ExternalTool {
 	if !h.d.Gates.SignedOff || !h.d.Gates.Instance.Allowed() {
-		return nil, nil
+		return nil
+	}
+	skip := func(why string, err error) []ExternalTool {
+		fields := map[string]string{"review_id": run.ID}
+		if err != nil {
+			fields["error"] = err.Error()
+		}
+		h.d.warn("mcp context skipped: "+why, fields)
+		h.d.Metrics.McpCall(CallUnavailable)
+		return nil
 	}
 	var (
 		eff  policy.Effective
@@ -116,22 +129,23 @@ func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run ports.Re
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read policy: %w", err)
+		return skip("the policy cannot be read", err)
 	}
 	if !gate.EffectiveMcpContext(eff, repo.Visibility, h.d.Gates.SignedOff, h.d.Gates.Instance.Allowed()) {
-		return nil, nil
+		return nil
 	}
-	if mcp.budget, err = budget.NewRunBudget(eff.MaxCalls()); err != nil {
-		return nil, nil
+	usage, err := mcp.usage(ctx)
+	if err != nil {
+		return skip("the run's call records cannot be read", err)
+	}
+	// The budget is the run's, not the attempt's: a retried job continues it.
+	if mcp.budget, err = budget.ResumeRunBudget(eff.MaxCalls(), usage.Reserved, usage.Bytes); err != nil {
+		return skip("invalid call budget", err)
 	}
 	if mcp.wrapper, err = untrusted.NewWrapper(h.d.Rand); err != nil {
-		return nil, fmt.Errorf("untrusted wrapper: %w", err)
+		return skip("no randomness for the untrusted wrapper", err)
 	}
-	servers, err := mcp.loadServers(ctx, eff.Servers())
-	if err != nil {
-		return nil, fmt.Errorf("read MCP servers: %w", err)
-	}
-	return mcp.openTools(ctx, servers), nil
+	return mcp.openTools(ctx, mcp.loadServers(ctx, eff.Servers()))
 }
 
 // FailReview marks a run failed after its last attempt. A run that is

@@ -65,6 +65,8 @@ type scriptModel struct {
 	reqs  []ports.ModelRequest
 	err   error
 	panic bool
+	// errWhenEmpty fails a step whose turns ran out (an attempt that dies).
+	errWhenEmpty bool
 }
 
 func (m *scriptModel) Complete(ctx context.Context, req ports.ModelRequest) (ports.ModelResponse, error) {
@@ -82,6 +84,9 @@ func (m *scriptModel) Complete(ctx context.Context, req ports.ModelRequest) (por
 	}
 	list := m.turns[req.Step]
 	if len(list) == 0 {
+		if m.errWhenEmpty {
+			return ports.ModelResponse{}, errors.New("model: attempt dies")
+		}
 		return ports.ModelResponse{}, nil
 	}
 	m.turns[req.Step] = list[1:]
@@ -163,6 +168,7 @@ type mcpFake struct {
 	tools   []ports.ListedTool
 	answer  func(name string, args json.RawMessage) (ports.ToolResult, error)
 	openErr error
+	hang    bool // Open waits for its context
 	opened  int
 	open    int // sessions not closed yet
 	sent    []string
@@ -170,7 +176,11 @@ type mcpFake struct {
 	creds   []string
 }
 
-func (f *mcpFake) Open(_ context.Context, t ports.MCPTarget, cap int64) (ports.MCPSession, error) {
+func (f *mcpFake) Open(ctx context.Context, t ports.MCPTarget, cap int64) (ports.MCPSession, error) {
+	if f.hang {
+		<-ctx.Done()
+		return nil, fmt.Errorf("open: %w", ports.ErrTimeout)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.opened++
@@ -445,7 +455,8 @@ func TestNeverSendsSecretsOrPersonalDataAndEnforcesTheCallBudget(t *testing.T) {
 	if len(e.mcp.sent) != counts[app.CallOK] {
 		t.Errorf("sent %d calls, recorded %d ok", len(e.mcp.sent), counts[app.CallOK])
 	}
-	if run.Stats.Mcp.Calls != 3 || run.Stats.Mcp.Blocked != counts[app.CallBlocked] {
+	// stats.calls counts calls that reached the server, not refused ones.
+	if run.Stats.Mcp.Calls != counts[app.CallOK] || run.Stats.Mcp.Blocked != counts[app.CallBlocked] {
 		t.Errorf("stats = %+v", run.Stats.Mcp)
 	}
 }
@@ -655,10 +666,18 @@ func TestClosesSessionsOnEveryExit(t *testing.T) {
 			e.model.err = errors.New("model down")
 			return context.Background()
 		}},
-		{"cancelled", func(e *reviewEnv) context.Context {
+		{"cancelled during a call", func(e *reviewEnv) context.Context {
 			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
+			e.mcp.answer = func(string, json.RawMessage) (ports.ToolResult, error) {
+				cancel()
+				return ports.ToolResult{Texts: []string{"ok"}}, nil
+			}
 			return ctx
+		}},
+		{"panic in a tool call", func(e *reviewEnv) context.Context {
+			e.mcp.answer = func(string, json.RawMessage) (ports.ToolResult, error) { panic("server exploded") }
+			e.model.err = nil
+			return context.Background()
 		}},
 		{"panic", func(e *reviewEnv) context.Context {
 			e.model.panic = true
@@ -674,7 +693,7 @@ func TestClosesSessionsOnEveryExit(t *testing.T) {
 				defer func() { _ = recover() }()
 				_ = app.NewReviewRunner(e.deps).RunReview(ctx, revTenant, revReview)
 			}()
-			if e.mcp.opened == 0 && tt.name != "cancelled" {
+			if e.mcp.opened == 0 {
 				t.Fatalf("no session was opened")
 			}
 			if e.mcp.open != 0 {
@@ -712,5 +731,105 @@ func TestFinderPromptIsByteIdenticalWithoutMcp(t *testing.T) {
 	e.run(t)
 	if sys := e.model.reqs[0].Messages[0].Content; sys != app.FinderPrompt(false) {
 		t.Errorf("a review without MCP sent another finder prompt")
+	}
+}
+
+func TestRetriedRunContinuesTheBudget(t *testing.T) {
+	e := newReviewEnv(t, 2)
+	// Attempt 1 makes both calls of the budget, then dies.
+	e.model.turns[ports.StepFinder] = []ports.ModelResponse{{ToolCalls: []ports.ModelToolCall{
+		{ID: "a", Name: "mcp_wiki_search", Arguments: json.RawMessage(`{"query": "one"}`)},
+		{ID: "b", Name: "mcp_wiki_search", Arguments: json.RawMessage(`{"query": "two"}`)},
+	}}}
+	e.model.errWhenEmpty = true
+	if err := app.NewReviewRunner(e.deps).RunReview(context.Background(), revTenant, revReview); err == nil {
+		t.Fatal("attempt 1 succeeded, want the model's error")
+	}
+	if got := e.reviews.runs[revReview].Status; got != ports.ReviewRunning {
+		t.Fatalf("after a dead attempt the run is %s, want running (River retries it)", got)
+	}
+	// Attempt 2: the model asks again; the run's budget is spent.
+	e.model.errWhenEmpty = false
+	e.finderCalls(`{"query": "three"}`)
+	run := e.run(t)
+	if len(e.mcp.sent) != 2 {
+		t.Errorf("the server got %d calls over two attempts, want maxCalls 2", len(e.mcp.sent))
+	}
+	if st := e.statuses(); st[len(st)-1] != app.CallBudgetExhausted {
+		t.Errorf("attempt 2's call = %s, want budget_exhausted", st[len(st)-1])
+	}
+	if run.Stats.Mcp.Calls != 2 {
+		t.Errorf("stats.calls = %d, want 2 (the run's, over both attempts)", run.Stats.Mcp.Calls)
+	}
+}
+
+func TestSkipsServersThatAreNotUsable(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(e *reviewEnv)
+	}{
+		{"disabled", func(e *reviewEnv) {
+			off := false
+			_, _ = e.servers.rows[revServer].Apply(server.Patch{Enabled: &off}, time.Now())
+		}},
+		{"acknowledgement withdrawn", func(e *reviewEnv) {
+			no := false
+			_, _ = e.servers.rows[revServer].Apply(server.Patch{Acknowledged: &no}, time.Now())
+		}},
+		{"not the tenant's", func(e *reviewEnv) {
+			// The policy names a server this tenant cannot see (RLS: not found).
+			other := "99999999-0000-4000-8000-000000000009"
+			s, _ := policy.NewMcpSection("on", []string{other}, nil)
+			e.policies.repos[revRepo] = s
+			e.policies.servers[other] = true
+		}},
+		{"credential cannot be opened", func(e *reviewEnv) {
+			e.servers.creds[revServer] = []byte("k1|mcp_servers:another-row|00")
+		}},
+		{"hangs at connect", func(e *reviewEnv) {
+			e.mcp.hang = true
+			e.deps.McpSetupTimeout = 50 * time.Millisecond
+		}},
+		{"unreachable", func(e *reviewEnv) { e.mcp.openErr = fmt.Errorf("dial: %w", ports.ErrServerUnreachable) }},
+		{"tool gone", func(e *reviewEnv) { e.mcp.tools = nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newReviewEnv(t, 5)
+			tt.setup(e)
+			e.finderCalls(`{"query": "cache"}`)
+			run := e.run(t)
+			if run.Status != ports.ReviewDone || len(e.mcp.sent) != 0 {
+				t.Errorf("run %s, %d calls sent; want done, none", run.Status, len(e.mcp.sent))
+			}
+			for _, names := range e.model.toolsOffered(ports.StepFinder) {
+				if strings.Contains(strings.Join(names, ","), "mcp_") {
+					t.Errorf("finder offered %v", names)
+				}
+			}
+		})
+	}
+}
+
+func TestTransportFailuresOfACall(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("x: %w", ports.ErrResponseTooLarge), app.CallTooLarge},
+		{fmt.Errorf("x: %w", ports.ErrProtocol), app.CallError},
+		{fmt.Errorf("x: %w", ports.ErrTimeout), app.CallUnavailable},
+		{fmt.Errorf("x: %w", ports.ErrServerUnreachable), app.CallUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			e := newReviewEnv(t, 5)
+			e.mcp.answer = func(string, json.RawMessage) (ports.ToolResult, error) { return ports.ToolResult{}, tt.err }
+			e.finderCalls(`{"query": "cache"}`)
+			run := e.run(t)
+			if st := e.statuses(); len(st) != 1 || st[0] != tt.want || run.Status != ports.ReviewDone {
+				t.Errorf("%v: statuses %v, run %s; want %s, done", tt.err, st, run.Status, tt.want)
+			}
+		})
 	}
 }

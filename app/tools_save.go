@@ -92,7 +92,7 @@ func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd Sa
 			if cur.URL().String() != s.URL().String() {
 				return ports.CredentialUpdate{}, Fail(CodeConflict, "the server's URL changed during the save; discover again")
 			}
-			cur.RecordDiscovery(now, "")
+			cur.RecordError("")
 			return ports.CredentialUpdate{}, cur.ReplaceTools(snaps, now)
 		})
 		if err != nil {

@@ -142,4 +142,26 @@ type CallLog interface {
 	Record(ctx context.Context, c ToolCall) error
 	// Recent returns at most limit records of a server, newest first.
 	Recent(ctx context.Context, serverID string, limit int) ([]ToolCall, error)
+	// ReviewUsage sums the records of one review run, over all its
+	// attempts (see [ReviewUsage]).
+	ReviewUsage(ctx context.Context, reviewID string) (ReviewUsage, error)
+}
+
+// ReviewUsage is what the tool calls of one review run used. The records
+// are the run's memory across attempts: a retried job resumes the run's
+// budget from them, and the run's stats are read from them.
+type ReviewUsage struct {
+	// Reserved counts calls that passed the budget: records with an
+	// arguments hash, except budget_exhausted.
+	Reserved int
+	// Sent counts calls that reached the server: ok, error, too_large,
+	// unavailable.
+	Sent int
+	// Bytes are the bytes the budget kept: the response bytes of ok and
+	// error calls (at most a reservation each) and a whole reservation
+	// for each too_large call.
+	Bytes int
+	// Blocked counts blocked records (arguments or result with a secret,
+	// a tool whose definition changed).
+	Blocked int
 }

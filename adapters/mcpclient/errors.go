@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 
@@ -108,9 +109,13 @@ func classify(caller, opCtx context.Context, err error, op, session *recorder) (
 	if opCtx.Err() != nil {
 		return &codedError{code: ports.ErrTimeout}, fail(ports.ErrTimeout, err)
 	}
+	// A server's error message and what the SDK could not decode are
+	// the server's text: it may echo the arguments or carry output, which
+	// are never logged (MC12). The debug log gets the JSON-RPC code or
+	// the error's type.
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
-		return &codedError{code: ports.ErrProtocol}, fail(ports.ErrProtocol, err)
+		return &codedError{code: ports.ErrProtocol}, fail(ports.ErrProtocol, fmt.Errorf("JSON-RPC error %d", rpcErr.Code))
 	}
 	if f := session.get(); f != nil {
 		return &codedError{code: f.code}, f
@@ -119,5 +124,5 @@ func classify(caller, opCtx context.Context, err error, op, session *recorder) (
 	if errors.As(err, &netErr) {
 		return &codedError{code: ports.ErrServerUnreachable}, fail(ports.ErrServerUnreachable, err)
 	}
-	return &codedError{code: ports.ErrProtocol}, fail(ports.ErrProtocol, err)
+	return &codedError{code: ports.ErrProtocol}, fail(ports.ErrProtocol, fmt.Errorf("unusable answer (%T)", err))
 }

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
 	"github.com/codelotse/codelotse/domain/limits"
@@ -385,5 +387,32 @@ func TestRefusesArgumentsThatAreNotAnObject(t *testing.T) {
 		if _, err := s.CallTool(context.Background(), "search", json.RawMessage(a)); !errors.Is(err, errArguments) {
 			t.Errorf("CallTool(%s) = %v, want errArguments", a, err)
 		}
+	}
+}
+
+// TestServerErrorTextNeverReachesTheLog: a server's JSON-RPC error message
+// may echo the arguments or carry output; the debug log keeps the code.
+func TestServerErrorTextNeverReachesTheLog(t *testing.T) {
+	const canary = "canary-in-server-error-41d7"
+	raw := newRawServer()
+	raw.toolsCall = func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"no page for %s"}}`, id, canary)
+	}
+	ts := startServer(t, raw)
+	var logs bytes.Buffer
+	c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 5*time.Second)
+	c.opts.Logger = zerolog.New(&logs).Level(zerolog.DebugLevel)
+	s := openSession(t, c, ts, server.NoCredential(), limits.ReviewResponseCap)
+	defer s.Close()
+	_, err := s.CallTool(context.Background(), "search", json.RawMessage(`{"query":"`+canary+`"}`))
+	if !errors.Is(err, ports.ErrProtocol) {
+		t.Fatalf("CallTool = %v, want ErrProtocol", err)
+	}
+	if strings.Contains(logs.String(), canary) || strings.Contains(err.Error(), canary) {
+		t.Errorf("the server's error text reached the log or the error:\n%s", logs.String())
+	}
+	if !strings.Contains(logs.String(), "JSON-RPC error -32000") {
+		t.Errorf("the log lacks the JSON-RPC code:\n%s", logs.String())
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -65,4 +66,25 @@ func (l callLog) Recent(ctx context.Context, serverID string, limit int) ([]port
 		})
 	}
 	return out, nil
+}
+
+// ReviewUsage sums a review's call records (see [ports.ReviewUsage]).
+func (l callLog) ReviewUsage(ctx context.Context, reviewID string) (ports.ReviewUsage, error) {
+	var u ports.ReviewUsage
+	if !isUUID(reviewID) {
+		return u, nil
+	}
+	err := l.t.tx.NewRaw(`SELECT
+		count(*) FILTER (WHERE status <> 'budget_exhausted' AND arguments_hash <> ''),
+		count(*) FILTER (WHERE status IN ('ok', 'error', 'too_large', 'unavailable')),
+		coalesce(sum(CASE WHEN status IN ('ok', 'error') THEN least(response_bytes, ?)
+		                  WHEN status = 'too_large' THEN ? ELSE 0 END), 0),
+		count(*) FILTER (WHERE status = 'blocked')
+		FROM mcp_tool_calls WHERE tenant_id = ? AND review_id = ?`,
+		limits.CallReservation, limits.CallReservation, l.t.tenantID, reviewID).
+		Scan(ctx, &u.Reserved, &u.Sent, &u.Bytes, &u.Blocked)
+	if err != nil {
+		return u, fmt.Errorf("postgres: review usage: %w", err)
+	}
+	return u, nil
 }

@@ -53,6 +53,20 @@ func NewRunBudget(maxCalls int) (*RunBudget, error) {
 	return &RunBudget{maxCalls: maxCalls}, nil
 }
 
+// ResumeRunBudget continues a run's budget after an earlier attempt of the
+// same run (a retried job) made calls and kept bytes: the budget is per
+// run, not per attempt. Negative values count as zero; values above the
+// limits exhaust the budget.
+func ResumeRunBudget(maxCalls, calls, bytesUsed int) (*RunBudget, error) {
+	b, err := NewRunBudget(maxCalls)
+	if err != nil {
+		return nil, err
+	}
+	b.calls = max(calls, 0)
+	b.used = max(bytesUsed, 0)
+	return b, nil
+}
+
 // Reserve claims one call and limits.CallReservation bytes before a call is
 // sent. It fails with [ErrCallsExhausted] when maxCalls calls were made
 // (checked first) and with [ErrBytesExhausted] when less than a reservation

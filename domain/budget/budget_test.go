@@ -176,3 +176,46 @@ func TestConcurrent(t *testing.T) {
 		}
 	}
 }
+
+func TestResumeRunBudget(t *testing.T) {
+	tests := []struct {
+		name            string
+		calls, bytes    int
+		wantReservation int // how many calls (each committed empty) still succeed
+	}{
+		{"fresh", 0, 0, 5},
+		{"two calls made", 2, 0, 3},
+		{"bytes used", 0, 200 << 10, 0}, // 56 KiB left: less than a reservation
+		{"some bytes", 1, 100 << 10, 4},
+		{"over the limits", 9, 1 << 20, 0},
+		{"negative", -3, -1, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := budget.ResumeRunBudget(5, tt.calls, tt.bytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for {
+				r, err := b.Reserve()
+				if err != nil {
+					break
+				}
+				n++
+				if err := r.Commit(0); err != nil {
+					t.Fatal(err)
+				}
+				if n > 10 {
+					break
+				}
+			}
+			if n != tt.wantReservation {
+				t.Errorf("ResumeRunBudget(5, %d, %d): %d more calls, want %d", tt.calls, tt.bytes, n, tt.wantReservation)
+			}
+		})
+	}
+	if _, err := budget.ResumeRunBudget(0, 0, 0); err == nil {
+		t.Errorf("ResumeRunBudget(0, …) = nil error, want invalid maxCalls")
+	}
+}
