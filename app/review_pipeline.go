@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/codelotse/codelotse/domain/limits"
@@ -46,6 +47,8 @@ type ReviewPipelineOutput struct {
 // summary (no tools).
 type Pipeline struct {
 	Model ports.Model
+	// FinderWallClock bounds the finder; zero is limits.FinderWallClock.
+	FinderWallClock time.Duration
 }
 
 // Limits of the repository tools' answers, of the verifier, of one
@@ -62,7 +65,11 @@ const (
 // the external tools cannot fail it: their failures are answers.
 func (p *Pipeline) Run(ctx context.Context, in ReviewPipelineInput) (ReviewPipelineOutput, error) {
 	repo := repoTools{diff: in.Diff, files: in.Files}
-	finderCtx, cancel := context.WithTimeout(ctx, limits.FinderWallClock)
+	wall := p.FinderWallClock
+	if wall <= 0 {
+		wall = limits.FinderWallClock
+	}
+	finderCtx, cancel := context.WithTimeout(ctx, wall)
 	defer cancel()
 	withMcp := len(in.ExternalTools) > 0
 	external := map[string]ExternalTool{}
