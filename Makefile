@@ -48,13 +48,16 @@ lint: check-generate
 generate:
 	$(GO) tool wire gen ./cmd/codelotse
 
-## check-generate: fail when the committed wire_gen.go is stale.
+## check-generate: fail when the committed wire_gen.go is stale or wire
+## cannot generate it.
 check-generate:
-	@cp cmd/codelotse/wire_gen.go /tmp/codelotse-wire_gen.go.bak
-	@$(GO) tool wire gen ./cmd/codelotse >/dev/null 2>&1
-	@if ! cmp -s cmd/codelotse/wire_gen.go /tmp/codelotse-wire_gen.go.bak; then \
-		cp /tmp/codelotse-wire_gen.go.bak cmd/codelotse/wire_gen.go; \
-		echo "cmd/codelotse/wire_gen.go is stale: run make generate and commit it"; exit 1; fi
+	@bak=$$(mktemp); cp cmd/codelotse/wire_gen.go $$bak; \
+	if ! out=$$($(GO) tool wire gen ./cmd/codelotse 2>&1); then \
+		cp $$bak cmd/codelotse/wire_gen.go; rm -f $$bak; echo "$$out"; echo "wire gen failed"; exit 1; fi; \
+	if ! cmp -s cmd/codelotse/wire_gen.go $$bak; then \
+		cp $$bak cmd/codelotse/wire_gen.go; rm -f $$bak; \
+		echo "cmd/codelotse/wire_gen.go is stale: run make generate and commit it"; exit 1; fi; \
+	rm -f $$bak
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

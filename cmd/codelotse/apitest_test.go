@@ -135,9 +135,16 @@ func startInstance(t *testing.T, extraEnv ...string) *instance {
 // two instances with different environments can share one database.
 func startInstanceOn(t *testing.T, dsn string, extraEnv ...string) *instance {
 	t.Helper()
+	return startCommandOn(t, "serve", dsn, extraEnv...)
+}
+
+// startCommandOn starts `codelotse <command>` (serve, api or worker) on
+// the database dsn and waits until it listens.
+func startCommandOn(t *testing.T, command, dsn string, extraEnv ...string) *instance {
+	t.Helper()
 	env := append(os.Environ(), "QUAVON_DATABASE_URL="+dsn, "QUAVON_HTTP_ADDR=127.0.0.1:0", "QUAVON_LOG_LEVEL=debug")
 	env = append(env, extraEnv...)
-	cmd := exec.Command(binary, "serve")
+	cmd := exec.Command(binary, command)
 	cmd.Env = env
 	pipe, err := cmd.StderrPipe()
 	if err != nil {

@@ -104,12 +104,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err := noArgs(cmd, rest); err != nil {
 			return err
 		}
-		w, cleanup, err := initWorker(ctx, cfg, log)
+		svc, cleanup, err := initWorker(ctx, cfg, log)
 		if err != nil {
 			return err
 		}
 		defer cleanup()
-		return w.Run(ctx)
+		return runAll(ctx, svc.API.Run, svc.Worker.Run)
 	case "migrate":
 		fs := newFlags(cmd)
 		create := fs.Bool("create-database", false, "create the database first when it does not exist")

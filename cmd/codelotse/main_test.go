@@ -217,3 +217,37 @@ func TestReadyzFailsWhenTheDatabaseIsGone(t *testing.T) {
 		}
 	})
 }
+
+// TestAPIAndWorkerScaleApart: `codelotse api` serves the API without a
+// worker; `codelotse worker` serves only health, readiness and its
+// metrics, no API.
+func TestAPIAndWorkerScaleApart(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	api := startCommandOn(t, "api", dsn)
+	work := startCommandOn(t, "worker", dsn)
+	get := func(in *instance, path string) int {
+		resp, err := http.Get(in.base + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tt := range []struct {
+		in   *instance
+		name string
+		path string
+		want int
+	}{
+		{api, "api", "/healthz", 200}, {api, "api", "/v1/mcp/status", 401}, {api, "api", "/metrics", 200},
+		{work, "worker", "/healthz", 200}, {work, "worker", "/readyz", 200}, {work, "worker", "/metrics", 200},
+		{work, "worker", "/v1/mcp/status", 404},
+	} {
+		if got := get(tt.in, tt.path); got != tt.want {
+			t.Errorf("%s GET %s = %d, want %d", tt.name, tt.path, got, tt.want)
+		}
+	}
+	if !strings.Contains(work.logs.String(), "worker") {
+		t.Errorf("the worker process logged no worker line:\n%s", work.logs.String())
+	}
+}

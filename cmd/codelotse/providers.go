@@ -128,7 +128,7 @@ func provideRand() io.Reader { return rand.Reader }
 // shared pool.
 var reviewSet = wire.NewSet(
 	provideModel, scannerSet, provideWarn, provideRand,
-	wire.Struct(new(app.ReviewDeps), "*"),
+	wire.Struct(new(app.ReviewDeps), "Tenants", "Cipher", "Connector", "Model", "Scanner", "Metrics", "Clock", "Gates", "Rand", "Warn"),
 	app.NewReviewRunner, wire.Bind(new(worker.ReviewHandler), new(*app.ReviewRunner)),
 	providePool, provideWorkerOptions, worker.New,
 )
@@ -137,10 +137,17 @@ func providePool(db *postgres.DB) *pgxpool.Pool { return db.Pool() }
 
 func provideWorkerOptions(db *postgres.DB) worker.Options { return worker.Options{Retention: db} }
 
-// service is what `codelotse serve` runs: the API and the worker.
+// service is what `codelotse serve` runs: the API and the worker; and
+// what `codelotse worker` runs: the worker with a probe server (health,
+// readiness and the worker's metrics, no API).
 type service struct {
 	API    *httpapi.Server
 	Worker *worker.Worker
+}
+
+// provideProbeServer serves only /healthz, /readyz and /metrics.
+func provideProbeServer(addr httpapi.Addr, log zerolog.Logger, ready ports.Readiness, gates app.Gates, m *httpapi.MetricsRoutes) *httpapi.Server {
+	return httpapi.NewServer(addr, log, ready, nil, gates, []httpapi.Routes{m})
 }
 
 // baseSet holds what every process shares: gates, address rules, the

@@ -8,7 +8,6 @@ import (
 	"github.com/codelotse/codelotse/adapters/config"
 	"github.com/codelotse/codelotse/adapters/httpapi"
 	"github.com/codelotse/codelotse/adapters/postgres"
-	"github.com/codelotse/codelotse/adapters/worker"
 	"github.com/codelotse/codelotse/app"
 	"github.com/google/wire"
 	"github.com/rs/zerolog"
@@ -34,9 +33,10 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	return nil, nil, nil
 }
 
-// initWorker builds `codelotse worker`.
-func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*worker.Worker, func(), error) {
-	wire.Build(databaseSet, baseSet, cipherSet, connectorSet, metricsSet, reviewSet)
+// initWorker builds `codelotse worker`: the worker and its probe server.
+func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*service, func(), error) {
+	wire.Build(databaseSet, baseSet, cipherSet, connectorSet, metricsSet, reviewSet,
+		provideHTTPAddr, httpapi.NewMetricsRoutes, provideProbeServer, wire.Struct(new(service), "*"))
 	return nil, nil, nil
 }
 

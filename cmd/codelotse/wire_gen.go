@@ -204,12 +204,18 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	}, nil
 }
 
-// initWorker builds `codelotse worker`.
-func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*worker.Worker, func(), error) {
+// initWorker builds `codelotse worker`: the worker and its probe server.
+func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*service, func(), error) {
+	addr := provideHTTPAddr(cfg)
 	db, cleanup, err := provideServiceDB(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
+	gates := provideGates(cfg)
+	registry := metrics.New()
+	metricsHandler := provideMetricsHandler(registry)
+	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
+	server := provideProbeServer(addr, log, db, gates, metricsRoutes)
 	pool := providePool(db)
 	tenants := postgres.NewTenants(db)
 	keyRing, err := provideKeyRing(cfg)
@@ -235,9 +241,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*wo
 		cleanup()
 		return nil, nil, err
 	}
-	registry := metrics.New()
 	clock := provideClock()
-	gates := provideGates(cfg)
 	reader := provideRand()
 	v := provideWarn(log)
 	reviewDeps := app.ReviewDeps{
@@ -259,7 +263,11 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*wo
 		cleanup()
 		return nil, nil, err
 	}
-	return workerWorker, func() {
+	mainService := &service{
+		API:    server,
+		Worker: workerWorker,
+	}
+	return mainService, func() {
 		cleanup()
 	}, nil
 }
