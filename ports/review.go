@@ -55,6 +55,21 @@ type ReviewRun struct {
 	FinishedAt    time.Time
 }
 
+// ReviewJobKind is the job queue's kind of a review run.
+const ReviewJobKind = "review_run"
+
+// ReviewJob is the queued job of a review run, shared by the adapter that
+// enqueues it and the worker that runs it. It carries ids only: the diff
+// and the files stay in the tenant's rows, under row-level security,
+// while the queue's table is not tenant-scoped.
+type ReviewJob struct {
+	TenantID string `json:"tenantId"`
+	ReviewID string `json:"reviewId"`
+}
+
+// Kind names the job for the queue.
+func (ReviewJob) Kind() string { return ReviewJobKind }
+
 // ReviewRepo stores the tenant's review runs.
 type ReviewRepo interface {
 	// Insert stores a queued run and enqueues its job in the same

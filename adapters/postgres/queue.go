@@ -11,15 +11,15 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/codelotse/codelotse/ports"
 )
 
-// The review job, as the worker adapter (adapters/worker) expects it. The
-// kind and the JSON of the arguments are the contract between the two;
-// the worker's tests enqueue through [ports.ReviewRepo.Insert] to hold
-// them together.
+// The review job is [ports.ReviewJob]: the one type this adapter enqueues
+// and the worker adapter (adapters/worker) runs.
 const (
 	// ReviewJobKind is the River job kind of a review run.
-	ReviewJobKind = "review_run"
+	ReviewJobKind = ports.ReviewJobKind
 	// ReviewJobMaxAttempts is the max_attempts of a review job. The worker
 	// runs the review in the first attempts (three by default) and spends
 	// the rest marking the run failed, so a run whose attempts were all
@@ -27,16 +27,6 @@ const (
 	// rather than running forever.
 	ReviewJobMaxAttempts = 10
 )
-
-// reviewJobArgs are the arguments of a review job: the ids only. The diff
-// and the files stay in review_runs, under row-level security; river_job
-// is not tenant-scoped.
-type reviewJobArgs struct {
-	TenantID string `json:"tenantId"`
-	ReviewID string `json:"reviewId"`
-}
-
-func (reviewJobArgs) Kind() string { return ReviewJobKind }
 
 // inserter is an insert-only River client on the database/sql driver.
 // Insert-only clients are never started and hold no connection: InsertTx
@@ -58,7 +48,7 @@ func enqueueReview(ctx context.Context, tx *sql.Tx, tenantID, reviewID string) e
 	if err != nil {
 		return fmt.Errorf("postgres: job queue client: %w", err)
 	}
-	_, err = client.InsertTx(ctx, tx, reviewJobArgs{TenantID: tenantID, ReviewID: reviewID},
+	_, err = client.InsertTx(ctx, tx, ports.ReviewJob{TenantID: tenantID, ReviewID: reviewID},
 		&river.InsertOpts{MaxAttempts: ReviewJobMaxAttempts})
 	if err != nil {
 		return fmt.Errorf("postgres: enqueue review: %w", err)

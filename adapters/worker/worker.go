@@ -36,6 +36,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/rs/zerolog"
+
+	"github.com/codelotse/codelotse/ports"
 )
 
 // The jobs this adapter runs. ReviewJobKind and the JSON of the review
@@ -43,7 +45,7 @@ import (
 // adapter enqueues; the tests enqueue through it.
 const (
 	// ReviewJobKind is the River job kind of a review run.
-	ReviewJobKind = "review_run"
+	ReviewJobKind = ports.ReviewJobKind
 	// RetentionJobKind is the River job kind of the retention of tool-call
 	// records.
 	RetentionJobKind = "tool_call_retention"
@@ -244,23 +246,15 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// reviewArgs are the arguments of a review job: ids only.
-type reviewArgs struct {
-	TenantID string `json:"tenantId"`
-	ReviewID string `json:"reviewId"`
-}
-
-func (reviewArgs) Kind() string { return ReviewJobKind }
-
 // reviewWorker runs one attempt of a review job.
 type reviewWorker struct {
-	river.WorkerDefaults[reviewArgs]
+	river.WorkerDefaults[ports.ReviewJob]
 	handler     ReviewHandler
 	log         zerolog.Logger
 	maxAttempts int
 }
 
-func (w *reviewWorker) Work(ctx context.Context, job *river.Job[reviewArgs]) error {
+func (w *reviewWorker) Work(ctx context.Context, job *river.Job[ports.ReviewJob]) error {
 	tenant, review := job.Args.TenantID, job.Args.ReviewID
 	log := w.log.With().Str("reviewId", review).Int("attempt", job.Attempt).Logger()
 	reviewAttempts := min(w.maxAttempts, job.MaxAttempts-1)
