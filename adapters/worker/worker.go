@@ -40,9 +40,8 @@ import (
 	"github.com/codelotse/codelotse/ports"
 )
 
-// The jobs this adapter runs. ReviewJobKind and the JSON of the review
-// job's arguments ({"tenantId", "reviewId"}) must match what the postgres
-// adapter enqueues; the tests enqueue through it.
+// The jobs this adapter runs. The review job is [ports.ReviewJob], the
+// type the postgres adapter enqueues.
 const (
 	// ReviewJobKind is the River job kind of a review run.
 	ReviewJobKind = ports.ReviewJobKind
