@@ -281,9 +281,6 @@ func (r repoTools) proves(evidence string) bool {
 
 // capChars cuts s to at most n characters (runes).
 func capChars(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
 	i := 0
 	for pos := range s {
 		if i == n {
