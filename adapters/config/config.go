@@ -88,7 +88,15 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, &Error{"QUAVON_HTTP_ADDR", "must be host:port"})
 	}
 	var err error
-	if c.Instance, err = gate.ParseInstance(get("QUAVON_MCP_CONTEXT", "disabled")); err != nil {
+	// The instance switch is taken verbatim, not trimmed: only the exact
+	// words allowed and disabled mean something, so " allowed" (a quoting
+	// slip in a deployment template) stops the instance instead of
+	// silently turning MCP context on. Unset or empty means disabled.
+	instance := getenv("QUAVON_MCP_CONTEXT")
+	if instance == "" {
+		instance = "disabled"
+	}
+	if c.Instance, err = gate.ParseInstance(instance); err != nil {
 		errs = append(errs, &Error{"QUAVON_MCP_CONTEXT", "must be allowed or disabled"})
 	}
 	if c.Edition, err = gate.ParseEdition(get("QUAVON_EDITION", "self-hosted")); err != nil {

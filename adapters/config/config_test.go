@@ -61,7 +61,13 @@ func TestLoadRefusesBadValuesOnOneLine(t *testing.T) {
 		name, key, value, want string
 	}{
 		{"unknown instance", "QUAVON_MCP_CONTEXT", "enabled", "QUAVON_MCP_CONTEXT must be allowed or disabled"},
-		{"instance case", "QUAVON_MCP_CONTEXT", "Allowed", "QUAVON_MCP_CONTEXT"},
+		{"instance true", "QUAVON_MCP_CONTEXT", "true", "QUAVON_MCP_CONTEXT must be allowed or disabled"},
+		{"instance yes", "QUAVON_MCP_CONTEXT", "yes", "QUAVON_MCP_CONTEXT must be allowed or disabled"},
+		{"instance 1", "QUAVON_MCP_CONTEXT", "1", "QUAVON_MCP_CONTEXT must be allowed or disabled"},
+		{"instance case", "QUAVON_MCP_CONTEXT", "Allowed", "QUAVON_MCP_CONTEXT must be allowed or disabled"},
+		{"instance leading space", "QUAVON_MCP_CONTEXT", " allowed", "QUAVON_MCP_CONTEXT must be allowed or disabled"},
+		{"instance trailing newline", "QUAVON_MCP_CONTEXT", "allowed\n", "QUAVON_MCP_CONTEXT must be allowed or disabled"},
+		{"instance blank", "QUAVON_MCP_CONTEXT", " ", "QUAVON_MCP_CONTEXT must be allowed or disabled"},
 		{"unknown edition", "QUAVON_EDITION", "cloud", "QUAVON_EDITION must be self-hosted or enterprise"},
 		{"key without id", "QUAVON_ENCRYPTION_KEYS", key32, "QUAVON_ENCRYPTION_KEYS entry 1"},
 		{"key id uppercase", "QUAVON_ENCRYPTION_KEYS", "K1:" + key32, "QUAVON_ENCRYPTION_KEYS entry 1"},
