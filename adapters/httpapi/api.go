@@ -110,7 +110,6 @@ var statusOf = map[app.Code]int{
 	app.CodeNotFound:                http.StatusNotFound,
 	app.CodeNameTaken:               http.StatusConflict,
 	app.CodeTooManyServers:          http.StatusConflict,
-	app.CodeConflict:                http.StatusConflict,
 	app.CodeDiscoveryThrottled:      http.StatusConflict,
 	app.CodeValidationFailed:        http.StatusUnprocessableEntity,
 	app.CodeNotSignedOff:            http.StatusUnprocessableEntity,
