@@ -32,7 +32,7 @@ test-go:
 # The signedoff build flips MCP_CONTEXT_SIGNED_OFF; the packages whose
 # behaviour depends on it run again in that build.
 test-signedoff:
-	$(GO) test -race -count=1 -tags signedoff ./domain/gate/... ./cmd/...
+	$(GO) test -race -count=1 -tags signedoff ./domain/gate/... ./app/... ./cmd/...
 
 cover-domain:
 	@$(GO) test -count=1 -coverprofile=coverage-domain.out ./domain/... >/dev/null

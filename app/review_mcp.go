@@ -55,6 +55,9 @@ type mcpRun struct {
 	reviewID string
 	budget   *budget.RunBudget
 	wrapper  *untrusted.Wrapper
+	// gated: the sign-off or the instance switch closed the gate, so the
+	// run touches no MCP table, not even for its statistics.
+	gated bool
 
 	mu       sync.Mutex
 	sessions []ports.MCPSession
@@ -95,6 +98,9 @@ func (r *mcpRun) stats(ctx context.Context, promptUsed bool) ports.McpStats {
 	if promptUsed {
 		v := McpPromptVersion
 		st.Prompt = &v
+	}
+	if r.gated {
+		return st
 	}
 	u, err := r.usage(context.WithoutCancel(ctx))
 	if err != nil {

@@ -94,6 +94,7 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 // parse included: condition 2 of the threat analysis).
 func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run ports.ReviewRun) []ExternalTool {
 	if !h.d.Gates.SignedOff || !h.d.Gates.Instance.Allowed() {
+		mcp.gated = true
 		return nil
 	}
 	skip := func(why string, err error) []ExternalTool {
