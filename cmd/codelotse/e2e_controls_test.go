@@ -3,9 +3,16 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // End-to-end proofs of single controls through the production wiring: the
@@ -121,4 +128,85 @@ func TestE2EWrappedResultsOfOneRun(t *testing.T) {
 	if len(seen) != 2 {
 		t.Errorf("%d distinct boundaries in the finder's tool messages, want 2", len(seen))
 	}
+}
+
+// TestE2ESaveRacedByAURLChange: while the save's live discovery waits for
+// tools/list, a PATCH moves the server to another URL. The save answers
+// 422 unknown_tool (the contract has no conflict code) and stores nothing:
+// the allowlist stays empty as the URL change left it, and the audit log
+// has no allowlist event for it.
+func TestE2ESaveRacedByAURLChange(t *testing.T) {
+	t.Parallel()
+	env, key := mcpEnv(t)
+	in := startInstance(t, env...)
+	in.secret(key)
+	_, c := in.tenant("race", "tenant:manage,repo:manage")
+
+	p := &mcpPeer{era: era2026}
+	p.srv = mcp.NewServer(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: []string{era2026}})
+	p.addTool("search", "Searches the wiki.", searchSchema(), readOnly(), "hit")
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.srv }, &mcp.StreamableHTTPOptions{Stateless: true, DisableLocalhostProtection: true})
+	var (
+		armed    atomic.Bool
+		serverID string
+		patched  = make(chan int, 1)
+	)
+	p.peer = startTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"tools/list"`)) && armed.CompareAndSwap(true, false) {
+			patched <- patchURL(in, c.token, serverID, strings.TrimSuffix(p.url(), "/mcp")+"/moved")
+		}
+		h.ServeHTTP(w, r)
+	}))
+	serverID = registerServer(t, c, "wiki", p.url(), "e2e-race-bearer-Rr31")
+	if d := discover(t, c, serverID)["search"]; d["supported"] != true {
+		t.Fatalf("search is not supported: %v", d)
+	}
+
+	armed.Store(true)
+	s := c.do("PUT", "/v1/mcp/servers/"+serverID+"/tools", map[string]any{"tools": []any{
+		map[string]any{"name": "search", "description": "Search the team wiki."}}})
+	select {
+	case status := <-patched:
+		if status != http.StatusOK {
+			t.Fatalf("the PATCH during the save answered %d", status)
+		}
+	default:
+		t.Fatal("the save's discovery never listed the tools")
+	}
+	expect(t, "PUT …/tools raced by a URL change", s, 422, "unknown_tool")
+	if bytes.Contains(s.Raw, []byte("localhost")) {
+		t.Errorf("the error names the URL: %s", s.Raw)
+	}
+	g := c.do("GET", "/v1/mcp/servers/"+serverID, nil)
+	if !strings.HasSuffix(str(g.Body, "url"), "/moved") || len(snapshots(t, g)) != 0 {
+		t.Errorf("after the raced save the server is %s, want the moved URL and no tool", g.Raw)
+	}
+	for _, ev := range auditEvents(t, c, 20) {
+		if ev["action"] == "server.tools" {
+			t.Errorf("the refused save was audited: %v", ev)
+		}
+	}
+	if strings.Contains(dumpDatabase(t, in), "Search the team wiki.") {
+		t.Errorf("the database holds the refused allowlist's description")
+	}
+}
+
+// patchURL moves a server to url (acknowledged) through the API, outside
+// the test's goroutine, and returns the status.
+func patchURL(in *instance, token, id, url string) int {
+	raw, _ := json.Marshal(map[string]any{"url": url, "acknowledged": true})
+	req, err := http.NewRequest("PATCH", in.base+"/v1/mcp/servers/"+id, bytes.NewReader(raw))
+	if err != nil {
+		return 0
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
