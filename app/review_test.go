@@ -404,9 +404,6 @@ func TestWrapsTextOnlyRedactedResultsAsUntrusted(t *testing.T) {
 	if strings.Count(a, "</untrusted boundary=") != 1 {
 		t.Errorf("the forged closing tag survived the wrapper")
 	}
-	if strings.Count(a, "é") > limits.ResultPromptChars {
-		t.Errorf("answer not capped at %d characters", limits.ResultPromptChars)
-	}
 	if e.statuses()[0] != app.CallOK {
 		t.Errorf("status = %v", e.statuses())
 	}
