@@ -37,8 +37,9 @@ func TestShortEvidenceProvesNothing(t *testing.T) {
 			if !strings.Contains(diff, strings.TrimSpace(tt.evidence)) {
 				t.Fatalf("evidence %q is not in the diff: the case proves nothing", tt.evidence)
 			}
+			ev, _ := json.Marshal(tt.evidence)
 			m := &scriptModel{turns: map[string][]ports.ModelResponse{
-				ports.StepFinder:   {{Content: `{"findings": [{"path": "a.go", "line": 1, "title": "T", "body": "B", "evidence": ` + jsonString(tt.evidence) + `}]}`}},
+				ports.StepFinder:   {{Content: `{"findings": [{"path": "a.go", "line": 1, "title": "T", "body": "B", "evidence": ` + string(ev) + `}]}`}},
 				ports.StepVerifier: {{Content: `{"verdicts": [{"index": 0, "keep": true}]}`}},
 				ports.StepSummary:  {{Content: "S"}},
 			}}
@@ -52,8 +53,6 @@ func TestShortEvidenceProvesNothing(t *testing.T) {
 		})
 	}
 }
-
-func jsonString(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
 
 // TestCapsResultsAtExactly8000Characters: a result of 9,000 characters
 // (two bytes each) reaches the model cut to exactly 8,000 characters.

@@ -114,7 +114,8 @@ func in(ps []netip.Prefix, a netip.Addr) bool {
 // zone is ignored; IPv4-mapped, NAT64 and 6to4 addresses are judged by the
 // IPv4 address they carry, because that is where the packets end up. An
 // IPv6 address outside the global unicast range 2000::/3 is never public
-// (only the well-known NAT64 prefix there is judged by its IPv4). An
+// (only the IPv4-mapped and well-known NAT64 forms there can be, through
+// the IPv4 address they carry). An
 // invalid address is forbidden.
 func Classify(a netip.Addr) Class {
 	if !a.IsValid() {
