@@ -312,12 +312,13 @@ func initRotateKeys(ctx context.Context, cfg config.Config) (*app.RotateKeysHand
 		return nil, nil, err
 	}
 	rotator := postgres.NewRotator(db)
+	promptLogRotator := postgres.NewPromptLogRotator(db)
 	keyRing, err := provideKeyRing(cfg)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	rotateKeysHandler := app.NewRotateKeysHandler(rotator, keyRing)
+	rotateKeysHandler := app.NewRotateKeysHandler(rotator, promptLogRotator, keyRing)
 	return rotateKeysHandler, func() {
 		cleanup()
 	}, nil
