@@ -43,6 +43,10 @@ func TestE2EDebugPromptLogs(t *testing.T) {
 	})
 	repoID := privateRepoWithMCP(t, c, allowlistSearch(t, c, "wiki", p, "e2e-prompts-bearer-Kk31"))
 
+	if l := repoOnly.do("GET", "/v1/repositories", nil); !strings.Contains(string(l.Raw), `"mcpActive":true`) {
+		t.Errorf("GET /v1/repositories = %s, want the repository with mcpActive", l.Raw)
+	}
+
 	s := c.do("PUT", "/v1/tenant/settings", map[string]any{"retentionDays": 30, "debugPrompts": map[string]any{"enabled": true, "ttlHours": 2}})
 	expect(t, "enable debug prompts", s, 200, "")
 	reviewID := reviewWithDescription(t, c, repoID, "Rotates the deploy key "+awsKey+".")
@@ -146,15 +150,6 @@ func reviewWithDescription(t *testing.T, c *client, repoID, description string) 
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-func countRows(t *testing.T, in *instance, query string) int {
-	t.Helper()
-	var n int
-	if err := in.db().QueryRow(context.Background(), query).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
 
 // pgDump returns pg_dump's plain output of the instance's database.
