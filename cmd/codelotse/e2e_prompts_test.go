@@ -80,8 +80,10 @@ func TestE2EDebugPromptLogs(t *testing.T) {
 	if n := countRows(t, in, "SELECT count(*) FROM prompt_logs"); n != 4 {
 		t.Errorf("%d prompt_logs rows, want 4", n)
 	}
-	if dump := pgDump(t, in); strings.Contains(dump, resultCanary) || !strings.Contains(dump, "prompt_logs") {
-		t.Errorf("pg_dump holds the canary (or no prompt_logs table)")
+	// The review's own description is stored in plaintext (review_runs):
+	// finding it shows the dump holds the rows the canary is looked for in.
+	if dump := pgDump(t, in); strings.Contains(dump, resultCanary) || !strings.Contains(dump, "COPY public.prompt_logs") || !strings.Contains(dump, awsKey) {
+		t.Errorf("pg_dump holds the canary, or lacks the prompt_logs rows or the review's description")
 	}
 
 	// Keys rotate re-seals them under the new primary key.
