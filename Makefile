@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 COVERAGE_MIN := 90
 
-.PHONY: all build run demo test test-go test-signedoff cover-domain lint generate check-generate bench fuzz clean
+.PHONY: all build run stop demo image test test-go test-signedoff test-deploy cover-domain lint generate check-generate bench fuzz clean
 
 all: build
 
@@ -23,8 +23,9 @@ demo:
 	./.ci/demo
 
 ## test: lint, every test (PostgreSQL integration tests included) in both
-## builds, and the domain's coverage floor.
-test: lint test-go test-signedoff cover-domain
+## builds, the Helm chart's render test and the image test (the nested
+## module deploy/), and the domain's coverage floor.
+test: lint test-go test-signedoff test-deploy cover-domain
 
 test-go:
 	$(GO) test -race -count=1 ./...
@@ -34,6 +35,11 @@ test-go:
 test-signedoff:
 	$(GO) test -race -count=1 -tags signedoff ./domain/gate/... ./cmd/...
 
+# deploy/ is a module of its own, so Helm's and go-containerregistry's
+# dependencies never reach the service's go.mod.
+test-deploy:
+	cd deploy && $(GO) test -count=1 ./...
+
 cover-domain:
 	@$(GO) test -count=1 -coverprofile=coverage-domain.out ./domain/... >/dev/null
 	@$(GO) tool cover -func=coverage-domain.out | awk -v min=$(COVERAGE_MIN) '/^total:/ { sub("%","",$$3); printf "domain coverage: %s%% (floor %s%%)\n", $$3, min; if ($$3+0 < min) exit 1 }'
@@ -42,6 +48,7 @@ lint: check-generate
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '/testdata/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags signedoff ./...
+	cd deploy && $(GO) vet ./...
 	$(GO) run ./cmd/archlint .
 
 ## generate: regenerate wire_gen.go.
