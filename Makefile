@@ -18,6 +18,23 @@ build:
 run: build
 	./.ci/localdb exec ./$(BIN) serve
 
+## stop: stop the private PostgreSQL that `make run` started under .data/
+## (its data stays; the next `make run` starts it again).
+stop:
+	./.ci/localdb stop
+
+## image: the container image as an OCI image archive, without a Docker
+## engine: a static binary (CGO_ENABLED=0), non-root, no shell.
+IMAGE_ARCH        ?= $(shell $(GO) env GOARCH)
+IMAGE_SOURCE      ?= https://github.com/codelotse/codelotse
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+IMAGE             ?= bin/codelotse-$(VERSION)-$(IMAGE_ARCH).oci.tar
+image:
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS) -s -w' -o bin/image/codelotse ./cmd/codelotse
+	cd deploy && $(GO) run ./cmd/mkimage -binary ../bin/image/codelotse -arch $(IMAGE_ARCH) \
+		-version $(VERSION) -revision $$(git rev-parse HEAD 2>/dev/null) -source $(IMAGE_SOURCE) \
+		-created $(SOURCE_DATE_EPOCH) -o ../$(IMAGE)
+
 ## demo: a review that uses an MCP server end to end (see README).
 demo:
 	./.ci/demo
