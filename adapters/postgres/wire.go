@@ -15,4 +15,8 @@ var ProviderSet = wire.NewSet(
 	wire.Bind(new(ports.Accounts), new(*Accounts)),
 	NewRotator,
 	wire.Bind(new(ports.CredentialRotator), new(*Rotator)),
+	NewPromptLogRotator,
+	wire.Bind(new(ports.PromptLogRotator), new(*PromptLogRotator)),
+	NewRetention,
+	wire.Bind(new(ports.Retention), new(*Retention)),
 )
