@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/codelotse/codelotse/adapters/worker"
 )
 
@@ -30,7 +34,9 @@ func (f *fakeMetrics) JobLatency(kind string, d time.Duration) {
 	f.kinds = append(f.kinds, kind)
 }
 
-func (f *fakeMetrics) ObserveQueue(depth func(context.Context) (map[string]int64, error)) { f.depth = depth }
+func (f *fakeMetrics) ObserveQueue(depth func(context.Context) (map[string]int64, error)) {
+	f.depth = depth
+}
 
 func (f *fakeMetrics) snapshot() (outcomes, kinds []string) {
 	f.mu.Lock()
@@ -42,6 +48,10 @@ func (f *fakeMetrics) snapshot() (outcomes, kinds []string) {
 // with its outcome and its wait in the queue, and the queue's depth is
 // read from River's table.
 func TestReportsRunOutcomesLatencyAndQueueDepth(t *testing.T) {
+	sr := tracetest.NewSpanRecorder()
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr)))
+	t.Cleanup(func() { otel.SetTracerProvider(prev) })
 	e := newEnv(t)
 	m := &fakeMetrics{}
 	h := newHandler(func(context.Context) error { return errors.New("model unavailable") })
@@ -69,5 +79,24 @@ func TestReportsRunOutcomesLatencyAndQueueDepth(t *testing.T) {
 	}
 	if depth, err := m.depth(context.Background()); err != nil || depth["available"] != 0 {
 		t.Errorf("depth after the job = %v, %v", depth, err)
+	}
+
+	// One span per attempt, with the review's opaque id and the outcome;
+	// the tenant's id is not on it.
+	var got []string
+	for _, sp := range sr.Ended() {
+		attrs := map[string]string{}
+		for _, kv := range sp.Attributes() {
+			attrs[string(kv.Key)] = kv.Value.Emit()
+			if kv.Value.Emit() == e.tenant {
+				t.Errorf("span %q carries the tenant id in %s", sp.Name(), kv.Key)
+			}
+		}
+		if sp.Name() == "review run" && attrs["codelotse.review.id"] == id {
+			got = append(got, attrs["codelotse.review.outcome"])
+		}
+	}
+	if !slices.Equal(got, []string{"retry", "failed"}) {
+		t.Errorf("review run spans with outcomes %v, want retry then failed", got)
 	}
 }
