@@ -183,8 +183,8 @@ func first[T any](container, pod *T) *T {
 	return pod
 }
 
-// secretEnv are the variables that hold secrets; each must come from a
-// Secret reference, and the database URL is in every container.
+// secretEnv are the variables that hold secrets; each, when set, must come
+// from a Secret reference, and the database URL is in every container.
 var secretEnv = []string{"QUAVON_DATABASE_URL", "QUAVON_ENCRYPTION_KEYS", "QUAVON_LLM_API_KEY"}
 
 func checkSecretsReferenced(objs []object, _ profile) []string {
@@ -208,7 +208,7 @@ func checkSecretsReferenced(objs []object, _ profile) []string {
 						problems = append(problems, fmt.Sprintf("%s/%s: %s is not a Secret reference", p.name, c.Name, name))
 					}
 				}
-				if n != 1 {
+				if n > 1 || (n == 0 && name == "QUAVON_DATABASE_URL") {
 					problems = append(problems, fmt.Sprintf("%s/%s: %s set %d times, want once", p.name, c.Name, name, n))
 				}
 			}

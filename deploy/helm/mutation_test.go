@@ -79,9 +79,13 @@ func TestChecksFailWhenAPropertyIsRemoved(t *testing.T) {
 			setEnv(container(t, objs, "codelotse-api"), "QUAVON_DATABASE_URL", "postgres://app:pw@db/codelotse")
 			return objs
 		}},
-		{"key ring missing", checkSecretsReferenced, func(t *testing.T, objs []object) []object {
-			c := container(t, objs, "codelotse-worker")
-			c.Env = removeEnv(c.Env, "QUAVON_ENCRYPTION_KEYS")
+		{"key ring inlined", checkSecretsReferenced, func(t *testing.T, objs []object) []object {
+			setEnv(container(t, objs, "codelotse-worker"), "QUAVON_ENCRYPTION_KEYS", "k1:c2VjcmV0")
+			return objs
+		}},
+		{"database URL missing", checkSecretsReferenced, func(t *testing.T, objs []object) []object {
+			c := container(t, objs, "codelotse-migrate")
+			c.Env = removeEnv(c.Env, "QUAVON_DATABASE_URL")
 			return objs
 		}},
 		{"a Secret rendered", checkSecretsReferenced, func(t *testing.T, objs []object) []object {

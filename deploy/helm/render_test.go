@@ -45,11 +45,16 @@ type object struct {
 // render renders the chart as `helm install codelotse codelotse -f FILES --set SET`
 // would, and decodes every manifest strictly.
 func render(files []string, set ...string) ([]object, error) {
+	return renderExactly(files, append(slices.Clone(required), set...))
+}
+
+// renderExactly renders with the given values only.
+func renderExactly(files, set []string) ([]object, error) {
 	ch, err := loader.Load(chartDir)
 	if err != nil {
 		return nil, err
 	}
-	opts := values.Options{ValueFiles: files, Values: append(slices.Clone(required), set...)}
+	opts := values.Options{ValueFiles: files, Values: set}
 	vals, err := opts.MergeValues(getter.Providers{})
 	if err != nil {
 		return nil, err
