@@ -223,8 +223,13 @@ func TestRefusesBadValues(t *testing.T) {
 		want string
 	}{
 		{"no database secret", []string{"database.existingSecret="}, "database.existingSecret is required"},
-		{"mcpContext typo", []string{"mcpContext=yes"}, `mcpContext must be "allowed" or "disabled"`},
-		{"edition typo", []string{"edition=cloud"}, `edition must be "self-hosted" or "enterprise"`},
+		{"mcpContext typo", []string{"mcpContext=yes"}, `at '/mcpContext': value must be one of 'allowed', 'disabled'`},
+		{"edition typo", []string{"edition=cloud"}, `at '/edition': value must be one of 'self-hosted', 'enterprise'`},
+		// values.schema.json refuses unknown keys: a secret cannot be given
+		// as a value, and a misspelt setting is not silently ignored.
+		{"database URL as a value", []string{"database.url=postgres://app:pw@db/codelotse"}, "additional properties 'url' not allowed"},
+		{"key ring as a value", []string{"encryption.keys=k1:c2VjcmV0"}, "additional properties 'keys' not allowed"},
+		{"misspelt key", []string{"mcpcontext=allowed"}, "additional properties 'mcpcontext' not allowed"},
 		{"extraEnv overrides the database", []string{"api.extraEnv[0].name=QUAVON_DATABASE_URL", "api.extraEnv[0].value=postgres://x"}, "api.extraEnv may not set QUAVON_DATABASE_URL"},
 		{"extraEnv overrides the switch", []string{"worker.extraEnv[0].name=QUAVON_MCP_CONTEXT", "worker.extraEnv[0].value=allowed"}, "worker.extraEnv may not set QUAVON_MCP_CONTEXT"},
 	}
