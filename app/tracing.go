@@ -31,3 +31,19 @@ func endStep(span trace.Span, turns int, err error) {
 	}
 	span.End()
 }
+
+// startCall opens the span of one MCP context call of a review: the tool's
+// name and, at its end, the call's status (ok, blocked, too_large, …), so
+// calls the pipeline refused before any request are traced too.
+func startCall(ctx context.Context, toolName string) (context.Context, trace.Span) {
+	return otel.Tracer(TracerName).Start(ctx, "mcp context call "+toolName,
+		trace.WithAttributes(attribute.String("gen_ai.tool.name", toolName)))
+}
+
+func endCall(span trace.Span, status string) {
+	span.SetAttributes(attribute.String("codelotse.mcp.call.status", status))
+	if status != CallOK {
+		span.SetStatus(codes.Error, status)
+	}
+	span.End()
+}

@@ -3,12 +3,14 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/ports"
@@ -74,5 +76,50 @@ func TestTracesEveryReviewStepWithoutContent(t *testing.T) {
 		if turns[name] != n {
 			t.Errorf("span %q turns = %q, want %q (spans: %v)", name, turns[name], n, turns)
 		}
+	}
+}
+
+// TestTracesEveryMcpContextCallWithItsStatus: a span per call of the
+// finder, refused ones included, with the tool's name and the recorded
+// status, inside the finder's span; never the arguments.
+func TestTracesEveryMcpContextCallWithItsStatus(t *testing.T) {
+	sr := tracetest.NewSpanRecorder()
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr)))
+	t.Cleanup(func() { otel.SetTracerProvider(prev) })
+
+	e := newReviewEnv(t, 5)
+	e.finderCalls(`{"query": "AKIAIOSFODNN7EXAMPLE"}`, `{"query": "cache `+traceCanary+`"}`)
+	e.run(t)
+
+	var finder trace.SpanContext
+	for _, s := range sr.Ended() {
+		if s.Name() == "review finder" {
+			finder = s.SpanContext()
+		}
+	}
+	var statuses []string
+	for _, s := range sr.Ended() {
+		if s.Name() != "mcp context call search" {
+			continue
+		}
+		if s.Parent().SpanID() != finder.SpanID() {
+			t.Errorf("call span outside the finder's span")
+		}
+		for _, kv := range s.Attributes() {
+			v := kv.Value.Emit()
+			if strings.Contains(v, traceCanary) || strings.Contains(v, "AKIA") {
+				t.Errorf("call span attribute %s = %q", kv.Key, v)
+			}
+			if kv.Key == "codelotse.mcp.call.status" {
+				statuses = append(statuses, v)
+			}
+		}
+	}
+	slices.Sort(statuses)
+	want := slices.Clone(e.statuses())
+	slices.Sort(want)
+	if len(statuses) != 2 || !slices.Equal(statuses, want) {
+		t.Errorf("call spans with statuses %v, want the recorded %v", statuses, want)
 	}
 }
