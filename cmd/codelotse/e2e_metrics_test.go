@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/codelotse/codelotse/ports"
 )
 
 // checkMetricsAfterReview scrapes /metrics after a review that called an
@@ -37,6 +40,18 @@ func checkMetricsAfterReview(t *testing.T, in *instance, private ...string) {
 	for _, state := range []string{"available", "scheduled", "retryable", "running"} {
 		if v := metric(t, in, `quavon_queue_jobs{state="`+state+`"}`); v < 0 {
 			t.Errorf("no quavon_queue_jobs series for state %s", state)
+		}
+	}
+	// The retention job runs once when the replica becomes the leader and
+	// reports every table, zero rows included.
+	for _, table := range ports.RetainedTables {
+		sample := `quavon_retention_deleted_rows_total{table="` + table + `"}`
+		deadline := time.Now().Add(15 * time.Second)
+		for metric(t, in, sample) < 0 && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+		}
+		if v := metric(t, in, sample); v < 0 {
+			t.Errorf("no %s series: the retention job did not report", sample)
 		}
 	}
 	for _, p := range private {
