@@ -223,6 +223,7 @@ func TestRefusesBadValues(t *testing.T) {
 		want string
 	}{
 		{"no database secret", []string{"database.existingSecret="}, "database.existingSecret is required"},
+		{"MCP context without a key ring", []string{"mcpContext=allowed", "encryption.existingSecret="}, "mcpContext=allowed needs encryption.existingSecret"},
 		{"mcpContext typo", []string{"mcpContext=yes"}, `at '/mcpContext': value must be one of 'allowed', 'disabled'`},
 		{"edition typo", []string{"edition=cloud"}, `at '/edition': value must be one of 'self-hosted', 'enterprise'`},
 		// values.schema.json refuses unknown keys: a secret cannot be given

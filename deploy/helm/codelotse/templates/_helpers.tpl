@@ -39,6 +39,9 @@ may open egress beyond the database and DNS.
 {{- if not $v.database.existingSecret -}}
 {{- fail "codelotse: database.existingSecret is required: the name of an existing Secret holding the PostgreSQL DSN (the chart never takes the DSN as a value)" -}}
 {{- end -}}
+{{- if and (eq (toString $v.mcpContext) "allowed") (not $v.encryption.existingSecret) -}}
+{{- fail "codelotse: mcpContext=allowed needs encryption.existingSecret, the Secret holding the credential key ring (QUAVON_ENCRYPTION_KEYS)" -}}
+{{- end -}}
 {{- if not (has $v.mcpContext (list "allowed" "disabled")) -}}
 {{- fail (printf "codelotse: mcpContext must be \"allowed\" or \"disabled\", not %q" (toString $v.mcpContext)) -}}
 {{- end -}}
