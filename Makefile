@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 COVERAGE_MIN := 90
 
-.PHONY: all build run demo test test-go test-signedoff cover-domain lint lint-openapi generate check-generate bench fuzz clean
+.PHONY: all build run stop demo image test test-go test-signedoff test-deploy cover-domain lint lint-openapi generate check-generate bench fuzz clean
 
 all: build
 
@@ -18,13 +18,31 @@ build:
 run: build
 	./.ci/localdb exec ./$(BIN) serve
 
+## stop: stop the private PostgreSQL that `make run` started under .data/
+## (its data stays; the next `make run` starts it again).
+stop:
+	./.ci/localdb stop
+
+## image: the container image as an OCI image archive, without a Docker
+## engine: a static binary (CGO_ENABLED=0), non-root, no shell.
+IMAGE_ARCH        ?= $(shell $(GO) env GOARCH)
+IMAGE_SOURCE      ?= https://github.com/codelotse/codelotse
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+IMAGE             ?= bin/codelotse-$(VERSION)-$(IMAGE_ARCH).oci.tar
+image:
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS) -s -w' -o bin/image/codelotse ./cmd/codelotse
+	cd deploy && $(GO) run ./cmd/mkimage -binary ../bin/image/codelotse -arch $(IMAGE_ARCH) \
+		-version $(VERSION) -revision $$(git rev-parse HEAD 2>/dev/null) -source $(IMAGE_SOURCE) \
+		-created $(SOURCE_DATE_EPOCH) -o ../$(IMAGE)
+
 ## demo: a review that uses an MCP server end to end (see README).
 demo:
 	./.ci/demo
 
 ## test: lint, every test (PostgreSQL integration tests included) in both
-## builds, and the domain's coverage floor.
-test: lint test-go test-signedoff cover-domain
+## builds, the Helm chart's render test and the image test (the nested
+## module deploy/), and the domain's coverage floor.
+test: lint test-go test-signedoff test-deploy cover-domain
 
 test-go:
 	$(GO) test -race -count=1 ./...
@@ -34,6 +52,11 @@ test-go:
 test-signedoff:
 	$(GO) test -race -count=1 -tags signedoff ./domain/gate/... ./app/... ./cmd/...
 
+# deploy/ is a module of its own, so Helm's and go-containerregistry's
+# dependencies never reach the service's go.mod.
+test-deploy:
+	cd deploy && $(GO) test -count=1 ./...
+
 cover-domain:
 	@$(GO) test -count=1 -coverprofile=coverage-domain.out ./domain/... >/dev/null
 	@$(GO) tool cover -func=coverage-domain.out | awk -v min=$(COVERAGE_MIN) '/^total:/ { sub("%","",$$3); printf "domain coverage: %s%% (floor %s%%)\n", $$3, min; if ($$3+0 < min) exit 1 }'
@@ -42,6 +65,7 @@ lint: check-generate
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '/testdata/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags signedoff ./...
+	cd deploy && $(GO) vet ./...
 	$(GO) run ./cmd/archlint .
 	@$(MAKE) --no-print-directory lint-openapi
 

@@ -329,8 +329,10 @@ func refusal(status string) string { return fmt.Sprintf(`{"error": %q}`, status)
 func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string) {
 	r := t.run
 	start := r.deps.Clock.Now()
+	ctx, span := startCall(ctx, t.snap.Name())
 	rec := ports.ToolCall{ServerID: t.srv.ID(), Tool: t.snap.Name(), RequestBytes: len(args), ArgumentsHash: argumentsHash(args)}
 	finish := func(status string, answer string) string {
+		endCall(span, status)
 		rec.Status = status
 		rec.Duration = r.deps.Clock.Now().Sub(start)
 		r.record(ctx, rec)

@@ -244,7 +244,7 @@ func newRestAPI(t *testing.T, gates app.Gates) (*httptest.Server, *restStore) {
 		httpapi.NewPolicyRoutes(app.NewDefaultsHandler(store, gates, restClock{}), app.NewPolicyHandler(store, gates, restClock{})),
 		httpapi.NewAuditRoutes(app.NewAuditHandler(store)),
 	}
-	srv := httpapi.NewServer("127.0.0.1:0", zerolog.Nop(), restReady{}, tokens, gates, routes)
+	srv := httpapi.NewServer("127.0.0.1:0", zerolog.Nop(), restReady{}, tokens, gates, routes, nil)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts, store

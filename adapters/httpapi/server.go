@@ -34,7 +34,8 @@ type Routes interface {
 
 // NewServer builds the server: health endpoints, and every group of API
 // routes behind bearer authentication.
-func NewServer(addr Addr, log zerolog.Logger, ready ports.Readiness, auth Authenticator, gates app.Gates, routes []Routes) *Server {
+// m, when not nil, records every request's duration.
+func NewServer(addr Addr, log zerolog.Logger, ready ports.Readiness, auth Authenticator, gates app.Gates, routes []Routes, m HTTPMetrics) *Server {
 	mux := http.NewServeMux()
 	rt := &router{mux: mux, auth: auth, log: log, validate: newValidator(), gates: gates}
 	for _, r := range routes {
@@ -56,7 +57,7 @@ func NewServer(addr Addr, log zerolog.Logger, ready ports.Readiness, auth Authen
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	return &Server{addr: addr, log: log, handler: withRequestLog(log, withRecovery(log, mux))}
+	return &Server{addr: addr, log: log, handler: withRequestLog(log, m, withRecovery(log, mux))}
 }
 
 // Handler is the server's root handler, for tests.

@@ -32,6 +32,8 @@ type Options struct {
 	// Logger receives the causes of failures at debug level. They may
 	// name the remote; the errors returned never do.
 	Logger zerolog.Logger
+	// Metrics, when set, records every MCP operation's duration.
+	Metrics OperationMetrics
 }
 
 // clientName is the clientInfo sent to servers. It is not a capability.
@@ -98,6 +100,7 @@ func (c *Connector) OpenSession(ctx context.Context, target ports.MCPTarget, res
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	})
 	client.AddReceivingMiddleware(refuseServerRequests)
+	client.AddSendingMiddleware(observe(c.opts.Metrics))
 
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:   target.URL.String(),

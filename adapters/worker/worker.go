@@ -122,6 +122,9 @@ type Options struct {
 	// replica becomes the leader) by one replica of the cluster.
 	Retention         Retention
 	RetentionInterval time.Duration
+	// Metrics, when set, receives review durations and outcomes, job
+	// latency and the queue's depth (observe.go).
+	Metrics Metrics
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -172,7 +175,7 @@ func New(pool *pgxpool.Pool, handler ReviewHandler, log zerolog.Logger, opts Opt
 	log = log.With().Str("component", "worker").Logger()
 
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &reviewWorker{handler: handler, log: log, maxAttempts: opts.MaxAttempts}); err != nil {
+	if err := river.AddWorkerSafely(workers, &reviewWorker{handler: handler, log: log, maxAttempts: opts.MaxAttempts, metrics: opts.Metrics}); err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	cfg := &river.Config{
@@ -201,6 +204,9 @@ func New(pool *pgxpool.Pool, handler ReviewHandler, log zerolog.Logger, opts Opt
 	client, err := river.NewClient(riverpgxv5.New(pool), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
+	}
+	if opts.Metrics != nil {
+		opts.Metrics.ObserveQueue(queueDepth(pool))
 	}
 	return &Worker{client: client, log: log, opts: opts}, nil
 }
@@ -249,9 +255,14 @@ type reviewWorker struct {
 	handler     ReviewHandler
 	log         zerolog.Logger
 	maxAttempts int
+	metrics     Metrics
 }
 
 func (w *reviewWorker) Work(ctx context.Context, job *river.Job[ports.ReviewJob]) error {
+	return w.observed(ctx, job, func(ctx context.Context) error { return w.work(ctx, job) })
+}
+
+func (w *reviewWorker) work(ctx context.Context, job *river.Job[ports.ReviewJob]) error {
 	tenant, review := job.Args.TenantID, job.Args.ReviewID
 	log := w.log.With().Str("reviewId", review).Int("attempt", job.Attempt).Logger()
 	reviewAttempts := min(w.maxAttempts, job.MaxAttempts-1)

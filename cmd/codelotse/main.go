@@ -17,6 +17,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/config"
 	"github.com/codelotse/codelotse/adapters/logging"
 	"github.com/codelotse/codelotse/adapters/postgres"
+	"github.com/codelotse/codelotse/adapters/tracing"
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,6 +80,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	log := logging.New(stderr, cfg.LogLevel)
+	if cmd == "serve" || cmd == "api" || cmd == "worker" {
+		stopTracing, err := tracing.Setup(ctx, getenv, version)
+		if err != nil {
+			return err
+		}
+		defer stopTracing()
+	}
 	switch cmd {
 	case "serve":
 		if err := noArgs(cmd, rest); err != nil {

@@ -85,7 +85,9 @@ func provideHTTPAddr(cfg config.Config) httpapi.Addr { return httpapi.Addr(cfg.H
 
 // metricsSet is the process's one metrics registry.
 var metricsSet = wire.NewSet(metrics.New, wire.Bind(new(ports.Metrics), new(*metrics.Registry)),
-	wire.Bind(new(ports.RetentionMetrics), new(*metrics.Registry)), provideMetricsHandler)
+	wire.Bind(new(ports.RetentionMetrics), new(*metrics.Registry)), wire.Bind(new(httpapi.HTTPMetrics), new(*metrics.Registry)),
+	wire.Bind(new(mcpclient.OperationMetrics), new(*metrics.Registry)), wire.Bind(new(worker.Metrics), new(*metrics.Registry)),
+	provideMetricsHandler)
 
 func provideMetricsHandler(r *metrics.Registry) httpapi.MetricsHandler { return r.Handler() }
 
@@ -137,8 +139,8 @@ var reviewSet = wire.NewSet(
 
 func providePool(db *postgres.DB) *pgxpool.Pool { return db.Pool() }
 
-func provideWorkerOptions(retention *app.RetentionJob) worker.Options {
-	return worker.Options{Retention: retention}
+func provideWorkerOptions(retention *app.RetentionJob, m worker.Metrics) worker.Options {
+	return worker.Options{Retention: retention, Metrics: m}
 }
 
 // service is what `codelotse serve` runs: the API and the worker; and
@@ -150,8 +152,8 @@ type service struct {
 }
 
 // provideProbeServer serves only /healthz, /readyz and /metrics.
-func provideProbeServer(addr httpapi.Addr, log zerolog.Logger, ready ports.Readiness, gates app.Gates, m *httpapi.MetricsRoutes) *httpapi.Server {
-	return httpapi.NewServer(addr, log, ready, nil, gates, []httpapi.Routes{m})
+func provideProbeServer(addr httpapi.Addr, log zerolog.Logger, ready ports.Readiness, gates app.Gates, m *httpapi.MetricsRoutes, hm httpapi.HTTPMetrics) *httpapi.Server {
+	return httpapi.NewServer(addr, log, ready, nil, gates, []httpapi.Routes{m}, hm)
 }
 
 // baseSet holds what every process shares: gates, address rules, the
@@ -174,12 +176,12 @@ var appSet = wire.NewSet(
 // connectorSet is the guarded MCP transport.
 var connectorSet = wire.NewSet(provideConnectorOptions, mcpclient.ProviderSet)
 
-func provideConnectorOptions(cfg config.Config, rules netpolicy.Rules, resolver ports.Resolver, log zerolog.Logger) (mcpclient.Options, error) {
+func provideConnectorOptions(cfg config.Config, rules netpolicy.Rules, resolver ports.Resolver, log zerolog.Logger, m mcpclient.OperationMetrics) (mcpclient.Options, error) {
 	roots, err := rootCAs()
 	if err != nil {
 		return mcpclient.Options{}, err
 	}
-	return mcpclient.Options{Rules: rules, Resolver: resolver, Timeout: cfg.CallTimeout, RootCAs: roots, Logger: log}, nil
+	return mcpclient.Options{Rules: rules, Resolver: resolver, Timeout: cfg.CallTimeout, RootCAs: roots, Logger: log, Metrics: m}, nil
 }
 
 // rootCAs is the system pool plus the CA file SSL_CERT_FILE names, so the

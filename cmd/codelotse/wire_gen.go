@@ -67,7 +67,8 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	policyRoutes := httpapi.NewPolicyRoutes(defaultsHandler, policyHandler)
 	auditHandler := app.NewAuditHandler(tenants)
 	auditRoutes := httpapi.NewAuditRoutes(auditHandler)
-	options, err := provideConnectorOptions(cfg, rules, resolver, log)
+	registry := metrics.New()
+	options, err := provideConnectorOptions(cfg, rules, resolver, log, registry)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -86,14 +87,13 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler)
 	reviewHandler := app.NewReviewHandler(tenants, clock, v)
 	reviewRoutes := httpapi.NewReviewRoutes(reviewHandler)
-	registry := metrics.New()
 	metricsHandler := provideMetricsHandler(registry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
 	settingsHandler := app.NewSettingsHandler(tenants, keyRing, clock)
 	promptLogHandler := app.NewPromptLogHandler(tenants, keyRing, clock)
 	settingsRoutes := httpapi.NewSettingsRoutes(settingsHandler, promptLogHandler)
 	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes)
-	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2)
+	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2, registry)
 	pool := providePool(db)
 	model, err := provideModel(cfg, log)
 	if err != nil {
@@ -122,7 +122,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	reviewRunner := app.NewReviewRunner(reviewDeps)
 	retention := postgres.NewRetention(db)
 	retentionJob := app.NewRetentionJob(retention, registry, clock)
-	workerOptions := provideWorkerOptions(retentionJob)
+	workerOptions := provideWorkerOptions(retentionJob, registry)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
@@ -182,7 +182,8 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	policyRoutes := httpapi.NewPolicyRoutes(defaultsHandler, policyHandler)
 	auditHandler := app.NewAuditHandler(tenants)
 	auditRoutes := httpapi.NewAuditRoutes(auditHandler)
-	options, err := provideConnectorOptions(cfg, rules, resolver, log)
+	registry := metrics.New()
+	options, err := provideConnectorOptions(cfg, rules, resolver, log, registry)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -201,14 +202,13 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler)
 	reviewHandler := app.NewReviewHandler(tenants, clock, v)
 	reviewRoutes := httpapi.NewReviewRoutes(reviewHandler)
-	registry := metrics.New()
 	metricsHandler := provideMetricsHandler(registry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
 	settingsHandler := app.NewSettingsHandler(tenants, keyRing, clock)
 	promptLogHandler := app.NewPromptLogHandler(tenants, keyRing, clock)
 	settingsRoutes := httpapi.NewSettingsRoutes(settingsHandler, promptLogHandler)
 	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes)
-	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2)
+	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2, registry)
 	return server, func() {
 		cleanup()
 	}, nil
@@ -225,7 +225,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 	registry := metrics.New()
 	metricsHandler := provideMetricsHandler(registry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
-	server := provideProbeServer(addr, log, db, gates, metricsRoutes)
+	server := provideProbeServer(addr, log, db, gates, metricsRoutes, registry)
 	pool := providePool(db)
 	tenants := postgres.NewTenants(db)
 	keyRing, err := provideKeyRing(cfg)
@@ -235,7 +235,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 	}
 	rules := provideRules(cfg)
 	resolver := provideResolver()
-	options, err := provideConnectorOptions(cfg, rules, resolver, log)
+	options, err := provideConnectorOptions(cfg, rules, resolver, log, registry)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -269,7 +269,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 	reviewRunner := app.NewReviewRunner(reviewDeps)
 	retention := postgres.NewRetention(db)
 	retentionJob := app.NewRetentionJob(retention, registry, clock)
-	workerOptions := provideWorkerOptions(retentionJob)
+	workerOptions := provideWorkerOptions(retentionJob, registry)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
