@@ -90,3 +90,18 @@ type MetricsRoutes struct{ h MetricsHandler }
 func NewMetricsRoutes(h MetricsHandler) *MetricsRoutes { return &MetricsRoutes{h: h} }
 
 func (g *MetricsRoutes) register(rt *router) { rt.mux.Handle("GET /metrics", g.h) }
+
+// UIHandler is the web interface (package web), served under /ui/ on the
+// API's address; / redirects there.
+type UIHandler http.Handler
+
+// UIRoutes mounts the web interface.
+type UIRoutes struct{ h UIHandler }
+
+// NewUIRoutes returns the route group.
+func NewUIRoutes(h UIHandler) *UIRoutes { return &UIRoutes{h: h} }
+
+func (g *UIRoutes) register(rt *router) {
+	rt.mux.Handle("/ui/", g.h)
+	rt.mux.Handle("GET /{$}", g.h)
+}
