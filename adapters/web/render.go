@@ -52,7 +52,7 @@ type layoutData struct {
 	// notice's heading.
 	Disabled string
 	CSRF     string
-	Page   any
+	Page     any
 }
 
 type userView struct {
@@ -195,14 +195,14 @@ func (f *formError) Field(name string) string {
 // lastErrorWords explains a server's lastError to a person; the code is
 // shown next to it.
 var lastErrorWords = map[string]string{
-	app.ToolChanged:        "a tool's definition changed after it was approved; the tool is not called until you discover and save again",
-	"server_unreachable":   "the server could not be reached",
-	"server_unauthorized":  "the server refused the credential (401 or 403); it may be wrong or expired",
-	"timeout":              "the server did not answer in time (10 s)",
-	"response_too_large":   "the server's answer was larger than allowed",
-	"protocol_error":       "the server did not speak MCP as expected",
-	"redirect_refused":     "the server answered with a redirect, which is never followed",
-	"address_blocked":      "the host resolved to an address this instance may not contact",
+	app.ToolChanged:       "a tool's definition changed after it was approved; the tool is not called until you discover and save again",
+	"server_unreachable":  "the server could not be reached",
+	"server_unauthorized": "the server refused the credential (401 or 403); it may be wrong or expired",
+	"timeout":             "the server did not answer in time (10 s)",
+	"response_too_large":  "the server's answer was larger than allowed",
+	"protocol_error":      "the server did not speak MCP as expected",
+	"redirect_refused":    "the server answered with a redirect, which is never followed",
+	"address_blocked":     "the host resolved to an address this instance may not contact",
 }
 
 // limitsByName are the numbers forms show and enforce in the browser (the
@@ -225,16 +225,16 @@ var funcs = template.FuncMap{
 		}
 		return "the last discovery failed"
 	},
-	"host": hostOf,
-	"fe": func(f *formError, name string) string { return f.Field(name) },
-	"join": strings.Join,
-	"limit": func(name string) int { return limitsByName[name] },
-	"runes":          func(s string) int { return len([]rune(s)) },
-	"add":            func(a, b int) int { return a + b },
-	"writeHint":      writeHint,
-	"pretty":         prettyJSON,
-	"dict":           dict,
-	"list":           func(v ...string) []string { return v },
+	"host":      hostOf,
+	"fe":        func(f *formError, name string) string { return f.Field(name) },
+	"join":      strings.Join,
+	"limit":     func(name string) int { return limitsByName[name] },
+	"runes":     func(s string) int { return len([]rune(s)) },
+	"add":       func(a, b int) int { return a + b },
+	"writeHint": writeHint,
+	"pretty":    prettyJSON,
+	"dict":      dict,
+	"list":      func(v ...string) []string { return v },
 	"details": func(d map[string]any) string {
 		b, err := json.Marshal(d)
 		if err != nil {

@@ -57,7 +57,9 @@ type serverFields struct {
 func (p newServerPage) Fields() serverFields { return serverFields{Form: p.Form, Error: p.Error} }
 
 // Fields is the edit form.
-func (p serverPage) Fields() serverFields { return serverFields{Form: p.Edit, Error: p.EditError, Edit: true} }
+func (p serverPage) Fields() serverFields {
+	return serverFields{Form: p.Edit, Error: p.EditError, Edit: true}
+}
 
 func (u *UI) newServerPage(w http.ResponseWriter, r *http.Request, c *caller) {
 	u.render(w, r, http.StatusOK, "server_new", c, newServerPage{Form: serverForm{AuthType: "none"}})

@@ -7,7 +7,8 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/codelotse/codelotse/app")
+	"github.com/codelotse/codelotse/app"
+)
 
 // CookieName is the session cookie.
 const CookieName = "codelotse_session"
