@@ -275,3 +275,12 @@ func serve(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
 	h.ServeHTTP(rec, req)
 	return rec
 }
+
+// allowDiscovery moves every server's last discovery back past the 10 s
+// throttle, which runs on the database's clock.
+func (h *harness) allowDiscovery() {
+	h.t.Helper()
+	if _, err := h.db.Bun().NewRaw("UPDATE mcp_servers SET last_discovery_at = last_discovery_at - interval '1 minute'").Exec(h.t.Context()); err != nil {
+		h.t.Fatal(err)
+	}
+}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -377,12 +378,27 @@ func prettyJSON(raw json.RawMessage) string {
 	return b.String()
 }
 
+// encodeBlob and decodeBlob carry a discovery through a form as base64
+// of its JSON, so no server text, invisible characters included, lands
+// raw in an attribute.
 func encodeBlob(tools []app.DiscoveredTool) string {
 	b, err := json.Marshal(tools)
 	if err != nil {
 		return ""
 	}
-	return string(b)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func decodeBlob(s string) []app.DiscoveredTool {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil
+	}
+	var tools []app.DiscoveredTool
+	if json.Unmarshal(b, &tools) != nil {
+		return nil
+	}
+	return tools
 }
 
 // saveTools saves the selection through the same use case as PUT
@@ -399,8 +415,8 @@ func (u *UI) saveTools(w http.ResponseWriter, r *http.Request, c *caller) {
 	}
 	if _, err := u.d.SaveTools.Handle(r.Context(), c.Principal, app.SaveTools{ID: id, Tools: choices}); err != nil {
 		u.showRefusal(w, r, c, err, func(p *serverPage) {
-			var tools []app.DiscoveredTool
-			if json.Unmarshal([]byte(r.PostForm.Get("discovery")), &tools) != nil || len(tools) == 0 {
+			tools := decodeBlob(r.PostForm.Get("discovery"))
+			if len(tools) == 0 {
 				p.ActionError = newFormError(err, "discover")
 				return
 			}
