@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 COVERAGE_MIN := 90
 
-.PHONY: all build run demo test test-go test-signedoff cover-domain lint generate check-generate bench fuzz clean
+.PHONY: all build run demo test test-go test-signedoff cover-domain lint lint-openapi generate check-generate bench fuzz clean
 
 all: build
 
@@ -43,6 +43,16 @@ lint: check-generate
 	$(GO) vet ./...
 	$(GO) vet -tags signedoff ./...
 	$(GO) run ./cmd/archlint .
+	@$(MAKE) --no-print-directory lint-openapi
+
+## lint-openapi: Redocly's recommended rules (warnings are errors) on
+## openapi.yaml, with the CLI pinned in tools/openapi-lint (npm ci on first use).
+OPENAPI_LINT := tools/openapi-lint
+lint-openapi:
+	@test -x $(OPENAPI_LINT)/node_modules/.bin/redocly || npm ci --prefix $(OPENAPI_LINT) --no-audit --no-fund --ignore-scripts --loglevel=error
+	@out=$$(NO_UPDATE_NOTIFIER=1 REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+		npx --prefix $(OPENAPI_LINT) --no-install redocly lint --format=summary --config $(OPENAPI_LINT)/redocly.yaml openapi.yaml 2>&1); \
+		rc=$$?; printf '%s\n' "$$out" | grep -v '[║╔╚]' | grep -v '^[[:space:]]*$$'; exit $$rc
 
 ## generate: regenerate wire_gen.go.
 generate:

@@ -67,6 +67,8 @@ func (t *srvTx) Policies() ports.PolicyRepo         { return nil }
 func (t *srvTx) Audit() ports.AuditLog              { return t }
 func (t *srvTx) Calls() ports.CallLog               { return nil }
 func (t *srvTx) Reviews() ports.ReviewRepo          { return nil }
+func (t *srvTx) Settings() ports.SettingsRepo       { return nil }
+func (t *srvTx) PromptLogs() ports.PromptLogRepo    { return nil }
 
 func (t *srvTx) ClaimDiscovery(context.Context, string, time.Duration) (bool, time.Duration, error) {
 	return false, 0, errors.New("srvTx: no discovery in these tests")

@@ -7,7 +7,9 @@ package metrics
 import (
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -19,15 +21,19 @@ const Name = "quavon_mcp_context_calls_total"
 // Outcomes are the call statuses of CONTRACT.md, each always exposed.
 var Outcomes = []string{"ok", "error", "blocked", "too_large", "unavailable", "budget_exhausted", "invalid_arguments"}
 
+// RetentionName is the counter of rows the retention job deleted, by table.
+const RetentionName = "quavon_retention_deleted_rows_total"
+
 // Registry holds the counters. Safe for concurrent use.
 type Registry struct {
-	mu     sync.Mutex
-	counts map[string]uint64
+	mu       sync.Mutex
+	counts   map[string]uint64
+	retained map[string]uint64 // rows deleted by the retention job, by table
 }
 
 // New returns a registry with every outcome at zero.
 func New() *Registry {
-	r := &Registry{counts: map[string]uint64{}}
+	r := &Registry{counts: map[string]uint64{}, retained: map[string]uint64{}}
 	for _, o := range Outcomes {
 		r.counts[o] = 0
 	}
@@ -43,6 +49,14 @@ func (r *Registry) McpCall(outcome string) {
 		outcome = "error"
 	}
 	r.counts[outcome]++
+}
+
+// RetentionDeleted adds the rows one retention run deleted from table
+// (a table name of the schema: a bounded label set).
+func (r *Registry) RetentionDeleted(table string, rows int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.retained[table] += uint64(max(rows, 0))
 }
 
 // Count returns the current count of an outcome.
@@ -64,6 +78,7 @@ func (r *Registry) WriteTo(w io.Writer) (int64, error) {
 	for i, o := range outcomes {
 		counts[i] = r.counts[o]
 	}
+	retained := maps.Clone(r.retained)
 	r.mu.Unlock()
 	n, err := fmt.Fprintf(w, "# HELP %s MCP context tool calls by outcome (OpenTelemetry: quavon.mcp.context.calls).\n# TYPE %s counter\n", Name, Name)
 	total := int64(n)
@@ -72,6 +87,18 @@ func (r *Registry) WriteTo(w io.Writer) (int64, error) {
 			break
 		}
 		n, err = fmt.Fprintf(w, "%s{outcome=%q} %d\n", Name, o, counts[i])
+		total += int64(n)
+	}
+	if err != nil || len(retained) == 0 {
+		return total, err
+	}
+	n, err = fmt.Fprintf(w, "# HELP %s Rows deleted by the retention job, by table.\n# TYPE %s counter\n", RetentionName, RetentionName)
+	total += int64(n)
+	for _, table := range slices.Sorted(maps.Keys(retained)) {
+		if err != nil {
+			break
+		}
+		n, err = fmt.Fprintf(w, "%s{table=%q} %d\n", RetentionName, table, retained[table])
 		total += int64(n)
 	}
 	return total, err

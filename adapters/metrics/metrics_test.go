@@ -39,3 +39,23 @@ func TestRegistryExposesEveryOutcome(t *testing.T) {
 		t.Errorf("Content-Type = %q", ct)
 	}
 }
+
+func TestRegistryCountsRetentionPerTable(t *testing.T) {
+	r := metrics.New()
+	r.RetentionDeleted("audit_events", 3)
+	r.RetentionDeleted("audit_events", 4)
+	r.RetentionDeleted("review_runs", 0)
+	var b strings.Builder
+	if _, err := r.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"# TYPE quavon_retention_deleted_rows_total counter",
+		`quavon_retention_deleted_rows_total{table="audit_events"} 7`,
+		`quavon_retention_deleted_rows_total{table="review_runs"} 0`,
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("metrics lack %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -1,8 +1,7 @@
 // Package worker is the driving adapter that runs review jobs: a River
 // client on the shared pgx pool that takes the jobs the review request
 // enqueued (see the postgres adapter's ReviewRepo.Insert) and hands them
-// to the application, and that schedules the retention of tool-call
-// records.
+// to the application, and that schedules the retention job.
 //
 // Any number of replicas may run; River hands each job to one of them.
 // A review is never left running forever:
@@ -45,9 +44,8 @@ import (
 const (
 	// ReviewJobKind is the River job kind of a review run.
 	ReviewJobKind = ports.ReviewJobKind
-	// RetentionJobKind is the River job kind of the retention of tool-call
-	// records.
-	RetentionJobKind = "tool_call_retention"
+	// RetentionJobKind is the River job kind of the retention job.
+	RetentionJobKind = "retention"
 	// MaintenanceQueue is the River queue of the retention job, apart from
 	// the review queue (River's default queue) so that neither waits for
 	// the other.
@@ -92,11 +90,11 @@ type ReviewHandler interface {
 	FailReview(ctx context.Context, tenantID, reviewID string) error
 }
 
-// Retention is the subset of the database the retention job needs.
+// Retention is the retention job of the application (app.RetentionJob).
 type Retention interface {
-	// DeleteExpiredToolCalls deletes the tool-call records older than
-	// their tenant's retention and returns how many it deleted.
-	DeleteExpiredToolCalls(ctx context.Context) (int64, error)
+	// Run deletes the expired rows of every tenant and returns how many
+	// it deleted per table, also with an error (the counts so far).
+	Run(ctx context.Context) (map[string]int64, error)
 }
 
 // Options configure a [Worker]. Zero values take the defaults above.
@@ -314,11 +312,19 @@ type retentionWorker struct {
 }
 
 func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[retentionArgs]) error {
-	n, err := w.retention.DeleteExpiredToolCalls(ctx)
+	deleted, err := w.retention.Run(ctx)
+	ev := w.log.Info()
+	if err != nil {
+		ev = w.log.Warn().Err(err)
+	}
+	d := zerolog.Dict()
+	for table, n := range deleted {
+		d = d.Int64(table, n)
+	}
+	ev.Dict("deleted", d).Msg("retention run")
 	if err != nil {
 		return fmt.Errorf("retention: %w", err)
 	}
-	w.log.Info().Int64("deleted", n).Msg("expired tool-call records deleted")
 	return nil
 }
 

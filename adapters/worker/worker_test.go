@@ -16,6 +16,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/adapters/postgres/pgtest"
 	"github.com/codelotse/codelotse/adapters/worker"
+	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -340,7 +341,8 @@ func TestRetentionJob(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	start(t, e, newHandler(nil), worker.Options{Retention: e.db})
+	job := app.NewRetentionJob(postgres.NewRetention(e.db), nopRetentionMetrics{}, wallClock{})
+	start(t, e, newHandler(nil), worker.Options{Retention: job})
 	deadline := time.Now().Add(wait)
 	for {
 		var tools []string
@@ -392,3 +394,11 @@ func TestJobKindMatchesTheQueue(t *testing.T) {
 		t.Errorf("postgres.ReviewJobMaxAttempts = %d leaves no spare attempt beyond %d", postgres.ReviewJobMaxAttempts, worker.DefaultMaxAttempts)
 	}
 }
+
+type nopRetentionMetrics struct{}
+
+func (nopRetentionMetrics) RetentionDeleted(string, int64) {}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }

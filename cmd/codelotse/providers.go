@@ -85,7 +85,8 @@ func provideNewID() func() string { return uuid.NewString }
 func provideHTTPAddr(cfg config.Config) httpapi.Addr { return httpapi.Addr(cfg.HTTPAddr) }
 
 // metricsSet is the process's one metrics registry.
-var metricsSet = wire.NewSet(metrics.New, wire.Bind(new(ports.Metrics), new(*metrics.Registry)), provideMetricsHandler)
+var metricsSet = wire.NewSet(metrics.New, wire.Bind(new(ports.Metrics), new(*metrics.Registry)),
+	wire.Bind(new(ports.RetentionMetrics), new(*metrics.Registry)), provideMetricsHandler)
 
 func provideMetricsHandler(r *metrics.Registry) httpapi.MetricsHandler { return r.Handler() }
 
@@ -132,11 +133,14 @@ var reviewSet = wire.NewSet(
 	wire.Struct(new(app.ReviewDeps), "Tenants", "Cipher", "Connector", "Model", "Scanner", "Metrics", "Clock", "Gates", "Rand", "Warn"),
 	app.NewReviewRunner, wire.Bind(new(worker.ReviewHandler), new(*app.ReviewRunner)),
 	providePool, provideWorkerOptions, worker.New,
+	app.NewRetentionJob,
 )
 
 func providePool(db *postgres.DB) *pgxpool.Pool { return db.Pool() }
 
-func provideWorkerOptions(db *postgres.DB) worker.Options { return worker.Options{Retention: db} }
+func provideWorkerOptions(retention *app.RetentionJob) worker.Options {
+	return worker.Options{Retention: retention}
+}
 
 // service is what `codelotse serve` runs: the API and the worker; and
 // what `codelotse worker` runs: the worker with a probe server (health,
@@ -165,6 +169,7 @@ var appSet = wire.NewSet(
 	app.NewDefaultsHandler, app.NewAuditHandler, app.NewReviewHandler,
 	wire.Struct(new(app.DiscoveryDeps), "*"),
 	app.NewDiscoverServerHandler, app.NewSaveToolsHandler, app.NewListCallsHandler,
+	app.NewRepositoryLister, app.NewSettingsHandler, app.NewPromptLogHandler,
 )
 
 // connectorSet is the guarded MCP transport.
@@ -201,7 +206,7 @@ func rootCAs() (*x509.CertPool, error) {
 var routesSet = wire.NewSet(
 	httpapi.NewServerRoutes, httpapi.NewStatusRoutes, httpapi.NewRepositoryRoutes,
 	httpapi.NewPolicyRoutes, httpapi.NewAuditRoutes, httpapi.NewDiscoveryRoutes,
-	httpapi.NewReviewRoutes, httpapi.NewMetricsRoutes, provideRoutes,
+	httpapi.NewReviewRoutes, httpapi.NewMetricsRoutes, httpapi.NewSettingsRoutes, provideRoutes,
 	uiSet,
 )
 
@@ -217,6 +222,6 @@ func provideUIHandler(u *web.UI) httpapi.UIHandler { return u }
 
 func provideRoutes(s *httpapi.ServerRoutes, st *httpapi.StatusRoutes, r *httpapi.RepositoryRoutes,
 	p *httpapi.PolicyRoutes, a *httpapi.AuditRoutes, d *httpapi.DiscoveryRoutes,
-	rv *httpapi.ReviewRoutes, m *httpapi.MetricsRoutes, ui *httpapi.UIRoutes) []httpapi.Routes {
-	return []httpapi.Routes{s, st, r, p, a, d, rv, m, ui}
+	rv *httpapi.ReviewRoutes, m *httpapi.MetricsRoutes, ts *httpapi.SettingsRoutes, ui *httpapi.UIRoutes) []httpapi.Routes {
+	return []httpapi.Routes{s, st, r, p, a, d, rv, m, ts, ui}
 }

@@ -61,7 +61,8 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	statusHandler := app.NewStatusHandler(gates)
 	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
 	repositoryHandler := app.NewRepositoryHandler(tenants, clock)
-	repositoryRoutes := httpapi.NewRepositoryRoutes(repositoryHandler)
+	repositoryLister := app.NewRepositoryLister(tenants, gates)
+	repositoryRoutes := httpapi.NewRepositoryRoutes(repositoryHandler, repositoryLister)
 	defaultsHandler := app.NewDefaultsHandler(tenants, gates, clock)
 	policyHandler := app.NewPolicyHandler(tenants, gates, clock)
 	policyRoutes := httpapi.NewPolicyRoutes(defaultsHandler, policyHandler)
@@ -89,6 +90,9 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	registry := metrics.New()
 	metricsHandler := provideMetricsHandler(registry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
+	settingsHandler := app.NewSettingsHandler(tenants, keyRing, clock)
+	promptLogHandler := app.NewPromptLogHandler(tenants, keyRing, clock)
+	settingsRoutes := httpapi.NewSettingsRoutes(settingsHandler, promptLogHandler)
 	publicURL := providePublicURL(cfg)
 	sessions := postgres.NewSessions(db)
 	sessionHandler := app.NewSessionHandler(authenticator, sessions, clock)
@@ -116,7 +120,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	}
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
-	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, uiRoutes)
+	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2)
 	pool := providePool(db)
 	model, err := provideModel(cfg, log)
@@ -144,7 +148,9 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Warn:      v3,
 	}
 	reviewRunner := app.NewReviewRunner(reviewDeps)
-	workerOptions := provideWorkerOptions(db)
+	retention := postgres.NewRetention(db)
+	retentionJob := app.NewRetentionJob(retention, registry, clock)
+	workerOptions := provideWorkerOptions(retentionJob)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
@@ -197,7 +203,8 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	statusHandler := app.NewStatusHandler(gates)
 	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
 	repositoryHandler := app.NewRepositoryHandler(tenants, clock)
-	repositoryRoutes := httpapi.NewRepositoryRoutes(repositoryHandler)
+	repositoryLister := app.NewRepositoryLister(tenants, gates)
+	repositoryRoutes := httpapi.NewRepositoryRoutes(repositoryHandler, repositoryLister)
 	defaultsHandler := app.NewDefaultsHandler(tenants, gates, clock)
 	policyHandler := app.NewPolicyHandler(tenants, gates, clock)
 	policyRoutes := httpapi.NewPolicyRoutes(defaultsHandler, policyHandler)
@@ -225,6 +232,9 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	registry := metrics.New()
 	metricsHandler := provideMetricsHandler(registry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
+	settingsHandler := app.NewSettingsHandler(tenants, keyRing, clock)
+	promptLogHandler := app.NewPromptLogHandler(tenants, keyRing, clock)
+	settingsRoutes := httpapi.NewSettingsRoutes(settingsHandler, promptLogHandler)
 	publicURL := providePublicURL(cfg)
 	sessions := postgres.NewSessions(db)
 	sessionHandler := app.NewSessionHandler(authenticator, sessions, clock)
@@ -252,7 +262,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	}
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
-	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, uiRoutes)
+	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2)
 	return server, func() {
 		cleanup()
@@ -312,7 +322,9 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 		Warn:      v,
 	}
 	reviewRunner := app.NewReviewRunner(reviewDeps)
-	workerOptions := provideWorkerOptions(db)
+	retention := postgres.NewRetention(db)
+	retentionJob := app.NewRetentionJob(retention, registry, clock)
+	workerOptions := provideWorkerOptions(retentionJob)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
@@ -355,12 +367,13 @@ func initRotateKeys(ctx context.Context, cfg config.Config) (*app.RotateKeysHand
 		return nil, nil, err
 	}
 	rotator := postgres.NewRotator(db)
+	promptLogRotator := postgres.NewPromptLogRotator(db)
 	keyRing, err := provideKeyRing(cfg)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	rotateKeysHandler := app.NewRotateKeysHandler(rotator, keyRing)
+	rotateKeysHandler := app.NewRotateKeysHandler(rotator, promptLogRotator, keyRing)
 	return rotateKeysHandler, func() {
 		cleanup()
 	}, nil
