@@ -25,7 +25,7 @@ type page struct {
 // components.html, one per page.
 var pageNames = []string{
 	"login", "message", "servers", "server_new", "server", "server_delete",
-	"repositories", "repository", "defaults", "reviews", "review", "audit",
+	"repositories", "repository", "defaults", "reviews", "review", "audit", "settings", "prompts",
 }
 
 func parsePages() (map[string]*page, error) {

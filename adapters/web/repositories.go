@@ -12,6 +12,10 @@ import (
 )
 
 type repositoriesPage struct {
+	Repositories []app.RepositoryListItem
+	// Next is the name the next page starts after ("" on the last page).
+	Next  string
+	After string
 	Form  repositoryForm
 	Error *formError
 }
@@ -23,15 +27,43 @@ type repositoryForm struct {
 
 func (repositoriesPage) title() (string, string) { return "Repositories", "repositories" }
 
+// repositoryPageSize is the number of repositories per page.
+const repositoryPageSize = 50
+
+// loadRepositories reads the page of repositories after the name after.
+func (u *UI) loadRepositories(r *http.Request, c *caller, after string) (repositoriesPage, error) {
+	list, err := u.d.Lister.List(r.Context(), c.Principal, app.ListRepositories{Limit: repositoryPageSize + 1, After: after})
+	if err != nil {
+		return repositoriesPage{}, err
+	}
+	p := repositoriesPage{Repositories: list, After: after, Form: repositoryForm{Visibility: "private"}}
+	if len(list) > repositoryPageSize {
+		p.Repositories = list[:repositoryPageSize]
+		p.Next = p.Repositories[repositoryPageSize-1].Name
+	}
+	return p, nil
+}
+
 func (u *UI) repositoriesPage(w http.ResponseWriter, r *http.Request, c *caller) {
-	u.render(w, r, http.StatusOK, "repositories", c, repositoriesPage{Form: repositoryForm{Visibility: "private"}})
+	p, err := u.loadRepositories(r, c, r.URL.Query().Get("after"))
+	if err != nil {
+		u.refused(w, r, c, err, "message", nil)
+		return
+	}
+	u.render(w, r, http.StatusOK, "repositories", c, p)
 }
 
 func (u *UI) createRepository(w http.ResponseWriter, r *http.Request, c *caller) {
 	f := repositoryForm{Name: r.PostForm.Get("name"), Visibility: r.PostForm.Get("visibility")}
 	repo, err := u.d.Repositories.Create(r.Context(), c.Principal, app.CreateRepository{Name: f.Name, Visibility: f.Visibility})
 	if err != nil {
-		u.refused(w, r, c, err, "repositories", repositoriesPage{Form: f, Error: newFormError(err, "create")})
+		p, loadErr := u.loadRepositories(r, c, "")
+		if loadErr != nil {
+			u.internal(w, r, c, loadErr)
+			return
+		}
+		p.Form, p.Error = f, newFormError(err, "create")
+		u.refused(w, r, c, err, "repositories", p)
 		return
 	}
 	http.Redirect(w, r, "/ui/repositories/"+repo.ID, http.StatusSeeOther)

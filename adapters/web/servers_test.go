@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -236,4 +237,42 @@ func attr(tag, name string) string {
 	}
 	v, _, _ := strings.Cut(rest, `"`)
 	return v
+}
+
+func TestRepositoriesAndSettings(t *testing.T) {
+	h := newHarness(t, openGates)
+	b, _ := h.signIn(app.PermTenantManage, app.PermRepoManage)
+	b.get("/ui/repositories")
+	for i := 0; i < 52; i++ {
+		if p := b.post("/ui/repositories", url.Values{"name": {fmt.Sprintf("acme/r%02d", i)}, "visibility": {"private"}}); p.status != http.StatusSeeOther {
+			t.Fatalf("create = %d", p.status)
+		}
+	}
+	p := b.post("/ui/repositories", url.Values{"name": {"acme/r00"}, "visibility": {"private"}})
+	if p.status != http.StatusConflict || !strings.Contains(p.body, "name_taken") || !strings.Contains(p.body, `value="acme/r00"`) {
+		t.Errorf("a taken name = %d, want 409 name_taken with the name kept", p.status)
+	}
+	first := b.get("/ui/repositories")
+	if !strings.Contains(first.body, "acme/r49") || strings.Contains(first.body, "acme/r50<") || !strings.Contains(first.body, "?after=acme%2fr49") {
+		t.Errorf("the first page does not hold 50 repositories with a link to the next")
+	}
+	if next := b.get("/ui/repositories?after=acme/r49"); !strings.Contains(next.body, "acme/r51") || strings.Contains(next.body, "acme/r49<") {
+		t.Errorf("the second page does not start after acme/r49")
+	}
+
+	b.get("/ui/settings")
+	p = b.post("/ui/settings", url.Values{"retentionDays": {"0"}, "ttlHours": {"500"}})
+	if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, `value="0"`) || !strings.Contains(p.body, `value="500"`) {
+		t.Errorf("invalid settings = %d, want 422 with the input kept", p.status)
+	}
+	ret := p.body[strings.Index(p.body, `id="retentionDays"`):]
+	if i := strings.Index(ret, `class="field-error"`); i < 0 || i > strings.Index(ret, "<fieldset>") {
+		t.Error("no reason next to the retention field")
+	}
+	if p := b.post("/ui/settings", url.Values{"retentionDays": {"30"}, "ttlHours": {"24"}}); p.status != http.StatusSeeOther {
+		t.Errorf("valid settings = %d, want 303", p.status)
+	}
+	if p := b.get("/ui/settings"); !strings.Contains(p.body, `value="30"`) {
+		t.Error("the saved retention is not shown")
+	}
 }

@@ -46,6 +46,9 @@ type Deps struct {
 	SaveTools    *app.SaveToolsHandler
 	Calls        *app.ListCallsHandler
 	Repositories *app.RepositoryHandler
+	Lister       *app.RepositoryLister
+	Settings     *app.SettingsHandler
+	Prompts      *app.PromptLogHandler
 	Policies     *app.PolicyHandler
 	Defaults     *app.DefaultsHandler
 	Audit        *app.AuditHandler
@@ -127,7 +130,10 @@ func (u *UI) routes() {
 
 	u.mux.HandleFunc("GET /ui/reviews", u.view(app.PermRepoManage, u.reviewsPage))
 	u.mux.HandleFunc("GET /ui/reviews/{id}", u.view(app.PermRepoManage, u.reviewPage))
+	u.mux.HandleFunc("GET /ui/reviews/{id}/prompts", u.view(app.PermTenantManage, u.promptsPage))
 	u.mux.HandleFunc("GET /ui/audit", u.view(app.PermTenantManage, u.auditPage))
+	u.mux.HandleFunc("GET /ui/settings", u.view(app.PermTenantManage, u.settingsPage))
+	u.mux.HandleFunc("POST /ui/settings", u.state(app.PermTenantManage, u.putSettings))
 
 	u.mux.HandleFunc("/ui/", func(w http.ResponseWriter, r *http.Request) {
 		u.render(w, r, http.StatusNotFound, "message", nil, messagePage{Heading: "Not found", Text: "There is no such page."})

@@ -204,7 +204,7 @@ func TestSessionsEnd(t *testing.T) {
 func TestPagesFollowThePermissions(t *testing.T) {
 	h := newHarness(t, openGates)
 	repo, _ := h.signIn(app.PermRepoManage)
-	for _, path := range []string{"/ui/servers", "/ui/servers/new", "/ui/defaults", "/ui/audit"} {
+	for _, path := range []string{"/ui/servers", "/ui/servers/new", "/ui/defaults", "/ui/audit", "/ui/settings"} {
 		if p := repo.get(path); p.status != http.StatusForbidden {
 			t.Errorf("repo:manage GET %s = %d, want 403", path, p.status)
 		}
