@@ -88,9 +88,10 @@ func (u *UI) state(perm string, h handler) http.HandlerFunc {
 // URL's origin; browsers send Origin with every POST.
 func (u *UI) sameOrigin(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Origin") != u.origin {
+		origin := *u.origin.Load()
+		if r.Header.Get("Origin") != origin {
 			u.render(w, r, http.StatusForbidden, "message", nil, messagePage{Heading: "Refused",
-				Text: "This request did not come from " + u.origin + " (Origin check)."})
+				Text: "This request did not come from " + origin + " (Origin check)."})
 			return
 		}
 		h(w, r)

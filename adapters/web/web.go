@@ -16,8 +16,10 @@ package web
 import (
 	"embed"
 	"io/fs"
+	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/rs/zerolog"
@@ -59,7 +61,7 @@ type Deps struct {
 // there). Safe for concurrent use.
 type UI struct {
 	d      Deps
-	origin string
+	origin atomic.Pointer[string]
 	secure bool
 	log    zerolog.Logger
 	pages  map[string]*page
@@ -72,12 +74,25 @@ func New(public PublicURL, d Deps, log zerolog.Logger) (*UI, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &UI{
-		d: d, origin: string(public), secure: strings.HasPrefix(string(public), "https://"),
-		log: log, pages: pages, mux: http.NewServeMux(),
-	}
+	u := &UI{d: d, secure: strings.HasPrefix(string(public), "https://"), log: log, pages: pages, mux: http.NewServeMux()}
+	origin := string(public)
+	u.origin.Store(&origin)
 	u.routes()
 	return u, nil
+}
+
+// Listening is told the address the server bound. A public URL whose port
+// is 0 (the default, http:// and QUAVON_HTTP_ADDR, with a random port)
+// becomes the bound address, so the Origin check compares with the origin
+// browsers really use.
+func (u *UI) Listening(addr net.Addr) {
+	cur := *u.origin.Load()
+	if !strings.HasSuffix(cur, ":0") {
+		return
+	}
+	scheme, _, _ := strings.Cut(cur, "://")
+	bound := scheme + "://" + addr.String()
+	u.origin.Store(&bound)
 }
 
 // ServeHTTP serves /ui/ with the security headers on every response.
