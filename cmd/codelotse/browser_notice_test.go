@@ -1,0 +1,14 @@
+//go:build !signedoff
+
+package main
+
+import "testing"
+
+// TestBrowserShowsTheNoticeUntilSignedOff: in the build that is not signed
+// off, every page shows the sign-off notice and the MCP forms are disabled.
+func TestBrowserShowsTheNoticeUntilSignedOff(t *testing.T) {
+	ctx := newBrowser(t)
+	in := startInstance(t, "QUAVON_MCP_CONTEXT=allowed")
+	_, c := in.tenant("notice", "tenant:manage,repo:manage")
+	checkNotice(t, ctx, in.base, c.token, "Awaiting security sign-off")
+}
