@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"crypto/sha256"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -231,5 +232,31 @@ func TestPagesFollowThePermissions(t *testing.T) {
 	}
 	if p := repo.get("/ui/"); p.header.Get("Location") != "/ui/repositories" {
 		t.Errorf("repo:manage start page = %q, want /ui/repositories", p.header.Get("Location"))
+	}
+}
+
+func TestAPublicURLOnPortZeroBecomesTheBoundAddress(t *testing.T) {
+	h := newHarness(t, openGates)
+	tok := h.token(app.PermTenantManage)
+	tests := []struct {
+		public, bound, origin string
+		want                  int
+	}{
+		{"http://127.0.0.1:0", "127.0.0.1:5555", "http://127.0.0.1:5555", http.StatusSeeOther},
+		{"http://127.0.0.1:0", "127.0.0.1:5555", "http://127.0.0.1:0", http.StatusForbidden},
+		{"https://review.example.com", "127.0.0.1:5555", "https://review.example.com", http.StatusSeeOther},
+		{"https://review.example.com", "127.0.0.1:5555", "http://127.0.0.1:5555", http.StatusForbidden},
+	}
+	for _, tt := range tests {
+		ui, err := web.New(web.PublicURL(tt.public), h.deps(), zerolog.Nop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ui.Listening(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5555})
+		req := newFormRequest("/ui/login", url.Values{"token": {tok}})
+		req.Header.Set("Origin", tt.origin)
+		if rec := serve(ui, req); rec.Code != tt.want {
+			t.Errorf("public URL %s bound to %s: sign in from %s = %d, want %d", tt.public, tt.bound, tt.origin, rec.Code, tt.want)
+		}
 	}
 }
