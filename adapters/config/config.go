@@ -34,13 +34,13 @@ type Key struct {
 
 // Config is the whole validated configuration.
 type Config struct {
-	DatabaseURL  string
-	HTTPAddr     string
+	DatabaseURL string
+	HTTPAddr    string
 	// PublicURL is the origin users reach the web interface at
 	// (QUAVON_PUBLIC_URL, default http:// and HTTPAddr): "scheme://host[:port]",
 	// without a path. State-changing requests from any other Origin are
 	// refused; an https origin makes the session cookie Secure.
-	PublicURL string
+	PublicURL    string
 	Instance     gate.Instance
 	Edition      gate.Edition
 	PrivateHosts netpolicy.PrivateHosts

@@ -13,12 +13,15 @@ import (
 // CookieName is the session cookie.
 const CookieName = "codelotse_session"
 
-// maxFormBytes bounds a form body like the API bounds a JSON body; the
-// tool selection, with up to 200 tools and their descriptions, gets more.
-const (
-	maxFormBytes      = 64 << 10
-	maxToolsFormBytes = 2 << 20
-)
+// maxFormBytes bounds a form body like the API bounds a JSON body.
+const maxFormBytes = 64 << 10
+
+// largeForms are the forms allowed more: the tool selection carries up to
+// 200 tools with their descriptions and the discovery (at most 1 MiB from
+// the server) in base64.
+var largeForms = map[string]int64{
+	"POST /ui/servers/{id}/tools": 4 << 20,
+}
 
 // caller is the signed-in user of a request.
 type caller struct {
@@ -62,9 +65,9 @@ func (u *UI) state(perm string, h handler) http.HandlerFunc {
 		if !ok {
 			return
 		}
-		limit := int64(maxFormBytes)
-		if r.Pattern == "POST /ui/servers/{id}/tools" {
-			limit = maxToolsFormBytes
+		limit, ok := largeForms[r.Pattern]
+		if !ok {
+			limit = maxFormBytes
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		if err := r.ParseForm(); err != nil {
