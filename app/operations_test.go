@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -391,5 +392,27 @@ func TestRotateKeysCoversPromptLogs(t *testing.T) {
 		if _, err := cipher.Open(l.Sealed, app.PromptLogAAD(l.ReviewID)); err != nil {
 			t.Errorf("log %s: %v", l.ID, err)
 		}
+	}
+}
+
+// flipScanner turns the tenant's setting off the first time it scans,
+// that is after the recorder found the setting on and before it writes.
+type flipScanner struct {
+	regexScanner
+	once sync.Once
+	off  func()
+}
+
+func (f *flipScanner) Scan(s string) []ports.SecretFinding {
+	f.once.Do(f.off)
+	return f.regexScanner.Scan(s)
+}
+
+func TestPromptLogsRecheckTheSettingWhenTheyWrite(t *testing.T) {
+	e, fs, logs := promptEnv(t, debugOn(t, 24))
+	e.deps.Scanner = &flipScanner{off: func() { fs.s = settings.Default() }}
+	e.run(t)
+	if len(logs.logs) != 0 {
+		t.Errorf("kept %d logs after the setting was turned off during the redaction", len(logs.logs))
 	}
 }

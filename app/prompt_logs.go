@@ -44,15 +44,16 @@ type sealedPrompt struct {
 	Messages []PromptMessage `json:"messages"`
 }
 
-// promptRecorder is the model of one review run when the tenant may keep
-// debug prompt logs: every request goes to the model, then, if the
-// tenant's setting is on at that moment, the request's messages and the
-// model's answer are redacted by the secret scanner, sealed under
-// [PromptLogAAD] and written in a transaction of the review's tenant. The
-// setting is read in that transaction under a share lock, so a request
-// that ends after the setting was turned off writes nothing, and turning
-// it off (which deletes the logs) waits for a write in flight. Failing to
-// keep a log never fails the review, and nothing of a log is logged.
+// promptRecorder is the model of one review run: every request goes to
+// the model, then, if the tenant's setting is on, the request's messages
+// and the model's answer are redacted by the secret scanner, sealed under
+// [PromptLogAAD] and written in a transaction of the review's tenant. That
+// transaction reads the setting again under a share lock before it
+// writes, so a request that ends after the setting was turned off writes
+// nothing, and turning it off (which deletes the logs) waits for a write
+// in flight; the redaction and the sealing happen before, outside any
+// lock. Failing to keep a log never fails the review, and nothing of a
+// log is logged.
 type promptRecorder struct {
 	deps     ReviewDeps
 	model    ports.Model
@@ -75,45 +76,63 @@ func (r *promptRecorder) Complete(ctx context.Context, req ports.ModelRequest) (
 	turn := r.turns[req.Step]
 	r.mu.Unlock()
 	resp, err := r.model.Complete(ctx, req)
-	messages := renderMessages(req.Messages)
+	var answer *ports.ModelResponse
 	if err == nil {
-		messages = append(messages, renderMessage(ports.Message{Role: ports.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls}))
+		answer = &resp
 	}
-	if werr := r.write(ctx, req.Step, turn, messages); werr != nil {
+	if werr := r.keep(ctx, req, answer, turn); werr != nil {
 		r.deps.warn("debug prompt log not written", map[string]string{"review_id": r.reviewID, "step": req.Step, "error": werr.Error()})
 	}
 	return resp, err
 }
 
-func (r *promptRecorder) write(ctx context.Context, step string, turn int, messages []PromptMessage) error {
+// keep writes the log of one request (and its answer, when there is one)
+// if the tenant keeps them.
+func (r *promptRecorder) keep(ctx context.Context, req ports.ModelRequest, answer *ports.ModelResponse, turn int) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), promptLogWriteTimeout)
 	defer cancel()
+	var on bool
+	err := r.deps.Tenants.InTenant(ctx, r.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		st, err := tx.Settings().Get(ctx)
+		on = st.DebugPrompts()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("read settings: %w", err)
+	}
+	if !on {
+		return nil
+	}
+	messages := renderMessages(req.Messages)
+	if answer != nil {
+		messages = append(messages, renderMessage(ports.Message{Role: ports.RoleAssistant, Content: answer.Content, ToolCalls: answer.ToolCalls}))
+	}
+	for i := range messages {
+		messages[i].Content = r.deps.Scanner.Redact(messages[i].Content, r.deps.Scanner.Scan(messages[i].Content))
+	}
+	plain, err := json.Marshal(sealedPrompt{Messages: messages})
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	if r.deps.Cipher == nil {
+		return errors.New("seal: no key ring")
+	}
+	sealed, err := r.deps.Cipher.Seal(plain, PromptLogAAD(r.reviewID))
+	clear(plain)
+	if err != nil {
+		return fmt.Errorf("seal: %w", err)
+	}
 	return r.deps.Tenants.InTenant(ctx, r.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		st, err := tx.Settings().Get(ctx)
 		if err != nil {
 			return fmt.Errorf("read settings: %w", err)
 		}
 		if !st.DebugPrompts() {
-			return nil
-		}
-		for i := range messages {
-			messages[i].Content = r.deps.Scanner.Redact(messages[i].Content, r.deps.Scanner.Scan(messages[i].Content))
-		}
-		plain, err := json.Marshal(sealedPrompt{Messages: messages})
-		if err != nil {
-			return fmt.Errorf("encode: %w", err)
-		}
-		if r.deps.Cipher == nil {
-			return errors.New("seal: no key ring")
-		}
-		sealed, err := r.deps.Cipher.Seal(plain, PromptLogAAD(r.reviewID))
-		clear(plain)
-		if err != nil {
-			return fmt.Errorf("seal: %w", err)
+			return nil // turned off meanwhile
 		}
 		now := r.deps.Clock.Now()
 		return tx.PromptLogs().Insert(ctx, ports.PromptLog{
-			ReviewID: r.reviewID, Step: step, Turn: turn, Sealed: sealed, CreatedAt: now, ExpiresAt: now.Add(st.PromptTTL()),
+			ReviewID: r.reviewID, Step: req.Step, Turn: turn, Sealed: sealed, CreatedAt: now, ExpiresAt: now.Add(st.PromptTTL()),
 		})
 	})
 }

@@ -1,9 +1,7 @@
 package httpapi
 
 import (
-	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/ports"
@@ -51,17 +49,11 @@ type updateRepositoryRequest struct {
 
 func (g *RepositoryRoutes) register(rt *router) {
 	rt.handleAny("GET /v1/repositories", []string{app.PermTenantManage, app.PermRepoManage}, func(r *http.Request, p ports.Principal) (int, any, error) {
-		q := r.URL.Query()
-		list := app.ListRepositories{Limit: app.DefaultRepositoryPage, After: q.Get("after")}
-		if q.Has("limit") {
-			n, err := strconv.Atoi(q.Get("limit"))
-			if err != nil {
-				return 0, nil, app.Invalid(map[string]string{
-					"limit": fmt.Sprintf("must be an integer between 1 and %d", app.MaxRepositoryPage)})
-			}
-			list.Limit = n
+		limit, err := queryLimit(r, app.DefaultRepositoryPage, app.MaxRepositoryPage)
+		if err != nil {
+			return 0, nil, err
 		}
-		items, err := g.lister.List(r.Context(), p, list)
+		items, err := g.lister.List(r.Context(), p, app.ListRepositories{Limit: limit, After: r.URL.Query().Get("after")})
 		if err != nil {
 			return 0, nil, err
 		}
