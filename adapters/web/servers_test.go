@@ -239,7 +239,7 @@ func attr(tag, name string) string {
 	return v
 }
 
-func TestRepositoriesAndSettings(t *testing.T) {
+func TestRepositoriesSettingsAndTheAuditLog(t *testing.T) {
 	h := newHarness(t, openGates)
 	b, _ := h.signIn(app.PermTenantManage, app.PermRepoManage)
 	b.get("/ui/repositories")
@@ -274,5 +274,18 @@ func TestRepositoriesAndSettings(t *testing.T) {
 	}
 	if p := b.get("/ui/settings"); !strings.Contains(p.body, `value="30"`) {
 		t.Error("the saved retention is not shown")
+	}
+
+	// 53 events: 52 repositories and the settings, newest first.
+	first = b.get("/ui/audit")
+	if n := strings.Count(first.body, "<code>repository.create</code>"); n != 49 || !strings.Contains(first.body, "tenant.settings") || !strings.Contains(first.body, `href="/ui/audit?page=2"`) {
+		t.Errorf("audit page 1 holds %d repository events, want the settings and 49 of them with a link to page 2", n)
+	}
+	second := b.get("/ui/audit?page=2")
+	if n := strings.Count(second.body, "<code>repository.create</code>"); n != 3 || strings.Contains(second.body, "?page=3") || !strings.Contains(second.body, `href="/ui/audit?page=1"`) {
+		t.Errorf("audit page 2 holds %d events, want the last 3 and no older page", n)
+	}
+	if p := b.get("/ui/audit?page=21"); p.status != http.StatusUnprocessableEntity {
+		t.Errorf("audit page 21 = %d, want 422", p.status)
 	}
 }
