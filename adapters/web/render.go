@@ -15,12 +15,6 @@ import (
 	"github.com/codelotse/codelotse/ports"
 )
 
-// page is one parsed page: the layout, the shared components and the
-// page's own file.
-type page struct {
-	t *template.Template
-}
-
 // pageNames are the files in templates/ besides layout.html and
 // components.html, one per page.
 var pageNames = []string{
@@ -28,15 +22,16 @@ var pageNames = []string{
 	"repositories", "repository", "defaults", "reviews", "review", "audit", "settings", "prompts",
 }
 
-func parsePages() (map[string]*page, error) {
-	out := make(map[string]*page, len(pageNames))
+// parsePages parses each page with the layout and the shared components.
+func parsePages() (map[string]*template.Template, error) {
+	out := make(map[string]*template.Template, len(pageNames))
 	for _, name := range pageNames {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS,
 			"templates/layout.html", "templates/components.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("web: template %s: %w", name, err)
 		}
-		out[name] = &page{t: t}
+		out[name] = t
 	}
 	return out, nil
 }
@@ -112,7 +107,7 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, name str
 		ld.CSRF = c.csrf
 	}
 	var buf bytes.Buffer
-	if err := p.t.Execute(&buf, ld); err != nil {
+	if err := p.Execute(&buf, ld); err != nil {
 		u.log.Error().Err(err).Str("page", name).Msg("web: render failed")
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return

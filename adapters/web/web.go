@@ -15,6 +15,7 @@ package web
 
 import (
 	"embed"
+	"html/template"
 	"io/fs"
 	"net"
 	"net/http"
@@ -64,7 +65,7 @@ type UI struct {
 	origin atomic.Pointer[string]
 	secure bool
 	log    zerolog.Logger
-	pages  map[string]*page
+	pages  map[string]*template.Template
 	mux    *http.ServeMux
 }
 
