@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/ports"
+	"github.com/google/uuid"
 )
 
 // hostile is what a malicious MCP server puts in its tool text: markup,
@@ -164,6 +166,16 @@ func TestTheNoticeAndDisabledFormsWhileNotSignedOff(t *testing.T) {
 	if n := h.count("mcp_servers"); n != 0 {
 		t.Errorf("%d servers registered while not signed off", n)
 	}
+	// Deleting stays possible whatever the gates say.
+	s, err := h.depsOf(openGates).CreateServer.Handle(t.Context(), ports.Principal{TenantID: h.tenant, TokenID: uuid.NewString()}, app.CreateServer{
+		Name: "wiki", URL: "https://wiki.example.com/mcp", Auth: app.ServerAuth{Type: "none"}, Acknowledged: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.get("/ui/servers/" + s.ID() + "/delete")
+	if p := b.post("/ui/servers/"+s.ID()+"/delete", nil); p.status != http.StatusSeeOther || h.count("mcp_servers") != 0 {
+		t.Errorf("delete while not signed off = %d, want 303 and the server gone", p.status)
+	}
 	b.get("/ui/defaults")
 	if p := b.post("/ui/defaults", url.Values{"mode": {"on"}, "maxCalls": {"5"}}); p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, "not_signed_off") {
 		t.Errorf("defaults while not signed off = %d, want 422 not_signed_off", p.status)
@@ -287,5 +299,56 @@ func TestRepositoriesSettingsAndTheAuditLog(t *testing.T) {
 	}
 	if p := b.get("/ui/audit?page=21"); p.status != http.StatusUnprocessableEntity {
 		t.Errorf("audit page 21 = %d, want 422", p.status)
+	}
+}
+
+func TestEditEnableAndDeleteAServer(t *testing.T) {
+	h := newHarness(t, openGates)
+	b, _ := h.signIn(app.PermTenantManage)
+	const secret = "wiki-bearer-secret-9k2m"
+	b.get("/ui/servers/new")
+	p := b.post("/ui/servers", url.Values{"name": {"wiki"}, "url": {"https://wiki.example.com/mcp"}, "auth": {"bearer"}, "token": {secret}, "acknowledged": {"on"}})
+	path, _, _ := strings.Cut(p.header.Get("Location"), "?")
+	if p.status != http.StatusSeeOther || path == "" {
+		t.Fatalf("register = %d", p.status)
+	}
+	if page := b.get(path); !strings.Contains(page.body, "…9k2m") || strings.Contains(page.body, secret) {
+		t.Error("the server page does not show the hint only")
+	}
+
+	moved := url.Values{"name": {"wiki"}, "url": {"https://other.example.com/mcp"}, "auth": {"keep"}}
+	p = b.post(path, moved)
+	if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, "acknowledgement_required") || !strings.Contains(p.body, `value="https://other.example.com/mcp"`) {
+		t.Errorf("a URL change without the acknowledgement = %d, want 422 acknowledgement_required with the URL kept", p.status)
+	}
+	moved.Set("acknowledged", "on")
+	p = b.post(path, moved)
+	auth := p.body[strings.Index(p.body, "<legend>Authentication</legend>"):]
+	auth, _, _ = strings.Cut(auth, "</fieldset>")
+	if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, "credential_required") || !strings.Contains(auth, `class="field-error"`) {
+		t.Errorf("a host change without the credential = %d, want 422 credential_required next to the authentication", p.status)
+	}
+	moved.Set("auth", "bearer")
+	moved.Set("token", "other-bearer-secret-77aa")
+	if p := b.post(path, moved); p.status != http.StatusSeeOther {
+		t.Fatalf("a host change with the credential = %d", p.status)
+	}
+	if page := b.get(path); !strings.Contains(page.body, "https://other.example.com/mcp") || !strings.Contains(page.body, "…77aa") {
+		t.Error("the server page does not show the new URL and hint")
+	}
+
+	if p := b.post(path+"/enabled", url.Values{"enabled": {"false"}}); p.status != http.StatusSeeOther {
+		t.Fatalf("disable = %d", p.status)
+	}
+	if page := b.get(path); !strings.Contains(page.body, "<dt>Enabled</dt><dd>no</dd>") || !strings.Contains(page.body, ">Enable</button>") {
+		t.Error("the disabled server does not show as disabled with an Enable button")
+	}
+
+	confirm := b.get(path + "/delete")
+	if confirm.status != http.StatusOK || !strings.Contains(confirm.body, `action="`+path+`/delete"`) || h.count("mcp_servers") != 1 {
+		t.Fatalf("the delete link does not lead to a confirmation")
+	}
+	if p := b.post(path+"/delete", nil); p.status != http.StatusSeeOther || p.header.Get("Location") != "/ui/servers" || h.count("mcp_servers") != 0 {
+		t.Errorf("delete = %d to %q, %d servers left", p.status, p.header.Get("Location"), h.count("mcp_servers"))
 	}
 }
