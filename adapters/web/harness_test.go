@@ -292,7 +292,7 @@ func (h *harness) allowDiscovery() {
 // show, never the encryption (adapters/crypto has its own tests).
 type xorCipher struct{}
 
-func (xorCipher) Seal(plaintext, _ []byte) ([]byte, error) { return xor(plaintext), nil }
+func (xorCipher) Seal(plaintext, _ []byte) ([]byte, error)  { return xor(plaintext), nil }
 func (xorCipher) Open(ciphertext, _ []byte) ([]byte, error) { return xor(ciphertext), nil }
 func (xorCipher) IsPrimary([]byte) bool                     { return true }
 
@@ -303,4 +303,3 @@ func xor(b []byte) []byte {
 	}
 	return out
 }
-
