@@ -248,7 +248,7 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 		Repositories: app.NewRepositoryHandler(tenants, h.clock),
 		Lister:       app.NewRepositoryLister(tenants, gates),
 		Settings:     app.NewSettingsHandler(tenants, nil, h.clock),
-		Prompts:      app.NewPromptLogHandler(tenants, nil, h.clock),
+		Prompts:      app.NewPromptLogHandler(tenants, xorCipher{}, h.clock),
 		Policies:     app.NewPolicyHandler(tenants, gates, h.clock),
 		Defaults:     app.NewDefaultsHandler(tenants, gates, h.clock),
 		Audit:        app.NewAuditHandler(tenants),

@@ -1,12 +1,16 @@
 package web_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/google/uuid"
@@ -350,5 +354,42 @@ func TestEditEnableAndDeleteAServer(t *testing.T) {
 	}
 	if p := b.post(path+"/delete", nil); p.status != http.StatusSeeOther || p.header.Get("Location") != "/ui/servers" || h.count("mcp_servers") != 0 {
 		t.Errorf("delete = %d to %q, %d servers left", p.status, p.header.Get("Location"), h.count("mcp_servers"))
+	}
+}
+
+func TestShowsAReviewsPromptLogInert(t *testing.T) {
+	h := newHarness(t, openGates)
+	b, _ := h.signIn(app.PermTenantManage, app.PermRepoManage)
+	d := h.depsOf(openGates)
+	p := ports.Principal{TenantID: h.tenant, TokenID: uuid.NewString()}
+	repo, err := d.Repositories.Create(t.Context(), p, app.CreateRepository{Name: "acme/api", Visibility: "private"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := d.Reviews.Submit(t.Context(), p, app.SubmitReview{RepositoryID: repo.ID, Title: "Cache", Diff: "+x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := json.Marshal(map[string]any{"messages": []app.PromptMessage{
+		{Role: "system", Content: "You review code."}, {Role: "tool", Content: `<untrusted source="mcp:wiki/search">` + hostile + `</untrusted>`}}})
+	sealed, _ := xorCipher{}.Seal(plain, app.PromptLogAAD(run.ID))
+	err = postgres.NewTenants(h.db).InTenant(t.Context(), h.tenant, func(ctx context.Context, tx ports.TenantTx) error {
+		return tx.PromptLogs().Insert(ctx, ports.PromptLog{ReviewID: run.ID, Step: "finder", Turn: 1, Sealed: sealed,
+			CreatedAt: h.clock.Now(), ExpiresAt: h.clock.Now().Add(time.Hour)})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := b.get("/ui/reviews/" + run.ID + "/prompts")
+	if page.status != http.StatusOK || !strings.Contains(page.body, "You review code.") || !strings.Contains(page.body, "&lt;/untrusted&gt;") || !strings.Contains(page.body, "[U+202E]") {
+		t.Errorf("the prompt log page = %d, want the messages escaped with invisible characters marked", page.status)
+	}
+	checkInert(t, "the prompt log", page.body)
+	if review := b.get("/ui/reviews/" + run.ID); !strings.Contains(review.body, `href="/ui/reviews/`+run.ID+`/prompts"`) {
+		t.Error("the review page does not link its prompt log")
+	}
+	maintainer, _ := h.signIn(app.PermRepoManage)
+	if page := maintainer.get("/ui/reviews/" + run.ID + "/prompts"); page.status != http.StatusForbidden {
+		t.Errorf("repo:manage reads the prompt log: %d, want 403", page.status)
 	}
 }
