@@ -393,3 +393,43 @@ func TestShowsAReviewsPromptLogInert(t *testing.T) {
 		t.Errorf("repo:manage reads the prompt log: %d, want 403", page.status)
 	}
 }
+
+func TestPolicyRefusalsAndWhyMCPIsInactive(t *testing.T) {
+	h := newHarness(t, openGates)
+	b, _ := h.signIn(app.PermTenantManage, app.PermRepoManage)
+	server := b.register("wiki")
+	serverID := strings.TrimPrefix(server, "/ui/servers/")
+	repo := func(name, visibility string) string {
+		b.get("/ui/repositories")
+		p := b.post("/ui/repositories", url.Values{"name": {name}, "visibility": {visibility}})
+		if p.status != http.StatusSeeOther {
+			t.Fatalf("create %s = %d", name, p.status)
+		}
+		return p.header.Get("Location")
+	}
+	public := repo("acme/site", "public")
+	page := b.get(public)
+	if !strings.Contains(page.body, "The repository is public") {
+		t.Error("a public repository's page does not say why MCP context is inactive")
+	}
+	p := b.post(public+"/policy", url.Values{"mode": {"on"}, "servers": {serverID}, "maxCalls": {"5"}})
+	mode, _, _ := strings.Cut(p.body[strings.Index(p.body, "<legend>Mode</legend>"):], "</fieldset>")
+	if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, "public_repository") || !strings.Contains(mode, `class="field-error"`) ||
+		!strings.Contains(mode, `value="on" checked`) || !strings.Contains(p.body, `value="`+serverID+`" checked`) {
+		t.Errorf("mode on for a public repository = %d, want 422 public_repository next to the mode with the choices kept", p.status)
+	}
+
+	private := repo("acme/api", "private")
+	b.get(private)
+	p = b.post(private+"/policy", url.Values{"mode": {"on"}, "servers": {serverID}, "maxCalls": {"50"}})
+	calls := p.body[strings.Index(p.body, `id="maxCalls"`):]
+	if p.status != http.StatusUnprocessableEntity || !strings.Contains(calls, `value="50"`) || !strings.Contains(calls, `class="field-error"`) {
+		t.Errorf("50 calls per review = %d, want 422 next to the field with 50 kept", p.status)
+	}
+	if p := b.post(private+"/policy", url.Values{"mode": {"on"}, "servers": {serverID}, "maxCalls": {"5"}}); p.status != http.StatusSeeOther {
+		t.Fatalf("a valid policy = %d", p.status)
+	}
+	if page := b.get(private); !strings.Contains(page.body, "MCP context is active") {
+		t.Error("the policy page does not say MCP context is active")
+	}
+}
