@@ -190,14 +190,14 @@ func (f *formError) Field(name string) string {
 // lastErrorWords explains a server's lastError to a person; the code is
 // shown next to it.
 var lastErrorWords = map[string]string{
-	app.ToolChanged:       "a tool's definition changed after it was approved; the tool is not called until you discover and save again",
-	"server_unreachable":  "the server could not be reached",
-	"server_unauthorized": "the server refused the credential (401 or 403); it may be wrong or expired",
-	"timeout":             "the server did not answer in time (10 s)",
-	"response_too_large":  "the server's answer was larger than allowed",
-	"protocol_error":      "the server did not speak MCP as expected",
-	"redirect_refused":    "the server answered with a redirect, which is never followed",
-	"address_blocked":     "the host resolved to an address this instance may not contact",
+	app.ToolChanged:                    "a tool's definition changed after it was approved; the tool is not called until you discover and save again",
+	ports.ErrServerUnreachable.Error(): "the server could not be reached",
+	ports.ErrTimeout.Error():           "the server did not answer in time",
+	ports.ErrResponseTooLarge.Error():  "the server's answer was larger than allowed",
+	ports.ErrProtocol.Error():          "the server did not speak MCP as expected",
+	ports.ErrRedirectRefused.Error():   "the server answered with a redirect, which is never followed",
+	ports.ErrAddressBlocked.Error():    "the host resolved to an address this instance may not contact",
+	"server_unauthorized":              "the server refused the credential (401 or 403); it may be wrong or expired",
 }
 
 // limitsByName are the numbers forms show and enforce in the browser (the
