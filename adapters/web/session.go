@@ -170,6 +170,12 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 		u.render(w, r, http.StatusUnauthorized, "login", nil, loginPage{Error: newFormError(err, "token")})
 		return
 	}
+	// A session the browser still held ends: one browser, one session.
+	if old, err := r.Cookie(CookieName); err == nil {
+		if err := u.d.Sessions.SignOut(r.Context(), old.Value); err != nil {
+			u.log.Warn().Err(err).Msg("web: could not end the previous session")
+		}
+	}
 	u.setCookie(w, s.Secret)
 	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
 }

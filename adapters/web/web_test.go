@@ -186,6 +186,18 @@ func TestSessionsEnd(t *testing.T) {
 			t.Error("the cookie still opens a session after signing out")
 		}
 	})
+	t.Run("when the browser signs in again", func(t *testing.T) {
+		b, _ := h.signIn(app.PermTenantManage)
+		before := b.c.Jar.Cookies(mustURL(h.base + "/ui/"))
+		if p := b.post("/ui/login", url.Values{"token": {h.token(app.PermRepoManage)}}); p.status != http.StatusSeeOther {
+			t.Fatalf("second sign in = %d", p.status)
+		}
+		replay := h.browser()
+		replay.c.Jar.SetCookies(mustURL(h.base+"/ui/"), before)
+		if !ended(replay) {
+			t.Error("the first session survived a second sign-in in the same browser")
+		}
+	})
 	t.Run("a forged cookie", func(t *testing.T) {
 		b := h.browser()
 		b.c.Jar.SetCookies(mustURL(h.base+"/ui/"), []*http.Cookie{{Name: "codelotse_session", Value: "cls_" + strings.Repeat("A", 43)}})
