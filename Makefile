@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 COVERAGE_MIN := 90
 
-.PHONY: all build run stop demo image test test-go test-signedoff test-deploy cover-domain lint lint-openapi generate check-generate bench fuzz clean
+.PHONY: all build run stop demo image screenshots test test-go test-signedoff test-deploy cover-domain lint lint-openapi generate check-generate bench fuzz clean
 
 all: build
 
@@ -92,6 +92,11 @@ check-generate:
 		cp $$bak cmd/codelotse/wire_gen.go; rm -f $$bak; \
 		echo "cmd/codelotse/wire_gen.go is stale: run make generate and commit it"; exit 1; fi; \
 	rm -f $$bak
+
+## screenshots: the main pages of the web interface as PNG in docs/ui/,
+## taken by the browser test (needs Chromium and PostgreSQL).
+screenshots:
+	CODELOTSE_UI_SCREENSHOTS=$(CURDIR)/docs/ui $(GO) test -count=1 -tags signedoff -run '^TestBrowserWalkthrough$$' ./cmd/codelotse
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

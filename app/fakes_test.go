@@ -138,6 +138,16 @@ func (c *fakeCalls) Recent(_ context.Context, serverID string, limit int) ([]por
 	return out, nil
 }
 
+func (c *fakeCalls) ForReview(_ context.Context, reviewID string, limit int) ([]ports.ToolCall, error) {
+	var out []ports.ToolCall
+	for _, r := range c.calls {
+		if r.ReviewID == reviewID && len(out) < limit {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 func (c *fakeCalls) ReviewUsage(_ context.Context, reviewID string) (ports.ReviewUsage, error) {
 	var u ports.ReviewUsage
 	for _, r := range c.calls {

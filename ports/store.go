@@ -150,6 +150,8 @@ type CallLog interface {
 	Record(ctx context.Context, c ToolCall) error
 	// Recent returns at most limit records of a server, newest first.
 	Recent(ctx context.Context, serverID string, limit int) ([]ToolCall, error)
+	// ForReview returns at most limit records of one review run, oldest first.
+	ForReview(ctx context.Context, reviewID string, limit int) ([]ToolCall, error)
 	// ReviewUsage sums the records of one review run, over all its
 	// attempts (see [ReviewUsage]).
 	ReviewUsage(ctx context.Context, reviewID string) (ReviewUsage, error)

@@ -20,6 +20,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/metrics"
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/adapters/secrets"
+	"github.com/codelotse/codelotse/adapters/web"
 	"github.com/codelotse/codelotse/adapters/worker"
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/netpolicy"
@@ -208,10 +209,21 @@ var routesSet = wire.NewSet(
 	httpapi.NewServerRoutes, httpapi.NewStatusRoutes, httpapi.NewRepositoryRoutes,
 	httpapi.NewPolicyRoutes, httpapi.NewAuditRoutes, httpapi.NewDiscoveryRoutes,
 	httpapi.NewReviewRoutes, httpapi.NewMetricsRoutes, httpapi.NewSettingsRoutes, provideRoutes,
+	uiSet,
 )
+
+// uiSet is the web interface under /ui/, on the API's use cases.
+var uiSet = wire.NewSet(
+	app.NewSessionHandler, wire.Struct(new(web.Deps), "*"), providePublicURL, web.New,
+	provideUIHandler, httpapi.NewUIRoutes,
+)
+
+func providePublicURL(cfg config.Config) web.PublicURL { return web.PublicURL(cfg.PublicURL) }
+
+func provideUIHandler(u *web.UI) httpapi.UIHandler { return u }
 
 func provideRoutes(s *httpapi.ServerRoutes, st *httpapi.StatusRoutes, r *httpapi.RepositoryRoutes,
 	p *httpapi.PolicyRoutes, a *httpapi.AuditRoutes, d *httpapi.DiscoveryRoutes,
-	rv *httpapi.ReviewRoutes, m *httpapi.MetricsRoutes, ts *httpapi.SettingsRoutes) []httpapi.Routes {
-	return []httpapi.Routes{s, st, r, p, a, d, rv, m, ts}
+	rv *httpapi.ReviewRoutes, m *httpapi.MetricsRoutes, ts *httpapi.SettingsRoutes, ui *httpapi.UIRoutes) []httpapi.Routes {
+	return []httpapi.Routes{s, st, r, p, a, d, rv, m, ts, ui}
 }

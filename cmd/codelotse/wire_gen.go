@@ -14,6 +14,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/metrics"
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/adapters/secrets"
+	"github.com/codelotse/codelotse/adapters/web"
 	"github.com/codelotse/codelotse/adapters/worker"
 	"github.com/codelotse/codelotse/app"
 	"github.com/google/wire"
@@ -92,7 +93,37 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	settingsHandler := app.NewSettingsHandler(tenants, keyRing, clock)
 	promptLogHandler := app.NewPromptLogHandler(tenants, keyRing, clock)
 	settingsRoutes := httpapi.NewSettingsRoutes(settingsHandler, promptLogHandler)
-	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes)
+	publicURL := providePublicURL(cfg)
+	sessions := postgres.NewSessions(db)
+	sessionHandler := app.NewSessionHandler(authenticator, sessions, clock)
+	deps := web.Deps{
+		Sessions:     sessionHandler,
+		Status:       statusHandler,
+		CreateServer: createServerHandler,
+		GetServer:    getServerHandler,
+		ListServers:  listServersHandler,
+		PatchServer:  patchServerHandler,
+		DeleteServer: deleteServerHandler,
+		Discover:     discoverServerHandler,
+		SaveTools:    saveToolsHandler,
+		Calls:        listCallsHandler,
+		Repositories: repositoryHandler,
+		Lister:       repositoryLister,
+		Settings:     settingsHandler,
+		Prompts:      promptLogHandler,
+		Policies:     policyHandler,
+		Defaults:     defaultsHandler,
+		Audit:        auditHandler,
+		Reviews:      reviewHandler,
+	}
+	ui, err := web.New(publicURL, deps, log)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	uiHandler := provideUIHandler(ui)
+	uiRoutes := httpapi.NewUIRoutes(uiHandler)
+	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2, registry)
 	pool := providePool(db)
 	model, err := provideModel(cfg, log)
@@ -207,7 +238,37 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	settingsHandler := app.NewSettingsHandler(tenants, keyRing, clock)
 	promptLogHandler := app.NewPromptLogHandler(tenants, keyRing, clock)
 	settingsRoutes := httpapi.NewSettingsRoutes(settingsHandler, promptLogHandler)
-	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes)
+	publicURL := providePublicURL(cfg)
+	sessions := postgres.NewSessions(db)
+	sessionHandler := app.NewSessionHandler(authenticator, sessions, clock)
+	deps := web.Deps{
+		Sessions:     sessionHandler,
+		Status:       statusHandler,
+		CreateServer: createServerHandler,
+		GetServer:    getServerHandler,
+		ListServers:  listServersHandler,
+		PatchServer:  patchServerHandler,
+		DeleteServer: deleteServerHandler,
+		Discover:     discoverServerHandler,
+		SaveTools:    saveToolsHandler,
+		Calls:        listCallsHandler,
+		Repositories: repositoryHandler,
+		Lister:       repositoryLister,
+		Settings:     settingsHandler,
+		Prompts:      promptLogHandler,
+		Policies:     policyHandler,
+		Defaults:     defaultsHandler,
+		Audit:        auditHandler,
+		Reviews:      reviewHandler,
+	}
+	ui, err := web.New(publicURL, deps, log)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	uiHandler := provideUIHandler(ui)
+	uiRoutes := httpapi.NewUIRoutes(uiHandler)
+	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2, registry)
 	return server, func() {
 		cleanup()
