@@ -590,8 +590,8 @@ func utf16Order(r rune) rune {
 	return r
 }
 
-// canonical writes node n in canonical form to p.out[from:] and returns a
-// copy of it.
+// canonical returns the canonical form of node n, written in p.out and
+// copied out.
 func (p *parser) canonical(n int) []byte {
 	p.out = p.write(p.out[:0], n)
 	return append([]byte(nil), p.out...)
