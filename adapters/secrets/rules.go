@@ -44,6 +44,7 @@ type rule struct {
 	// per hit avoids that. Nil for other rules.
 	anchored  *regexp.Regexp
 	head      *regexp.Regexp
+	headNFA   *headNFA // the head on ASCII text; nil when it cannot model it
 	headLen   int
 	prefix    *syntax.Regexp // the [\w.-] class of the lazy prefix
 	prefixMax int
@@ -310,6 +311,7 @@ func (r *rule) tryAnchored(tree *syntax.Regexp) error {
 		if r.head, err = regexp.Compile(head.String()); err != nil {
 			return err
 		}
+		r.headNFA = newHeadNFA(head)
 		// One byte more than the longest head match, so that \b and $ at
 		// its end see the character that follows, as in the whole text.
 		r.headLen = headLen + 1
