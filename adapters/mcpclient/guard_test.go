@@ -186,6 +186,51 @@ func TestAddsTheCredentialOnlyForTheConfiguredOriginAndRefusesRedirects(t *testi
 	}
 }
 
+// TestRefusesRedirectsOnTheSameOrigin: a redirect to another path of the
+// configured origin is refused like any other (MC1: the configured URL is
+// the only endpoint), and the target path receives no request.
+func TestRefusesRedirectsOnTheSameOrigin(t *testing.T) {
+	for _, status := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			var atTarget atomic.Int64
+			mux := http.NewServeMux()
+			mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, "/elsewhere", status)
+			})
+			mux.Handle("/elsewhere", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				atTarget.Add(1)
+				newRawServer().ServeHTTP(w, r)
+			}))
+			ts := startServer(t, mux)
+			c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 2*time.Second)
+			_, err := c.OpenSession(context.Background(), ports.MCPTarget{URL: ts.url(t)}, limits.DiscoveryResponseCap)
+			wantCode(t, err, ports.ErrRedirectRefused)
+			if len(ts.requests()) == 0 {
+				t.Fatal("the configured path saw no request")
+			}
+			if n := atTarget.Load(); n != 0 {
+				t.Errorf("the redirect target received %d requests", n)
+			}
+		})
+	}
+
+	// Each of the two layers on its own: the round tripper refuses the
+	// 3xx answer, and the client's redirect hook refuses to follow one.
+	g := newGuard(Options{Timeout: time.Second}, ports.MCPTarget{URL: mustURL(t, "https://mcp.test/mcp")}, 1024)
+	rt := &guardedTransport{g: g, base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"/elsewhere"}}, Body: io.NopCloser(strings.NewReader(""))}, nil
+	})}
+	req, _ := http.NewRequest(http.MethodPost, "https://mcp.test/mcp", strings.NewReader("{}"))
+	if _, err := rt.RoundTrip(req); !errors.Is(err, ports.ErrRedirectRefused) {
+		t.Errorf("RoundTrip(307) = %v, want refused", err)
+	}
+	hc, _ := g.httpClient(nil)
+	next, _ := http.NewRequest(http.MethodPost, "https://mcp.test/elsewhere", nil)
+	if err := hc.CheckRedirect(next, []*http.Request{req}); !errors.Is(err, ports.ErrRedirectRefused) {
+		t.Errorf("CheckRedirect = %v, want refused", err)
+	}
+}
+
 // TestRefusesRequestsToAnotherOrigin: the round tripper itself, below the
 // SDK: another scheme, host or port never reaches the network, and the
 // credential is added only on the configured origin.
