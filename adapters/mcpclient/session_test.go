@@ -416,3 +416,38 @@ func TestServerErrorTextNeverReachesTheLog(t *testing.T) {
 		t.Errorf("the log lacks the JSON-RPC code:\n%s", logs.String())
 	}
 }
+
+// TestCloseIsBoundedWhenTheServerHangsOnDelete: a stateful (2025-era)
+// session ends with a DELETE; a server that never answers it holds Close
+// for one request timeout at most, not the SDK's own 5 s.
+func TestCloseIsBoundedWhenTheServerHangsOnDelete(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	raw := newRawServer()
+	raw.initialize = func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+		w.Header().Set("Mcp-Session-Id", "session-1")
+		writeJSON(w, id, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`)
+	}
+	var deletes atomic.Int64
+	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			deletes.Add(1)
+			<-r.Context().Done()
+			return
+		}
+		raw.ServeHTTP(w, r)
+	}))
+	c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), timeout)
+	s := openSession(t, c, ts, server.NoCredential(), limits.DiscoveryResponseCap)
+	start := time.Now()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	took := time.Since(start)
+	if deletes.Load() != 1 {
+		t.Fatalf("the server saw %d DELETE requests, want 1", deletes.Load())
+	}
+	if took > timeout+time.Second {
+		t.Errorf("Close took %v with a request timeout of %v", took, timeout)
+	}
+	t.Logf("Close returned after %v", took)
+}
