@@ -387,15 +387,37 @@ func TestAbortsSlowServers(t *testing.T) {
 			}
 		}
 	}
+	// stall sends the headers and the start of the answer, then nothing.
+	stall := func(sse bool) func(http.ResponseWriter, *http.Request, json.RawMessage) {
+		return func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			if sse {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,", id)
+			} else {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusOK)
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,`, id)
+			}
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}
+	}
 	tests := []struct {
 		name   string
 		setup  func(*rawServer)
-		inOpen bool
+		during string // "open", "list" (discovery) or "call" (a review's call)
 	}{
-		{"initialize never answered", func(s *rawServer) { s.initialize = hang }, true},
-		{"tools/list never answered", func(s *rawServer) { s.toolsList = hang }, false},
-		{"tools/list trickles a byte per second", func(s *rawServer) { s.toolsList = trickle(false) }, false},
-		{"tools/list trickles an event stream", func(s *rawServer) { s.toolsList = trickle(true) }, false},
+		{"initialize never answered", func(s *rawServer) { s.initialize = hang }, "open"},
+		{"initialize sends headers, then stalls", func(s *rawServer) { s.initialize = stall(false) }, "open"},
+		{"tools/list never answered", func(s *rawServer) { s.toolsList = hang }, "list"},
+		{"tools/list trickles a byte per second", func(s *rawServer) { s.toolsList = trickle(false) }, "list"},
+		{"tools/list trickles an event stream", func(s *rawServer) { s.toolsList = trickle(true) }, "list"},
+		{"tools/list sends headers, then stalls", func(s *rawServer) { s.toolsList = stall(false) }, "list"},
+		{"tools/list sends an event stream's headers, then stalls", func(s *rawServer) { s.toolsList = stall(true) }, "list"},
+		{"tools/call never answered", func(s *rawServer) { s.toolsCall = hang }, "call"},
+		{"tools/call sends headers, then stalls", func(s *rawServer) { s.toolsCall = stall(false) }, "call"},
+		{"tools/call sends an event stream's headers, then stalls", func(s *rawServer) { s.toolsCall = stall(true) }, "call"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -403,15 +425,23 @@ func TestAbortsSlowServers(t *testing.T) {
 			tt.setup(raw)
 			ts := startServer(t, raw)
 			c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), timeout)
+			// A far deadline of the caller's, so that a missing timeout
+			// fails the duration check below rather than hanging.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
 			start := time.Now()
-			s, err := c.OpenSession(context.Background(), ports.MCPTarget{URL: ts.url(t)}, limits.DiscoveryResponseCap)
-			if !tt.inOpen {
+			s, err := c.OpenSession(ctx, ports.MCPTarget{URL: ts.url(t)}, limits.ReviewResponseCap)
+			if tt.during != "open" {
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer s.Close()
 				start = time.Now()
-				_, err = s.ListTools(context.Background())
+				if tt.during == "list" {
+					_, err = s.ListTools(ctx)
+				} else {
+					_, err = s.CallTool(ctx, "search", json.RawMessage(`{"query":"x"}`))
+				}
 			}
 			wantCode(t, err, ports.ErrTimeout)
 			if d := time.Since(start); d > 2*timeout+time.Second {
@@ -419,6 +449,33 @@ func TestAbortsSlowServers(t *testing.T) {
 			}
 		})
 	}
+
+	// The transport on its own, without the operation's deadline above
+	// it: a body that stalls after the headers fails with the timeout.
+	t.Run("the transport bounds a stalled body by itself", func(t *testing.T) {
+		raw := newRawServer()
+		raw.toolsList = stall(false)
+		ts := startServer(t, raw)
+		g := newGuard(Options{Rules: selfHosted(t), Resolver: loopbackResolver(), Timeout: timeout}, ports.MCPTarget{URL: ts.url(t)}, limits.ReviewResponseCap)
+		hc, tr := g.httpClient(testPKI().pool)
+		defer tr.CloseIdleConnections()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.url(t).String(), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		start := time.Now()
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_, err = io.ReadAll(resp.Body)
+		if !errors.Is(err, ports.ErrTimeout) {
+			t.Errorf("reading the stalled body = %v, want ErrTimeout", err)
+		}
+		if d := time.Since(start); d > timeout+time.Second {
+			t.Errorf("took %v with a timeout of %v", d, timeout)
+		}
+	})
 
 	t.Run("the caller's deadline", func(t *testing.T) {
 		raw := newRawServer()

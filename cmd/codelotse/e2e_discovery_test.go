@@ -558,8 +558,9 @@ func testResponseTooLarge(t *testing.T, in *instance) {
 }
 
 // TestE2EDiscoveryTimeout: with QUAVON_MCP_CALL_TIMEOUT_MS=300 a server
-// that never answers, and one that trickles a byte per second, fail the
-// discovery with 502 timeout well before the default 10 s.
+// that never answers, one that trickles a byte per second and one that
+// sends the headers and then stalls the body fail the discovery with 502
+// timeout well before the default 10 s.
 func TestE2EDiscoveryTimeout(t *testing.T) {
 	t.Parallel()
 	env, key := mcpEnv(t, "QUAVON_MCP_CALL_TIMEOUT_MS=300")
@@ -591,12 +592,22 @@ func TestE2EDiscoveryTimeout(t *testing.T) {
 			}
 		}
 	}))
+	stall := startTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprint(w, `{"jsonrpc":"2.0",`)
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
 	t.Cleanup(func() { close(stop) }) // before the servers close
 
 	for _, tc := range []struct {
 		name string
 		p    *peer
-	}{{"silent", silent}, {"trickle", trickle}} {
+	}{{"silent", silent}, {"trickle", trickle}, {"stall", stall}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := c.on(t)
 			// Several registrations (each discovers once): whether a
