@@ -24,7 +24,9 @@
 // the URL, the host or an address. Causes go to the debug log.
 //
 // The MCP client is [mcp.Client] over [mcp.StreamableClientTransport]
-// only. It advertises no capabilities, answers every server-initiated
+// only. It falls back from server/discover to initialize only when the
+// server answered that it does not know the method or the version, never
+// after a timeout or a dropped connection. It advertises no capabilities, answers every server-initiated
 // request except ping with JSON-RPC "method not found" (-32601), does not
 // fulfil multi-round-trip input requests, and does not open the standalone
 // SSE stream.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -55,6 +56,11 @@ func fail(code, cause error) *failure { return &failure{code: code, cause: cause
 type recorder struct {
 	mu    sync.Mutex
 	first *failure
+	// handshake marks the operation that opens the session. In it a
+	// failure ends the operation: no request follows one, so a server
+	// that timed out or dropped the connection on server/discover is not
+	// asked again with initialize (see guardedTransport.RoundTrip).
+	handshake atomic.Bool
 }
 
 func (r *recorder) record(f *failure) {

@@ -224,6 +224,14 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		g.record(parent, f, true)
 		return nil, f
 	}
+	op := recorderFrom(parent)
+	if f := op.get(); f != nil && op.handshake.Load() {
+		// The handshake already failed: no second protocol era.
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, f
+	}
 	ctx, cancel := context.WithTimeout(parent, g.timeout)
 	out := req.Clone(ctx)
 	if name := g.cred.HeaderName(); name != "" {
@@ -243,13 +251,25 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		g.record(parent, f, true)
 		return nil, f
 	}
-	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+	switch {
+	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
 		// The server is there but cannot serve; the SDK reports the
 		// status in its own words, this gives it the code.
 		g.record(parent, fail(ports.ErrServerUnreachable, fmt.Errorf("status %d", resp.StatusCode)), false)
+	case resp.StatusCode >= 400 && !fallbackStatus(resp.StatusCode) && op != nil && op.handshake.Load():
+		// Not an answer that the method or the version is unknown:
+		// the handshake ends here, without the other era.
+		g.record(parent, fail(ports.ErrProtocol, fmt.Errorf("status %d", resp.StatusCode)), false)
 	}
 	resp.Body = &cappedBody{rc: resp.Body, limit: g.cap, cancel: cancel, ctx: ctx, parent: parent, g: g}
 	return resp, nil
+}
+
+// fallbackStatus reports an HTTP status by which a server says it does not
+// know a method or a protocol version; only after one of these (or a
+// JSON-RPC error) may the handshake try the other era.
+func fallbackStatus(code int) bool {
+	return code == http.StatusBadRequest || code == http.StatusNotFound || code == http.StatusMethodNotAllowed
 }
 
 // cappedBody fails a response body as soon as it exceeds the cap, while

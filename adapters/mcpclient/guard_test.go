@@ -112,20 +112,24 @@ func TestRebindingNeverReachesThePrivateAddress(t *testing.T) {
 	target := ports.MCPTarget{URL: ts.url(t)}
 
 	// server/discover: lookup 1, public, dialled (and refused by the test
-	// dial, which never leaves the machine); the initialize fallback opens
-	// a new connection: lookup 2, private, refused before any dial.
+	// dial, which never leaves the machine); no initialize follows a
+	// failed connection. The next session's connection: lookup 2,
+	// private, refused before any dial.
 	_, err := c.OpenSession(context.Background(), target, limits.DiscoveryResponseCap)
 	wantCode(t, err, ports.ErrServerUnreachable)
 	if d := dl.all(); len(d) != 1 || d[0] != fmt.Sprintf("8.8.8.8:%d", ts.port()) {
 		t.Fatalf("dialled %v, want the checked public address only", d)
 	}
-	if n := res.n.Load(); n != 2 {
-		t.Fatalf("%d lookups for two connections, want one each", n)
+	if n := res.n.Load(); n != 1 {
+		t.Fatalf("%d lookups for one connection, want one", n)
 	}
 	_, err = c.OpenSession(context.Background(), target, limits.DiscoveryResponseCap)
 	wantCode(t, err, ports.ErrAddressBlocked)
 	if d := dl.all(); len(d) != 1 {
 		t.Errorf("dialled %v after the rebinding", d)
+	}
+	if n := res.n.Load(); n != 2 {
+		t.Errorf("%d lookups for two connections, want one each", n)
 	}
 	if n := ts.conns.Load(); n != 0 {
 		t.Errorf("the server saw %d connections", n)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -450,4 +451,90 @@ func TestCloseIsBoundedWhenTheServerHangsOnDelete(t *testing.T) {
 		t.Errorf("Close took %v with a request timeout of %v", took, timeout)
 	}
 	t.Logf("Close returned after %v", took)
+}
+
+// TestFallsBackToInitializeOnlyWhenTheServerSaysSo: the 2025 handshake
+// follows server/discover only when the server answered that it does not
+// know the method or the version; after a timeout, a dropped connection
+// or any other answer exactly one request reached the server, so a slow
+// server costs one request timeout, not two.
+func TestFallsBackToInitializeOnlyWhenTheServerSaysSo(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	type handler = func(http.ResponseWriter, *http.Request, json.RawMessage)
+	status := func(code int) handler {
+		return func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage) { w.WriteHeader(code) }
+	}
+	tests := []struct {
+		name     string
+		discover handler // the answer to server/discover; nil: the raw server's -32601
+		fallback bool
+		want     error
+	}{
+		{"JSON-RPC method not found", nil, true, nil},
+		{"JSON-RPC unsupported protocol version", func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"unsupported protocol version"}}`, id)
+		}, true, nil},
+		{"HTTP 400", status(http.StatusBadRequest), true, nil},
+		{"HTTP 404", status(http.StatusNotFound), true, nil},
+		{"HTTP 405", status(http.StatusMethodNotAllowed), true, nil},
+		{"no answer", func(_ http.ResponseWriter, r *http.Request, _ json.RawMessage) { <-r.Context().Done() }, false, ports.ErrTimeout},
+		{"headers, then a stalled body", func(w http.ResponseWriter, r *http.Request, _ json.RawMessage) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}, false, ports.ErrTimeout},
+		{"dropped connection", func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage) {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}, false, ports.ErrServerUnreachable},
+		{"HTTP 500", status(http.StatusInternalServerError), false, ports.ErrServerUnreachable},
+		{"HTTP 415", status(http.StatusUnsupportedMediaType), false, ports.ErrProtocol},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw := newRawServer()
+			var discovers atomic.Int64
+			ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				var m rpcMessage
+				if json.Unmarshal(body, &m) == nil && m.Method == "server/discover" {
+					discovers.Add(1)
+					if tt.discover != nil {
+						tt.discover(w, r, m.ID)
+						return
+					}
+				}
+				raw.ServeHTTP(w, r)
+			}))
+			c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), timeout)
+			s, err := c.OpenSession(context.Background(), ports.MCPTarget{URL: ts.url(t)}, limits.DiscoveryResponseCap)
+			if s != nil {
+				defer s.Close()
+			}
+			var methods []string
+			for _, r := range ts.requests() {
+				var m rpcMessage
+				_ = json.Unmarshal(r.Body, &m)
+				methods = append(methods, m.Method)
+			}
+			if discovers.Load() != 1 {
+				t.Errorf("server/discover sent %d times, want once", discovers.Load())
+			}
+			if tt.fallback {
+				if err != nil || !slices.Contains(methods, "initialize") {
+					t.Fatalf("OpenSession = %v after %v; want the initialize fallback", err, methods)
+				}
+				return
+			}
+			wantCode(t, err, tt.want)
+			if len(methods) != 1 {
+				t.Errorf("the server received %v, want server/discover alone", methods)
+			}
+		})
+	}
 }
