@@ -252,6 +252,9 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, f
 	}
 	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		// A wrong or expired credential, whatever the body says.
+		g.record(parent, fail(ports.ErrServerUnauthorized, fmt.Errorf("status %d", resp.StatusCode)), false)
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
 		// The server is there but cannot serve; the SDK reports the
 		// status in its own words, this gives it the code.

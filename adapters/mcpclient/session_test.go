@@ -538,3 +538,69 @@ func TestFallsBackToInitializeOnlyWhenTheServerSaysSo(t *testing.T) {
 		})
 	}
 }
+
+// TestWrongCredentialsAreNotProtocolErrors: a 401 or 403, with or without
+// a JSON-RPC error in the body, is ErrServerUnauthorized wherever it comes:
+// on server/discover (and then no initialize follows), on tools/list, on
+// tools/call.
+func TestWrongCredentialsAreNotProtocolErrors(t *testing.T) {
+	refuse := func(status int, rpcBody bool) func(http.ResponseWriter, *http.Request, json.RawMessage) {
+		return func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			if !rpcBody {
+				w.WriteHeader(status)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":"invalid token"}}`, id)
+		}
+	}
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		for _, rpcBody := range []bool{false, true} {
+			for _, during := range []string{"server/discover", "tools/list", "tools/call"} {
+				t.Run(fmt.Sprintf("%d/rpc body %v/%s", status, rpcBody, during), func(t *testing.T) {
+					raw := newRawServer()
+					h := refuse(status, rpcBody)
+					raw.toolsList, raw.toolsCall = nil, nil
+					switch during {
+					case "tools/list":
+						raw.toolsList = h
+					case "tools/call":
+						raw.toolsCall = h
+					}
+					ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						body, _ := io.ReadAll(r.Body)
+						r.Body = io.NopCloser(bytes.NewReader(body))
+						var m rpcMessage
+						if during == "server/discover" && json.Unmarshal(body, &m) == nil && m.Method == "server/discover" {
+							h(w, r, m.ID)
+							return
+						}
+						raw.ServeHTTP(w, r)
+					}))
+					c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 2*time.Second)
+					cred, _ := server.NewBearer("expired-token-1234")
+					s, err := c.OpenSession(context.Background(), ports.MCPTarget{URL: ts.url(t), Credential: cred}, limits.ReviewResponseCap)
+					if during == "server/discover" {
+						wantCode(t, err, ports.ErrServerUnauthorized)
+						if n := len(ts.requests()); n != 1 {
+							t.Errorf("the server received %d requests, want server/discover alone", n)
+						}
+						return
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer s.Close()
+					if during == "tools/list" {
+						_, err = s.ListTools(context.Background())
+					} else {
+						_, err = s.CallTool(context.Background(), "search", json.RawMessage(`{"query":"x"}`))
+					}
+					wantCode(t, err, ports.ErrServerUnauthorized)
+				})
+			}
+		}
+	}
+}
