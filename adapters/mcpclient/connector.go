@@ -103,9 +103,12 @@ func (c *Connector) OpenSession(ctx context.Context, target ports.MCPTarget, res
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:   target.URL.String(),
 		HTTPClient: hc,
-		// No reconnect: a resumed stream would be a new request the
-		// server could use to stretch a call beyond its timeout.
-		MaxRetries: -1,
+		// A response stream that the server closes before the answer
+		// is resumed with Last-Event-ID. The SDK bounds only resumptions
+		// without progress; the guarded transport bounds them all
+		// (maxResumptions per operation), under the operation's deadline
+		// and byte cap.
+		MaxRetries: maxResumptions,
 		// No standalone GET stream: it exists for server-initiated
 		// messages, which this client refuses anyway.
 		DisableStandaloneSSE: true,
