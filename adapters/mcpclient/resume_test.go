@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
@@ -135,5 +137,43 @@ func TestResumesClosedStreamsWithinTheCallsBounds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestResumesAGoSDKServersClosedStream: the conformance scenario
+// sse-retry against a real peer: a go-sdk 2025-11-25 server with an event
+// store closes the tool's stream (CloseSSEStream) before the result; the
+// client resumes once and gets the result the store replays.
+func TestResumesAGoSDKServersClosedStream(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "sse-retry", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: []string{era2025}})
+	s.AddTool(&mcp.Tool{Name: "test_reconnection", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 10 * time.Millisecond})
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(100 * time.Millisecond): // the client is away meanwhile
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "after the reconnection"}}}, nil
+		})
+	ts := startServer(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
+		EventStore:                 mcp.NewMemoryEventStore(nil),
+		DisableLocalhostProtection: true,
+	}))
+	c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 5*time.Second)
+	sess := openSession(t, c, ts, server.NoCredential(), limits.ReviewResponseCap)
+	defer sess.Close()
+	res, err := sess.CallTool(context.Background(), "test_reconnection", nil)
+	if err != nil || len(res.Texts) != 1 || res.Texts[0] != "after the reconnection" {
+		t.Fatalf("CallTool = %+v, %v", res, err)
+	}
+	var resumes []string
+	for _, r := range ts.requests() {
+		if r.Method == http.MethodGet {
+			resumes = append(resumes, r.Header.Get("Last-Event-ID"))
+		}
+	}
+	if len(resumes) != 1 || resumes[0] == "" {
+		t.Errorf("resumptions with Last-Event-ID %q, want one with an id", resumes)
 	}
 }
