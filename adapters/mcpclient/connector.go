@@ -74,8 +74,9 @@ func (c *Connector) Open(ctx context.Context, target ports.MCPTarget, responseCa
 // OpenSession connects to target: server/discover on protocol 2026-07-28,
 // falling back to the 2025 initialize handshake when the server says it
 // does not speak it (the go-sdk's own negotiation, narrowed by the
-// guarded transport: never after a timeout or a dropped connection). responseCap is the byte cap per
-// HTTP response (limits.DiscoveryResponseCap or limits.ReviewResponseCap).
+// guarded transport: never after a timeout or a dropped connection).
+// responseCap is the byte cap of one MCP operation, over all its HTTP
+// responses (limits.DiscoveryResponseCap or limits.ReviewResponseCap).
 // Errors are the sentinels of ports.
 func (c *Connector) OpenSession(ctx context.Context, target ports.MCPTarget, responseCap int64) (*Session, error) {
 	if target.URL.IsZero() || responseCap <= 0 {
