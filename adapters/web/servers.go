@@ -126,7 +126,7 @@ func statusOf(code app.Code) int {
 	switch code {
 	case app.CodeNameTaken, app.CodeTooManyServers, app.CodeDiscoveryThrottled:
 		return http.StatusConflict
-	case app.CodeServerUnreachable, app.CodeProtocolError, app.CodeResponseTooLarge, app.CodeTimeout, "server_unauthorized":
+	case app.CodeServerUnreachable, app.CodeProtocolError, app.CodeResponseTooLarge, app.CodeTimeout, app.CodeServerUnauthorized:
 		return http.StatusBadGateway
 	case app.CodeKeysUnavailable:
 		return http.StatusServiceUnavailable
