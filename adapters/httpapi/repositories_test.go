@@ -21,6 +21,7 @@ import (
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/ports"
+	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 )
 
@@ -240,11 +241,14 @@ func newRestAPI(t *testing.T, gates app.Gates) (*httptest.Server, *restStore) {
 		"repo":  {TokenID: "t2", TenantID: restTenantA, Permissions: []string{app.PermRepoManage}},
 		"other": {TokenID: "t3", TenantID: restTenantB, Permissions: both},
 	}
+	rd := repositories.Deps{Tenants: store, Clock: restClock{}, NewID: uuid.NewString, Gates: gates}
 	routes := []httpapi.Routes{
 		httpapi.NewStatusRoutes(app.NewStatusHandler(gates)),
-		httpapi.NewRepositoryRoutes(repositories.NewRepositoryHandler(store, restClock{}), repositories.NewRepositoryLister(store, gates)),
+		httpapi.NewRepositoryRoutes(repositories.NewCreateRepositoryHandler(rd), repositories.NewGetRepositoryHandler(rd),
+			repositories.NewUpdateRepositoryHandler(rd), repositories.NewListRepositoriesHandler(rd)),
 		httpapi.NewSettingsRoutes(accounts.NewSettingsHandler(store, restKeys, restClock{}), review.NewPromptLogHandler(store, restKeys, restClock{})),
-		httpapi.NewPolicyRoutes(repositories.NewDefaultsHandler(store, gates, restClock{}), repositories.NewPolicyHandler(store, gates, restClock{})),
+		httpapi.NewPolicyRoutes(repositories.NewGetDefaultsHandler(rd), repositories.NewPutDefaultsHandler(rd),
+			repositories.NewGetPolicyHandler(rd), repositories.NewPutPolicyHandler(rd)),
 		httpapi.NewAuditRoutes(accounts.NewAuditHandler(store)),
 	}
 	srv := httpapi.NewServer("127.0.0.1:0", zerolog.Nop(), restReady{}, tokens, gates, routes, nil)

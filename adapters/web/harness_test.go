@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -121,7 +122,7 @@ func newHarness(t *testing.T, gates app.Gates) *harness {
 	t.Cleanup(srv.Close)
 	h.base = srv.URL
 
-	h.admin = accounts.NewAccountAdmin(postgres.NewAccounts(db))
+	h.admin = accounts.NewAccountAdmin(postgres.NewAccounts(db), rand.Reader)
 	ui, err := web.New(web.PublicURL(srv.URL), h.depsOf(gates), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
@@ -241,22 +242,23 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 	store := postgres.NewAccounts(h.db)
 	sd := registry.ServerDeps{Tenants: tenants, Cipher: xorCipher{}, Resolver: publicResolver{}, Clock: h.clock, Gates: gates,
 		Rules: netpolicy.NewRules(gate.SelfHosted, netpolicy.PrivateHosts{}), NewID: uuid.NewString}
+	rd := repositories.Deps{Tenants: tenants, Clock: h.clock, NewID: uuid.NewString, Gates: gates}
 	dd := registry.DiscoveryDeps{Tenants: tenants, Cipher: xorCipher{}, Connector: h.mcp, Clock: h.clock, Gates: gates}
 	return web.Deps{
-		Sessions:     accounts.NewSessionHandler(accounts.NewAuthenticator(store), postgres.NewSessions(h.db), h.clock),
+		Sessions:     accounts.NewSessionHandler(accounts.NewAuthenticator(store), postgres.NewSessions(h.db), h.clock, rand.Reader),
 		Status:       app.NewStatusHandler(gates),
 		CreateServer: registry.NewCreateServerHandler(sd), GetServer: registry.NewGetServerHandler(sd),
 		ListServers: registry.NewListServersHandler(sd), PatchServer: registry.NewPatchServerHandler(sd),
 		DeleteServer: registry.NewDeleteServerHandler(sd),
 		Discover:     registry.NewDiscoverServerHandler(dd), SaveTools: registry.NewSaveToolsHandler(dd), Calls: registry.NewListCallsHandler(dd),
-		Repositories: repositories.NewRepositoryHandler(tenants, h.clock),
-		Lister:       repositories.NewRepositoryLister(tenants, gates),
-		Settings:     accounts.NewSettingsHandler(tenants, nil, h.clock),
-		Prompts:      review.NewPromptLogHandler(tenants, xorCipher{}, h.clock),
-		Policies:     repositories.NewPolicyHandler(tenants, gates, h.clock),
-		Defaults:     repositories.NewDefaultsHandler(tenants, gates, h.clock),
-		Audit:        accounts.NewAuditHandler(tenants),
-		Reviews:      review.NewReviewHandler(tenants, h.clock, uuid.NewString),
+		CreateRepository: repositories.NewCreateRepositoryHandler(rd), GetRepository: repositories.NewGetRepositoryHandler(rd),
+		UpdateRepository: repositories.NewUpdateRepositoryHandler(rd), ListRepositories: repositories.NewListRepositoriesHandler(rd),
+		Settings:  accounts.NewSettingsHandler(tenants, nil, h.clock),
+		Prompts:   review.NewPromptLogHandler(tenants, xorCipher{}, h.clock),
+		GetPolicy: repositories.NewGetPolicyHandler(rd), PutPolicy: repositories.NewPutPolicyHandler(rd),
+		GetDefaults: repositories.NewGetDefaultsHandler(rd), PutDefaults: repositories.NewPutDefaultsHandler(rd),
+		Audit:   accounts.NewAuditHandler(tenants),
+		Reviews: review.NewReviewHandler(tenants, h.clock, uuid.NewString),
 	}
 }
 

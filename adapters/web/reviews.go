@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -48,7 +49,7 @@ func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, c *caller) {
 		return
 	}
 	p := reviewPage{Run: run, Calls: calls}
-	if repo, err := u.d.Repositories.Get(r.Context(), c.Principal, run.RepositoryID); err == nil {
+	if repo, err := u.d.GetRepository.Handle(r.Context(), c.Principal, repositories.GetRepository{ID: run.RepositoryID}); err == nil {
 		p.Repo = repo
 	}
 	u.render(w, r, http.StatusOK, "review", c, p)

@@ -2,10 +2,10 @@ package accounts
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/codelotse/codelotse/app"
@@ -44,11 +44,13 @@ type SessionHandler struct {
 	auth     *Authenticator
 	sessions ports.WebSessions
 	clock    ports.Clock
+	rand     io.Reader
 }
 
-// NewSessionHandler returns a [SessionHandler].
-func NewSessionHandler(auth *Authenticator, sessions ports.WebSessions, clock ports.Clock) *SessionHandler {
-	return &SessionHandler{auth: auth, sessions: sessions, clock: clock}
+// NewSessionHandler returns a [SessionHandler]; rand is the source of the
+// session secrets (crypto/rand.Reader).
+func NewSessionHandler(auth *Authenticator, sessions ports.WebSessions, clock ports.Clock, rand io.Reader) *SessionHandler {
+	return &SessionHandler{auth: auth, sessions: sessions, clock: clock, rand: rand}
 }
 
 // SignIn checks an API token and opens a session for it; unauthenticated
@@ -66,7 +68,10 @@ func (h *SessionHandler) SignIn(ctx context.Context, token string) (Session, err
 	if _, err := h.sessions.DeleteExpired(ctx, now.Add(-SessionMaxAge), now.Add(-SessionIdleTimeout)); err != nil {
 		return Session{}, err
 	}
-	secret := newSecret(SessionPrefix)
+	secret, err := newSecret(h.rand, SessionPrefix)
+	if err != nil {
+		return Session{}, err
+	}
 	if err := h.sessions.Create(ctx, TokenHash(secret), p, now); err != nil {
 		if errors.Is(err, ports.ErrNotFound) {
 			return Session{}, app.Fail(app.CodeUnauthenticated, "unknown token")
@@ -115,9 +120,11 @@ func (h *SessionHandler) SignOut(ctx context.Context, secret string) error {
 	return h.sessions.Delete(ctx, TokenHash(secret))
 }
 
-// newSecret returns prefix and 32 random bytes in unpadded base64url.
-func newSecret(prefix string) string {
+// newSecret returns prefix and 32 bytes of rand in unpadded base64url.
+func newSecret(rand io.Reader, prefix string) (string, error) {
 	b := make([]byte, tokenSecretBytes)
-	_, _ = rand.Read(b)
-	return prefix + base64.RawURLEncoding.EncodeToString(b)
+	if _, err := io.ReadFull(rand, b); err != nil {
+		return "", fmt.Errorf("random secret: %w", err)
+	}
+	return prefix + base64.RawURLEncoding.EncodeToString(b), nil
 }

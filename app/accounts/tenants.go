@@ -3,6 +3,7 @@ package accounts
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/ports"
@@ -16,11 +17,13 @@ const MaxTenantNameLen = 200
 // outside any tenant, so they take no principal. Safe for concurrent use.
 type AccountAdmin struct {
 	accounts ports.Accounts
+	rand     io.Reader
 }
 
-// NewAccountAdmin returns an [AccountAdmin] over the accounts store.
-func NewAccountAdmin(accounts ports.Accounts) *AccountAdmin {
-	return &AccountAdmin{accounts: accounts}
+// NewAccountAdmin returns an [AccountAdmin] over the accounts store; rand
+// is the source of the tokens' secrets (crypto/rand.Reader).
+func NewAccountAdmin(accounts ports.Accounts, rand io.Reader) *AccountAdmin {
+	return &AccountAdmin{accounts: accounts, rand: rand}
 }
 
 // CreateTenant stores a new tenant and returns its id. name is 1–200

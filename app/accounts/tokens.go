@@ -52,7 +52,10 @@ func (a *AccountAdmin) CreateToken(ctx context.Context, tenantID string, permiss
 		return "", &app.Error{Code: app.CodeValidationFailed, Message: "the tenant id must be a UUID",
 			Fields: map[string]string{"tenant": "must be a UUID"}}
 	}
-	token := newToken()
+	token, err := newSecret(a.rand, TokenPrefix)
+	if err != nil {
+		return "", err
+	}
 	if _, err := a.accounts.CreateToken(ctx, tenantID, TokenHash(token), perms); err != nil {
 		if errors.Is(err, ports.ErrNotFound) {
 			return "", &app.Error{Code: app.CodeNotFound, Message: "unknown tenant", Cause: err}
@@ -61,8 +64,3 @@ func (a *AccountAdmin) CreateToken(ctx context.Context, tenantID string, permiss
 	}
 	return token, nil
 }
-
-// newToken returns TokenPrefix and 32 random bytes in unpadded base64url.
-// crypto/rand.Read does not fail (it aborts the program if the system's
-// source is broken), so there is no error to return.
-func newToken() string { return newSecret(TokenPrefix) }

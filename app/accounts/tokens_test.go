@@ -3,6 +3,7 @@ package accounts_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -64,7 +65,7 @@ func TestParsePermissions(t *testing.T) {
 func TestCreateTokenStoresOnlyTheHash(t *testing.T) {
 	ctx := context.Background()
 	store := portfake.NewAccounts()
-	admin := accounts.NewAccountAdmin(store)
+	admin := accounts.NewAccountAdmin(store, rand.Reader)
 	tenant, err := admin.CreateTenant(ctx, "Acme GmbH")
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +110,7 @@ func TestCreateTokenStoresOnlyTheHash(t *testing.T) {
 func TestCreateTokenRefuses(t *testing.T) {
 	ctx := context.Background()
 	store := portfake.NewAccounts()
-	admin := accounts.NewAccountAdmin(store)
+	admin := accounts.NewAccountAdmin(store, rand.Reader)
 	tenant, _ := admin.CreateTenant(ctx, "Acme")
 	tests := []struct {
 		name   string
@@ -153,7 +154,7 @@ func TestCreateTenantName(t *testing.T) {
 		{"bad\xffutf8", false},
 	}
 	for _, tt := range tests {
-		_, err := accounts.NewAccountAdmin(portfake.NewAccounts()).CreateTenant(context.Background(), tt.name)
+		_, err := accounts.NewAccountAdmin(portfake.NewAccounts(), rand.Reader).CreateTenant(context.Background(), tt.name)
 		if (err == nil) != tt.ok {
 			t.Errorf("CreateTenant(%q) error = %v, want ok %v", tt.name, err, tt.ok)
 		}

@@ -48,7 +48,7 @@ func initMigrator(ctx context.Context, cfg config.Config) (*postgres.DB, func(),
 }
 
 func initAccountAdmin(ctx context.Context, cfg config.Config) (*accounts.AccountAdmin, func(), error) {
-	wire.Build(databaseSet, accounts.NewAccountAdmin)
+	wire.Build(databaseSet, provideRand, accounts.NewAccountAdmin)
 	return nil, nil, nil
 }
 

@@ -65,12 +65,22 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler)
 	statusHandler := app.NewStatusHandler(gates)
 	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
-	repositoryHandler := repositories.NewRepositoryHandler(tenants, clock)
-	repositoryLister := repositories.NewRepositoryLister(tenants, gates)
-	repositoryRoutes := httpapi.NewRepositoryRoutes(repositoryHandler, repositoryLister)
-	defaultsHandler := repositories.NewDefaultsHandler(tenants, gates, clock)
-	policyHandler := repositories.NewPolicyHandler(tenants, gates, clock)
-	policyRoutes := httpapi.NewPolicyRoutes(defaultsHandler, policyHandler)
+	deps := repositories.Deps{
+		Tenants: tenants,
+		Clock:   clock,
+		NewID:   v,
+		Gates:   gates,
+	}
+	createRepositoryHandler := repositories.NewCreateRepositoryHandler(deps)
+	getRepositoryHandler := repositories.NewGetRepositoryHandler(deps)
+	updateRepositoryHandler := repositories.NewUpdateRepositoryHandler(deps)
+	listRepositoriesHandler := repositories.NewListRepositoriesHandler(deps)
+	repositoryRoutes := httpapi.NewRepositoryRoutes(createRepositoryHandler, getRepositoryHandler, updateRepositoryHandler, listRepositoriesHandler)
+	getDefaultsHandler := repositories.NewGetDefaultsHandler(deps)
+	putDefaultsHandler := repositories.NewPutDefaultsHandler(deps)
+	getPolicyHandler := repositories.NewGetPolicyHandler(deps)
+	putPolicyHandler := repositories.NewPutPolicyHandler(deps)
+	policyRoutes := httpapi.NewPolicyRoutes(getDefaultsHandler, putDefaultsHandler, getPolicyHandler, putPolicyHandler)
 	auditHandler := accounts.NewAuditHandler(tenants)
 	auditRoutes := httpapi.NewAuditRoutes(auditHandler)
 	metricsRegistry := metrics.New()
@@ -100,28 +110,33 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	settingsRoutes := httpapi.NewSettingsRoutes(settingsHandler, promptLogHandler)
 	publicURL := providePublicURL(cfg)
 	sessions := postgres.NewSessions(db)
-	sessionHandler := accounts.NewSessionHandler(authenticator, sessions, clock)
-	deps := web.Deps{
-		Sessions:     sessionHandler,
-		Status:       statusHandler,
-		CreateServer: createServerHandler,
-		GetServer:    getServerHandler,
-		ListServers:  listServersHandler,
-		PatchServer:  patchServerHandler,
-		DeleteServer: deleteServerHandler,
-		Discover:     discoverServerHandler,
-		SaveTools:    saveToolsHandler,
-		Calls:        listCallsHandler,
-		Repositories: repositoryHandler,
-		Lister:       repositoryLister,
-		Settings:     settingsHandler,
-		Prompts:      promptLogHandler,
-		Policies:     policyHandler,
-		Defaults:     defaultsHandler,
-		Audit:        auditHandler,
-		Reviews:      reviewHandler,
+	reader := provideRand()
+	sessionHandler := accounts.NewSessionHandler(authenticator, sessions, clock, reader)
+	webDeps := web.Deps{
+		Sessions:         sessionHandler,
+		Status:           statusHandler,
+		CreateServer:     createServerHandler,
+		GetServer:        getServerHandler,
+		ListServers:      listServersHandler,
+		PatchServer:      patchServerHandler,
+		DeleteServer:     deleteServerHandler,
+		Discover:         discoverServerHandler,
+		SaveTools:        saveToolsHandler,
+		Calls:            listCallsHandler,
+		CreateRepository: createRepositoryHandler,
+		GetRepository:    getRepositoryHandler,
+		UpdateRepository: updateRepositoryHandler,
+		ListRepositories: listRepositoriesHandler,
+		Settings:         settingsHandler,
+		Prompts:          promptLogHandler,
+		GetPolicy:        getPolicyHandler,
+		PutPolicy:        putPolicyHandler,
+		GetDefaults:      getDefaultsHandler,
+		PutDefaults:      putDefaultsHandler,
+		Audit:            auditHandler,
+		Reviews:          reviewHandler,
 	}
-	ui, err := web.New(publicURL, deps, log)
+	ui, err := web.New(publicURL, webDeps, log)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -141,7 +156,6 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		cleanup()
 		return nil, nil, err
 	}
-	reader := provideRand()
 	v3 := provideWarn(log)
 	reviewDeps := review.ReviewDeps{
 		Tenants:   tenants,
@@ -210,12 +224,22 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler)
 	statusHandler := app.NewStatusHandler(gates)
 	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
-	repositoryHandler := repositories.NewRepositoryHandler(tenants, clock)
-	repositoryLister := repositories.NewRepositoryLister(tenants, gates)
-	repositoryRoutes := httpapi.NewRepositoryRoutes(repositoryHandler, repositoryLister)
-	defaultsHandler := repositories.NewDefaultsHandler(tenants, gates, clock)
-	policyHandler := repositories.NewPolicyHandler(tenants, gates, clock)
-	policyRoutes := httpapi.NewPolicyRoutes(defaultsHandler, policyHandler)
+	deps := repositories.Deps{
+		Tenants: tenants,
+		Clock:   clock,
+		NewID:   v,
+		Gates:   gates,
+	}
+	createRepositoryHandler := repositories.NewCreateRepositoryHandler(deps)
+	getRepositoryHandler := repositories.NewGetRepositoryHandler(deps)
+	updateRepositoryHandler := repositories.NewUpdateRepositoryHandler(deps)
+	listRepositoriesHandler := repositories.NewListRepositoriesHandler(deps)
+	repositoryRoutes := httpapi.NewRepositoryRoutes(createRepositoryHandler, getRepositoryHandler, updateRepositoryHandler, listRepositoriesHandler)
+	getDefaultsHandler := repositories.NewGetDefaultsHandler(deps)
+	putDefaultsHandler := repositories.NewPutDefaultsHandler(deps)
+	getPolicyHandler := repositories.NewGetPolicyHandler(deps)
+	putPolicyHandler := repositories.NewPutPolicyHandler(deps)
+	policyRoutes := httpapi.NewPolicyRoutes(getDefaultsHandler, putDefaultsHandler, getPolicyHandler, putPolicyHandler)
 	auditHandler := accounts.NewAuditHandler(tenants)
 	auditRoutes := httpapi.NewAuditRoutes(auditHandler)
 	metricsRegistry := metrics.New()
@@ -245,28 +269,33 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	settingsRoutes := httpapi.NewSettingsRoutes(settingsHandler, promptLogHandler)
 	publicURL := providePublicURL(cfg)
 	sessions := postgres.NewSessions(db)
-	sessionHandler := accounts.NewSessionHandler(authenticator, sessions, clock)
-	deps := web.Deps{
-		Sessions:     sessionHandler,
-		Status:       statusHandler,
-		CreateServer: createServerHandler,
-		GetServer:    getServerHandler,
-		ListServers:  listServersHandler,
-		PatchServer:  patchServerHandler,
-		DeleteServer: deleteServerHandler,
-		Discover:     discoverServerHandler,
-		SaveTools:    saveToolsHandler,
-		Calls:        listCallsHandler,
-		Repositories: repositoryHandler,
-		Lister:       repositoryLister,
-		Settings:     settingsHandler,
-		Prompts:      promptLogHandler,
-		Policies:     policyHandler,
-		Defaults:     defaultsHandler,
-		Audit:        auditHandler,
-		Reviews:      reviewHandler,
+	reader := provideRand()
+	sessionHandler := accounts.NewSessionHandler(authenticator, sessions, clock, reader)
+	webDeps := web.Deps{
+		Sessions:         sessionHandler,
+		Status:           statusHandler,
+		CreateServer:     createServerHandler,
+		GetServer:        getServerHandler,
+		ListServers:      listServersHandler,
+		PatchServer:      patchServerHandler,
+		DeleteServer:     deleteServerHandler,
+		Discover:         discoverServerHandler,
+		SaveTools:        saveToolsHandler,
+		Calls:            listCallsHandler,
+		CreateRepository: createRepositoryHandler,
+		GetRepository:    getRepositoryHandler,
+		UpdateRepository: updateRepositoryHandler,
+		ListRepositories: listRepositoriesHandler,
+		Settings:         settingsHandler,
+		Prompts:          promptLogHandler,
+		GetPolicy:        getPolicyHandler,
+		PutPolicy:        putPolicyHandler,
+		GetDefaults:      getDefaultsHandler,
+		PutDefaults:      putDefaultsHandler,
+		Audit:            auditHandler,
+		Reviews:          reviewHandler,
 	}
-	ui, err := web.New(publicURL, deps, log)
+	ui, err := web.New(publicURL, webDeps, log)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -366,7 +395,8 @@ func initAccountAdmin(ctx context.Context, cfg config.Config) (*accounts.Account
 		return nil, nil, err
 	}
 	postgresAccounts := postgres.NewAccounts(db)
-	accountAdmin := accounts.NewAccountAdmin(postgresAccounts)
+	reader := provideRand()
+	accountAdmin := accounts.NewAccountAdmin(postgresAccounts, reader)
 	return accountAdmin, func() {
 		cleanup()
 	}, nil
