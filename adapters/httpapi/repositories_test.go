@@ -241,15 +241,16 @@ func newRestAPI(t *testing.T, gates app.Gates) (*httptest.Server, *restStore) {
 		"repo":  {TokenID: "t2", TenantID: restTenantA, Permissions: []string{app.PermRepoManage}},
 		"other": {TokenID: "t3", TenantID: restTenantB, Permissions: both},
 	}
+	ad := accounts.Deps{Tenants: store, Cipher: restKeys, Clock: restClock{}}
 	rd := repositories.Deps{Tenants: store, Clock: restClock{}, NewID: uuid.NewString, Gates: gates}
 	routes := []httpapi.Routes{
 		httpapi.NewStatusRoutes(app.NewStatusHandler(gates)),
 		httpapi.NewRepositoryRoutes(repositories.NewCreateRepositoryHandler(rd), repositories.NewGetRepositoryHandler(rd),
 			repositories.NewUpdateRepositoryHandler(rd), repositories.NewListRepositoriesHandler(rd)),
-		httpapi.NewSettingsRoutes(accounts.NewSettingsHandler(store, restKeys, restClock{}), review.NewPromptLogHandler(store, restKeys, restClock{})),
+		httpapi.NewSettingsRoutes(accounts.NewGetSettingsHandler(ad), accounts.NewPutSettingsHandler(ad), review.NewPromptLogHandler(store, restKeys, restClock{})),
 		httpapi.NewPolicyRoutes(repositories.NewGetDefaultsHandler(rd), repositories.NewPutDefaultsHandler(rd),
 			repositories.NewGetPolicyHandler(rd), repositories.NewPutPolicyHandler(rd)),
-		httpapi.NewAuditRoutes(accounts.NewAuditHandler(store)),
+		httpapi.NewAuditRoutes(accounts.NewListAuditHandler(ad)),
 	}
 	srv := httpapi.NewServer("127.0.0.1:0", zerolog.Nop(), restReady{}, tokens, gates, routes, nil)
 	ts := httptest.NewServer(srv.Handler())

@@ -109,7 +109,7 @@ type harness struct {
 	mcp    *fakeMCP
 	base   string
 	tenant string
-	admin  *accounts.AccountAdmin
+	admin  accounts.Deps
 }
 
 // newHarness serves the web interface with gates on a fresh database.
@@ -122,13 +122,13 @@ func newHarness(t *testing.T, gates app.Gates) *harness {
 	t.Cleanup(srv.Close)
 	h.base = srv.URL
 
-	h.admin = accounts.NewAccountAdmin(postgres.NewAccounts(db), rand.Reader)
+	h.admin = accounts.Deps{Accounts: postgres.NewAccounts(db), Rand: rand.Reader}
 	ui, err := web.New(web.PublicURL(srv.URL), h.depsOf(gates), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	handler = ui
-	h.tenant, err = h.admin.CreateTenant(t.Context(), "acme")
+	h.tenant, err = accounts.NewCreateTenantHandler(h.admin).Handle(t.Context(), accounts.CreateTenant{Name: "acme"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func newHarness(t *testing.T, gates app.Gates) *harness {
 
 func (h *harness) token(perms ...string) string {
 	h.t.Helper()
-	tok, err := h.admin.CreateToken(h.t.Context(), h.tenant, perms)
+	tok, err := accounts.NewCreateTokenHandler(h.admin).Handle(h.t.Context(), accounts.CreateToken{TenantID: h.tenant, Permissions: perms})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -240,12 +240,13 @@ func (h *harness) count(table string) int {
 func (h *harness) depsOf(gates app.Gates) web.Deps {
 	tenants := postgres.NewTenants(h.db)
 	store := postgres.NewAccounts(h.db)
+	ad := accounts.Deps{Accounts: store, Tenants: tenants, Sessions: postgres.NewSessions(h.db), Clock: h.clock, Rand: rand.Reader}
 	sd := registry.ServerDeps{Tenants: tenants, Cipher: xorCipher{}, Resolver: publicResolver{}, Clock: h.clock, Gates: gates,
 		Rules: netpolicy.NewRules(gate.SelfHosted, netpolicy.PrivateHosts{}), NewID: uuid.NewString}
 	rd := repositories.Deps{Tenants: tenants, Clock: h.clock, NewID: uuid.NewString, Gates: gates}
 	dd := registry.DiscoveryDeps{Tenants: tenants, Cipher: xorCipher{}, Connector: h.mcp, Clock: h.clock, Gates: gates}
 	return web.Deps{
-		Sessions:     accounts.NewSessionHandler(accounts.NewAuthenticator(store), postgres.NewSessions(h.db), h.clock, rand.Reader),
+		SignIn: accounts.NewSignInHandler(ad), ResumeSession: accounts.NewResumeSessionHandler(ad), SignOut: accounts.NewSignOutHandler(ad),
 		Status:       app.NewStatusHandler(gates),
 		CreateServer: registry.NewCreateServerHandler(sd), GetServer: registry.NewGetServerHandler(sd),
 		ListServers: registry.NewListServersHandler(sd), PatchServer: registry.NewPatchServerHandler(sd),
@@ -253,12 +254,12 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 		Discover:     registry.NewDiscoverServerHandler(dd), SaveTools: registry.NewSaveToolsHandler(dd), Calls: registry.NewListCallsHandler(dd),
 		CreateRepository: repositories.NewCreateRepositoryHandler(rd), GetRepository: repositories.NewGetRepositoryHandler(rd),
 		UpdateRepository: repositories.NewUpdateRepositoryHandler(rd), ListRepositories: repositories.NewListRepositoriesHandler(rd),
-		Settings:  accounts.NewSettingsHandler(tenants, nil, h.clock),
+		GetSettings: accounts.NewGetSettingsHandler(ad), PutSettings: accounts.NewPutSettingsHandler(ad),
 		Prompts:   review.NewPromptLogHandler(tenants, xorCipher{}, h.clock),
 		GetPolicy: repositories.NewGetPolicyHandler(rd), PutPolicy: repositories.NewPutPolicyHandler(rd),
 		GetDefaults: repositories.NewGetDefaultsHandler(rd), PutDefaults: repositories.NewPutDefaultsHandler(rd),
-		Audit:   accounts.NewAuditHandler(tenants),
-		Reviews: review.NewReviewHandler(tenants, h.clock, uuid.NewString),
+		AuditPage: accounts.NewAuditPageHandler(ad),
+		Reviews:   review.NewReviewHandler(tenants, h.clock, uuid.NewString),
 	}
 }
 

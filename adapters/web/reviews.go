@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/codelotse/codelotse/app/accounts"
 	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -71,7 +72,7 @@ func (u *UI) auditPage(w http.ResponseWriter, r *http.Request, c *caller) {
 			n = 0
 		}
 	}
-	events, more, err := u.d.Audit.Page(r.Context(), c.Principal, n-1)
+	events, more, err := u.d.AuditPage.Handle(r.Context(), c.Principal, accounts.AuditPage{Page: n - 1})
 	if err != nil {
 		u.refused(w, r, c, err, "message", nil)
 		return

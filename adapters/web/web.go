@@ -42,7 +42,9 @@ type PublicURL string
 
 // Deps are the use cases the pages drive: the same ones the REST API uses.
 type Deps struct {
-	Sessions         *accounts.SessionHandler
+	SignIn           *accounts.SignInHandler
+	ResumeSession    *accounts.ResumeSessionHandler
+	SignOut          *accounts.SignOutHandler
 	Status           *app.StatusHandler
 	CreateServer     *registry.CreateServerHandler
 	GetServer        *registry.GetServerHandler
@@ -56,13 +58,14 @@ type Deps struct {
 	GetRepository    *repositories.GetRepositoryHandler
 	UpdateRepository *repositories.UpdateRepositoryHandler
 	ListRepositories *repositories.ListRepositoriesHandler
-	Settings         *accounts.SettingsHandler
+	GetSettings      *accounts.GetSettingsHandler
+	PutSettings      *accounts.PutSettingsHandler
 	Prompts          *review.PromptLogHandler
 	GetPolicy        *repositories.GetPolicyHandler
 	PutPolicy        *repositories.PutPolicyHandler
 	GetDefaults      *repositories.GetDefaultsHandler
 	PutDefaults      *repositories.PutDefaultsHandler
-	Audit            *accounts.AuditHandler
+	AuditPage        *accounts.AuditPageHandler
 	Reviews          *review.ReviewHandler
 }
 

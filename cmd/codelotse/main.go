@@ -19,6 +19,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/adapters/tracing"
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/accounts"
 	"github.com/codelotse/codelotse/app/operations"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -179,7 +180,7 @@ func runTenants(ctx context.Context, cfg config.Config, rest []string, stdout io
 		return err
 	}
 	defer cleanup()
-	id, err := admin.CreateTenant(ctx, *name)
+	id, err := admin.CreateTenant.Handle(ctx, accounts.CreateTenant{Name: *name})
 	if err != nil {
 		return userError(err)
 	}
@@ -207,7 +208,7 @@ func runTokens(ctx context.Context, cfg config.Config, rest []string, stdout io.
 	if *perms != "" {
 		list = strings.Split(*perms, ",")
 	}
-	token, err := admin.CreateToken(ctx, *tenant, list)
+	token, err := admin.CreateToken.Handle(ctx, accounts.CreateToken{TenantID: *tenant, Permissions: list})
 	if err != nil {
 		return userError(err)
 	}

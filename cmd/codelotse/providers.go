@@ -148,6 +148,13 @@ func provideWorkerOptions(retention *operations.RetentionJob, m worker.Metrics) 
 	return worker.Options{Retention: retention, Metrics: m}
 }
 
+// accountCommands are the operator's commands on tenants and tokens; they
+// need the database and randomness, no key ring and no clock.
+type accountCommands struct {
+	CreateTenant *accounts.CreateTenantHandler
+	CreateToken  *accounts.CreateTokenHandler
+}
+
 // service is what `codelotse serve` runs: the API and the worker; and
 // what `codelotse worker` runs: the worker with a probe server (health,
 // readiness and the worker's metrics, no API).

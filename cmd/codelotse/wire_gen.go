@@ -81,8 +81,18 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	getPolicyHandler := repositories.NewGetPolicyHandler(deps)
 	putPolicyHandler := repositories.NewPutPolicyHandler(deps)
 	policyRoutes := httpapi.NewPolicyRoutes(getDefaultsHandler, putDefaultsHandler, getPolicyHandler, putPolicyHandler)
-	auditHandler := accounts.NewAuditHandler(tenants)
-	auditRoutes := httpapi.NewAuditRoutes(auditHandler)
+	sessions := postgres.NewSessions(db)
+	reader := provideRand()
+	accountsDeps := accounts.Deps{
+		Accounts: postgresAccounts,
+		Tenants:  tenants,
+		Sessions: sessions,
+		Cipher:   keyRing,
+		Clock:    clock,
+		Rand:     reader,
+	}
+	listAuditHandler := accounts.NewListAuditHandler(accountsDeps)
+	auditRoutes := httpapi.NewAuditRoutes(listAuditHandler)
 	metricsRegistry := metrics.New()
 	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry)
 	if err != nil {
@@ -105,15 +115,19 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	reviewRoutes := httpapi.NewReviewRoutes(reviewHandler)
 	metricsHandler := provideMetricsHandler(metricsRegistry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
-	settingsHandler := accounts.NewSettingsHandler(tenants, keyRing, clock)
+	getSettingsHandler := accounts.NewGetSettingsHandler(accountsDeps)
+	putSettingsHandler := accounts.NewPutSettingsHandler(accountsDeps)
 	promptLogHandler := review.NewPromptLogHandler(tenants, keyRing, clock)
-	settingsRoutes := httpapi.NewSettingsRoutes(settingsHandler, promptLogHandler)
+	settingsRoutes := httpapi.NewSettingsRoutes(getSettingsHandler, putSettingsHandler, promptLogHandler)
 	publicURL := providePublicURL(cfg)
-	sessions := postgres.NewSessions(db)
-	reader := provideRand()
-	sessionHandler := accounts.NewSessionHandler(authenticator, sessions, clock, reader)
+	signInHandler := accounts.NewSignInHandler(accountsDeps)
+	resumeSessionHandler := accounts.NewResumeSessionHandler(accountsDeps)
+	signOutHandler := accounts.NewSignOutHandler(accountsDeps)
+	auditPageHandler := accounts.NewAuditPageHandler(accountsDeps)
 	webDeps := web.Deps{
-		Sessions:         sessionHandler,
+		SignIn:           signInHandler,
+		ResumeSession:    resumeSessionHandler,
+		SignOut:          signOutHandler,
 		Status:           statusHandler,
 		CreateServer:     createServerHandler,
 		GetServer:        getServerHandler,
@@ -127,13 +141,14 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		GetRepository:    getRepositoryHandler,
 		UpdateRepository: updateRepositoryHandler,
 		ListRepositories: listRepositoriesHandler,
-		Settings:         settingsHandler,
+		GetSettings:      getSettingsHandler,
+		PutSettings:      putSettingsHandler,
 		Prompts:          promptLogHandler,
 		GetPolicy:        getPolicyHandler,
 		PutPolicy:        putPolicyHandler,
 		GetDefaults:      getDefaultsHandler,
 		PutDefaults:      putDefaultsHandler,
-		Audit:            auditHandler,
+		AuditPage:        auditPageHandler,
 		Reviews:          reviewHandler,
 	}
 	ui, err := web.New(publicURL, webDeps, log)
@@ -240,8 +255,18 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	getPolicyHandler := repositories.NewGetPolicyHandler(deps)
 	putPolicyHandler := repositories.NewPutPolicyHandler(deps)
 	policyRoutes := httpapi.NewPolicyRoutes(getDefaultsHandler, putDefaultsHandler, getPolicyHandler, putPolicyHandler)
-	auditHandler := accounts.NewAuditHandler(tenants)
-	auditRoutes := httpapi.NewAuditRoutes(auditHandler)
+	sessions := postgres.NewSessions(db)
+	reader := provideRand()
+	accountsDeps := accounts.Deps{
+		Accounts: postgresAccounts,
+		Tenants:  tenants,
+		Sessions: sessions,
+		Cipher:   keyRing,
+		Clock:    clock,
+		Rand:     reader,
+	}
+	listAuditHandler := accounts.NewListAuditHandler(accountsDeps)
+	auditRoutes := httpapi.NewAuditRoutes(listAuditHandler)
 	metricsRegistry := metrics.New()
 	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry)
 	if err != nil {
@@ -264,15 +289,19 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	reviewRoutes := httpapi.NewReviewRoutes(reviewHandler)
 	metricsHandler := provideMetricsHandler(metricsRegistry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
-	settingsHandler := accounts.NewSettingsHandler(tenants, keyRing, clock)
+	getSettingsHandler := accounts.NewGetSettingsHandler(accountsDeps)
+	putSettingsHandler := accounts.NewPutSettingsHandler(accountsDeps)
 	promptLogHandler := review.NewPromptLogHandler(tenants, keyRing, clock)
-	settingsRoutes := httpapi.NewSettingsRoutes(settingsHandler, promptLogHandler)
+	settingsRoutes := httpapi.NewSettingsRoutes(getSettingsHandler, putSettingsHandler, promptLogHandler)
 	publicURL := providePublicURL(cfg)
-	sessions := postgres.NewSessions(db)
-	reader := provideRand()
-	sessionHandler := accounts.NewSessionHandler(authenticator, sessions, clock, reader)
+	signInHandler := accounts.NewSignInHandler(accountsDeps)
+	resumeSessionHandler := accounts.NewResumeSessionHandler(accountsDeps)
+	signOutHandler := accounts.NewSignOutHandler(accountsDeps)
+	auditPageHandler := accounts.NewAuditPageHandler(accountsDeps)
 	webDeps := web.Deps{
-		Sessions:         sessionHandler,
+		SignIn:           signInHandler,
+		ResumeSession:    resumeSessionHandler,
+		SignOut:          signOutHandler,
 		Status:           statusHandler,
 		CreateServer:     createServerHandler,
 		GetServer:        getServerHandler,
@@ -286,13 +315,14 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		GetRepository:    getRepositoryHandler,
 		UpdateRepository: updateRepositoryHandler,
 		ListRepositories: listRepositoriesHandler,
-		Settings:         settingsHandler,
+		GetSettings:      getSettingsHandler,
+		PutSettings:      putSettingsHandler,
 		Prompts:          promptLogHandler,
 		GetPolicy:        getPolicyHandler,
 		PutPolicy:        putPolicyHandler,
 		GetDefaults:      getDefaultsHandler,
 		PutDefaults:      putDefaultsHandler,
-		Audit:            auditHandler,
+		AuditPage:        auditPageHandler,
 		Reviews:          reviewHandler,
 	}
 	ui, err := web.New(publicURL, webDeps, log)
@@ -389,15 +419,24 @@ func initMigrator(ctx context.Context, cfg config.Config) (*postgres.DB, func(),
 	}, nil
 }
 
-func initAccountAdmin(ctx context.Context, cfg config.Config) (*accounts.AccountAdmin, func(), error) {
+func initAccountAdmin(ctx context.Context, cfg config.Config) (*accountCommands, func(), error) {
 	db, cleanup, err := provideServiceDB(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	postgresAccounts := postgres.NewAccounts(db)
 	reader := provideRand()
-	accountAdmin := accounts.NewAccountAdmin(postgresAccounts, reader)
-	return accountAdmin, func() {
+	deps := accounts.Deps{
+		Accounts: postgresAccounts,
+		Rand:     reader,
+	}
+	createTenantHandler := accounts.NewCreateTenantHandler(deps)
+	createTokenHandler := accounts.NewCreateTokenHandler(deps)
+	mainAccountCommands := &accountCommands{
+		CreateTenant: createTenantHandler,
+		CreateToken:  createTokenHandler,
+	}
+	return mainAccountCommands, func() {
 		cleanup()
 	}, nil
 }
