@@ -247,7 +247,7 @@ func newRestAPI(t *testing.T, gates app.Gates) (*httptest.Server, *restStore) {
 		httpapi.NewStatusRoutes(app.NewStatusHandler(gates)),
 		httpapi.NewRepositoryRoutes(repositories.NewCreateRepositoryHandler(rd), repositories.NewGetRepositoryHandler(rd),
 			repositories.NewUpdateRepositoryHandler(rd), repositories.NewListRepositoriesHandler(rd)),
-		httpapi.NewSettingsRoutes(accounts.NewGetSettingsHandler(ad), accounts.NewPutSettingsHandler(ad), review.NewPromptLogHandler(store, restKeys, restClock{})),
+		httpapi.NewSettingsRoutes(accounts.NewGetSettingsHandler(ad), accounts.NewPutSettingsHandler(ad), review.NewListPromptsHandler(review.Deps{Tenants: store, Cipher: restKeys, Clock: restClock{}})),
 		httpapi.NewPolicyRoutes(repositories.NewGetDefaultsHandler(rd), repositories.NewPutDefaultsHandler(rd),
 			repositories.NewGetPolicyHandler(rd), repositories.NewPutPolicyHandler(rd)),
 		httpapi.NewAuditRoutes(accounts.NewListAuditHandler(ad)),

@@ -17,11 +17,11 @@ import (
 type SettingsRoutes struct {
 	getSettings *accounts.GetSettingsHandler
 	putSettings *accounts.PutSettingsHandler
-	prompts     *review.PromptLogHandler
+	prompts     *review.ListPromptsHandler
 }
 
 // NewSettingsRoutes returns the route group.
-func NewSettingsRoutes(get *accounts.GetSettingsHandler, put *accounts.PutSettingsHandler, p *review.PromptLogHandler) *SettingsRoutes {
+func NewSettingsRoutes(get *accounts.GetSettingsHandler, put *accounts.PutSettingsHandler, p *review.ListPromptsHandler) *SettingsRoutes {
 	return &SettingsRoutes{getSettings: get, putSettings: put, prompts: p}
 }
 
@@ -78,7 +78,7 @@ func (g *SettingsRoutes) register(rt *router) {
 		return http.StatusOK, toSettingsJSON(s), nil
 	})
 	rt.handle("GET /v1/reviews/{id}/prompts", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
-		prompts, err := g.prompts.List(r.Context(), p, r.PathValue("id"))
+		prompts, err := g.prompts.Handle(r.Context(), p, review.ListPrompts{ReviewID: r.PathValue("id")})
 		if err != nil {
 			return 0, nil, err
 		}

@@ -241,6 +241,7 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 	tenants := postgres.NewTenants(h.db)
 	store := postgres.NewAccounts(h.db)
 	ad := accounts.Deps{Accounts: store, Tenants: tenants, Sessions: postgres.NewSessions(h.db), Clock: h.clock, Rand: rand.Reader}
+	vd := review.Deps{Tenants: tenants, Cipher: xorCipher{}, Clock: h.clock, NewID: uuid.NewString}
 	sd := registry.ServerDeps{Tenants: tenants, Cipher: xorCipher{}, Resolver: publicResolver{}, Clock: h.clock, Gates: gates,
 		Rules: netpolicy.NewRules(gate.SelfHosted, netpolicy.PrivateHosts{}), NewID: uuid.NewString}
 	rd := repositories.Deps{Tenants: tenants, Clock: h.clock, NewID: uuid.NewString, Gates: gates}
@@ -255,11 +256,12 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 		CreateRepository: repositories.NewCreateRepositoryHandler(rd), GetRepository: repositories.NewGetRepositoryHandler(rd),
 		UpdateRepository: repositories.NewUpdateRepositoryHandler(rd), ListRepositories: repositories.NewListRepositoriesHandler(rd),
 		GetSettings: accounts.NewGetSettingsHandler(ad), PutSettings: accounts.NewPutSettingsHandler(ad),
-		Prompts:   review.NewPromptLogHandler(tenants, xorCipher{}, h.clock),
+		Prompts:   review.NewListPromptsHandler(vd),
 		GetPolicy: repositories.NewGetPolicyHandler(rd), PutPolicy: repositories.NewPutPolicyHandler(rd),
 		GetDefaults: repositories.NewGetDefaultsHandler(rd), PutDefaults: repositories.NewPutDefaultsHandler(rd),
-		AuditPage: accounts.NewAuditPageHandler(ad),
-		Reviews:   review.NewReviewHandler(tenants, h.clock, uuid.NewString),
+		AuditPage:    accounts.NewAuditPageHandler(ad),
+		SubmitReview: review.NewSubmitReviewHandler(vd), GetReview: review.NewGetReviewHandler(vd),
+		ListReviews: review.NewListReviewsHandler(vd), ListReviewCalls: review.NewListReviewCallsHandler(vd),
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/registry"
 	"github.com/codelotse/codelotse/app/repositories"
+	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
@@ -133,7 +134,7 @@ func (u *UI) loadRepositoryPage(r *http.Request, c *caller) (repositoryPage, err
 	}
 	p.Servers, p.Names = serverChoices(list, p.Form.Servers)
 	p.Inactive = u.whyInactive(r, repo, view)
-	if p.Reviews, err = u.d.Reviews.Recent(r.Context(), c.Principal, repo.ID); err != nil {
+	if p.Reviews, err = u.d.ListReviews.Handle(r.Context(), c.Principal, review.ListReviews{RepositoryID: repo.ID}); err != nil {
 		return repositoryPage{}, err
 	}
 	return p, nil

@@ -69,12 +69,12 @@ func (p promptsPage) title() (string, string) { return "Prompt log of " + p.Titl
 // (redacted, decrypted for this page only), MCP results included, all of
 // it escaped with invisible characters marked.
 func (u *UI) promptsPage(w http.ResponseWriter, r *http.Request, c *caller) {
-	run, err := u.d.Reviews.Get(r.Context(), c.Principal, r.PathValue("id"))
+	run, err := u.d.GetReview.Handle(r.Context(), c.Principal, review.GetReview{ID: r.PathValue("id")})
 	if err != nil {
 		u.refused(w, r, c, err, "message", nil)
 		return
 	}
-	prompts, err := u.d.Prompts.List(r.Context(), c.Principal, run.ID)
+	prompts, err := u.d.Prompts.Handle(r.Context(), c.Principal, review.ListPrompts{ReviewID: run.ID})
 	if err != nil {
 		u.refused(w, r, c, err, "message", nil)
 		return

@@ -60,13 +60,16 @@ type Deps struct {
 	ListRepositories *repositories.ListRepositoriesHandler
 	GetSettings      *accounts.GetSettingsHandler
 	PutSettings      *accounts.PutSettingsHandler
-	Prompts          *review.PromptLogHandler
+	Prompts          *review.ListPromptsHandler
 	GetPolicy        *repositories.GetPolicyHandler
 	PutPolicy        *repositories.PutPolicyHandler
 	GetDefaults      *repositories.GetDefaultsHandler
 	PutDefaults      *repositories.PutDefaultsHandler
 	AuditPage        *accounts.AuditPageHandler
-	Reviews          *review.ReviewHandler
+	SubmitReview     *review.SubmitReviewHandler
+	GetReview        *review.GetReviewHandler
+	ListReviews      *review.ListReviewsHandler
+	ListReviewCalls  *review.ListReviewCallsHandler
 }
 
 // UI is the web interface's handler, mounted at /ui/ (and / redirecting

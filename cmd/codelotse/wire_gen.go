@@ -111,19 +111,28 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	saveToolsHandler := registry.NewSaveToolsHandler(discoveryDeps)
 	listCallsHandler := registry.NewListCallsHandler(discoveryDeps)
 	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler)
-	reviewHandler := review.NewReviewHandler(tenants, clock, v)
-	reviewRoutes := httpapi.NewReviewRoutes(reviewHandler)
+	reviewDeps := review.Deps{
+		Tenants: tenants,
+		Cipher:  keyRing,
+		Clock:   clock,
+		NewID:   v,
+	}
+	submitReviewHandler := review.NewSubmitReviewHandler(reviewDeps)
+	getReviewHandler := review.NewGetReviewHandler(reviewDeps)
+	reviewRoutes := httpapi.NewReviewRoutes(submitReviewHandler, getReviewHandler)
 	metricsHandler := provideMetricsHandler(metricsRegistry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
 	getSettingsHandler := accounts.NewGetSettingsHandler(accountsDeps)
 	putSettingsHandler := accounts.NewPutSettingsHandler(accountsDeps)
-	promptLogHandler := review.NewPromptLogHandler(tenants, keyRing, clock)
-	settingsRoutes := httpapi.NewSettingsRoutes(getSettingsHandler, putSettingsHandler, promptLogHandler)
+	listPromptsHandler := review.NewListPromptsHandler(reviewDeps)
+	settingsRoutes := httpapi.NewSettingsRoutes(getSettingsHandler, putSettingsHandler, listPromptsHandler)
 	publicURL := providePublicURL(cfg)
 	signInHandler := accounts.NewSignInHandler(accountsDeps)
 	resumeSessionHandler := accounts.NewResumeSessionHandler(accountsDeps)
 	signOutHandler := accounts.NewSignOutHandler(accountsDeps)
 	auditPageHandler := accounts.NewAuditPageHandler(accountsDeps)
+	listReviewsHandler := review.NewListReviewsHandler(reviewDeps)
+	listReviewCallsHandler := review.NewListReviewCallsHandler(reviewDeps)
 	webDeps := web.Deps{
 		SignIn:           signInHandler,
 		ResumeSession:    resumeSessionHandler,
@@ -143,13 +152,16 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		ListRepositories: listRepositoriesHandler,
 		GetSettings:      getSettingsHandler,
 		PutSettings:      putSettingsHandler,
-		Prompts:          promptLogHandler,
+		Prompts:          listPromptsHandler,
 		GetPolicy:        getPolicyHandler,
 		PutPolicy:        putPolicyHandler,
 		GetDefaults:      getDefaultsHandler,
 		PutDefaults:      putDefaultsHandler,
 		AuditPage:        auditPageHandler,
-		Reviews:          reviewHandler,
+		SubmitReview:     submitReviewHandler,
+		GetReview:        getReviewHandler,
+		ListReviews:      listReviewsHandler,
+		ListReviewCalls:  listReviewCallsHandler,
 	}
 	ui, err := web.New(publicURL, webDeps, log)
 	if err != nil {
@@ -172,7 +184,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		return nil, nil, err
 	}
 	v3 := provideWarn(log)
-	reviewDeps := review.ReviewDeps{
+	reviewReviewDeps := review.ReviewDeps{
 		Tenants:   tenants,
 		Cipher:    keyRing,
 		Connector: connector,
@@ -184,7 +196,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Rand:      reader,
 		Warn:      v3,
 	}
-	reviewRunner := review.NewReviewRunner(reviewDeps)
+	reviewRunner := review.NewReviewRunner(reviewReviewDeps)
 	retention := postgres.NewRetention(db)
 	retentionJob := operations.NewRetentionJob(retention, metricsRegistry, clock)
 	workerOptions := provideWorkerOptions(retentionJob, metricsRegistry)
@@ -285,19 +297,28 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	saveToolsHandler := registry.NewSaveToolsHandler(discoveryDeps)
 	listCallsHandler := registry.NewListCallsHandler(discoveryDeps)
 	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler)
-	reviewHandler := review.NewReviewHandler(tenants, clock, v)
-	reviewRoutes := httpapi.NewReviewRoutes(reviewHandler)
+	reviewDeps := review.Deps{
+		Tenants: tenants,
+		Cipher:  keyRing,
+		Clock:   clock,
+		NewID:   v,
+	}
+	submitReviewHandler := review.NewSubmitReviewHandler(reviewDeps)
+	getReviewHandler := review.NewGetReviewHandler(reviewDeps)
+	reviewRoutes := httpapi.NewReviewRoutes(submitReviewHandler, getReviewHandler)
 	metricsHandler := provideMetricsHandler(metricsRegistry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
 	getSettingsHandler := accounts.NewGetSettingsHandler(accountsDeps)
 	putSettingsHandler := accounts.NewPutSettingsHandler(accountsDeps)
-	promptLogHandler := review.NewPromptLogHandler(tenants, keyRing, clock)
-	settingsRoutes := httpapi.NewSettingsRoutes(getSettingsHandler, putSettingsHandler, promptLogHandler)
+	listPromptsHandler := review.NewListPromptsHandler(reviewDeps)
+	settingsRoutes := httpapi.NewSettingsRoutes(getSettingsHandler, putSettingsHandler, listPromptsHandler)
 	publicURL := providePublicURL(cfg)
 	signInHandler := accounts.NewSignInHandler(accountsDeps)
 	resumeSessionHandler := accounts.NewResumeSessionHandler(accountsDeps)
 	signOutHandler := accounts.NewSignOutHandler(accountsDeps)
 	auditPageHandler := accounts.NewAuditPageHandler(accountsDeps)
+	listReviewsHandler := review.NewListReviewsHandler(reviewDeps)
+	listReviewCallsHandler := review.NewListReviewCallsHandler(reviewDeps)
 	webDeps := web.Deps{
 		SignIn:           signInHandler,
 		ResumeSession:    resumeSessionHandler,
@@ -317,13 +338,16 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		ListRepositories: listRepositoriesHandler,
 		GetSettings:      getSettingsHandler,
 		PutSettings:      putSettingsHandler,
-		Prompts:          promptLogHandler,
+		Prompts:          listPromptsHandler,
 		GetPolicy:        getPolicyHandler,
 		PutPolicy:        putPolicyHandler,
 		GetDefaults:      getDefaultsHandler,
 		PutDefaults:      putDefaultsHandler,
 		AuditPage:        auditPageHandler,
-		Reviews:          reviewHandler,
+		SubmitReview:     submitReviewHandler,
+		GetReview:        getReviewHandler,
+		ListReviews:      listReviewsHandler,
+		ListReviewCalls:  listReviewCallsHandler,
 	}
 	ui, err := web.New(publicURL, webDeps, log)
 	if err != nil {
