@@ -174,3 +174,21 @@ func TestAuthenticateRefusesUnknownAndMalformed(t *testing.T) {
 		}
 	}
 }
+
+// failingRand is a source of randomness that fails.
+type failingRand struct{}
+
+func (failingRand) Read([]byte) (int, error) { return 0, errors.New("no entropy") }
+
+func TestCreateTokenWithoutRandomnessStoresNothing(t *testing.T) {
+	ctx := context.Background()
+	store := portfake.NewAccounts()
+	tenant, err := accounts.NewCreateTenantHandler(accounts.Deps{Accounts: store, Rand: rand.Reader}).Handle(ctx, accounts.CreateTenant{Name: "Acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := accounts.NewCreateTokenHandler(accounts.Deps{Accounts: store, Rand: failingRand{}}).Handle(ctx, accounts.CreateToken{TenantID: tenant, Permissions: []string{"repo:manage"}})
+	if err == nil || token != "" || len(store.Hashes) != 0 {
+		t.Errorf("CreateToken with a failing source = %q, %v, %d hashes stored; want an error and nothing stored", token, err, len(store.Hashes))
+	}
+}
