@@ -160,7 +160,12 @@ func (s *redTeam) start(t *testing.T, canary string, script map[string]any) *red
 // token of its own, discovers it and allowlists its search tool.
 func (rt *redTeamRun) allowlist(e *vectorEndpoint) string {
 	rt.t.Helper()
-	return allowlistSearch(rt.t, rt.c, e.name, e, "rt-bearer-"+strings.ReplaceAll(e.name, "_", "-")+"-"+rt.canary[len(rt.canary)-6:])
+	return allowlistSearch(rt.t, rt.c, e.name, e, rt.bearer(e))
+}
+
+// bearer is the endpoint's credential in this run.
+func (rt *redTeamRun) bearer(e *vectorEndpoint) string {
+	return "rt-bearer-" + strings.ReplaceAll(e.name, "_", "-") + "-" + rt.canary[len(rt.canary)-6:]
 }
 
 // review runs the review of a private repository whose policy selects the
