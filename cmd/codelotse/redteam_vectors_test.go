@@ -461,7 +461,11 @@ func vectorServerRequests(t *testing.T, s *redTeam) {
 		}
 		for _, m := range answers {
 			if m.Error == nil || m.Error.Code != -32601 || len(m.Result) > 0 {
-				t.Errorf("%s: the client answered %s with %+v, want only method not found (-32601)", x.e.name, m.ID, m)
+				code := 0
+				if m.Error != nil {
+					code = m.Error.Code
+				}
+				t.Errorf("%s: the client answered %s with error code %d and result %s, want only method not found (-32601)", x.e.name, m.ID, code, m.Result)
 			}
 		}
 		var sent []wireRequest // the client's own requests, not its answers
