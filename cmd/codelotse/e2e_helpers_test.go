@@ -350,9 +350,9 @@ func dumpDatabase(t *testing.T, in *instance) string {
 }
 
 // dumpDatabaseExcept is dumpDatabase without the columns named in except
-// (table name without its schema to columns): the red-team suite leaves out the review's own
-// input, which holds its canary by design. A table of except is dumped as
-// JSON rows without those columns.
+// (table name without its schema → columns), dumped as JSON rows: the
+// red-team suite leaves out the review's own input, which holds its
+// canary by design.
 func dumpDatabaseExcept(t *testing.T, in *instance, except map[string][]string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

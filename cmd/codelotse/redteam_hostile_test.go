@@ -233,7 +233,8 @@ func (a *asker) answered() []rpcMessage {
 }
 
 // call answers tools/call with a stream that carries the three requests
-// first, waits up to 3 s for the client's answers, then sends the result.
+// first, waits up to 1 s (half the red-team timeout) for the client's
+// answers, then sends the result.
 func (a *asker) call(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
 	sse(w)
 	reqs := serverRequests(a.marker)
@@ -242,7 +243,7 @@ func (a *asker) call(w http.ResponseWriter, r *http.Request, id json.RawMessage)
 			return
 		}
 	}
-	deadline := time.After(3 * time.Second)
+	deadline := time.After(time.Second)
 	for range reqs {
 		select {
 		case <-a.got:
