@@ -212,6 +212,22 @@ func serverRequests(marker string) []map[string]any {
 	}
 }
 
+// inputRequired answers tools/call with a result that asks for input
+// (the 2026-07-28 multi-round-trip form of the same server requests),
+// with text of its own besides.
+func inputRequired(marker string) func(http.ResponseWriter, *http.Request, json.RawMessage) {
+	return func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+		inputs := map[string]any{}
+		for _, m := range serverRequests(marker) {
+			inputs[m["id"].(string)] = map[string]any{"method": m["method"], "params": m["params"]}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{
+			"resultType": "input_required", "inputRequests": inputs, "requestState": "rt-state",
+			"content": []any{map[string]any{"type": "text", "text": marker}}}})
+	}
+}
+
 // asker sends the server requests on every response stream and on the
 // standalone GET stream, and keeps the client's answers.
 type asker struct {

@@ -422,11 +422,12 @@ func vectorRedirect(t *testing.T, s *redTeam) {
 }
 
 // vectorServerRequests: sampling, elicitation and roots requests from the
-// server on the response stream of tools/call, in both protocol eras, and
-// on the standalone GET stream. The client opens no GET stream, answers
-// each request on the response stream with "method not found" and nothing
-// else, and the call's own result still arrives; the requests' text never
-// reaches the model.
+// server on the response stream of tools/call, in both protocol eras, on
+// the standalone GET stream, and inside a result that asks for input
+// (2026-07-28). The client opens no GET stream, answers each request on
+// the response stream with "method not found" and nothing else, and the
+// call's own result still arrives; the result that asks for input is an
+// error and is not retried; the requests' text never reaches the model.
 func vectorServerRequests(t *testing.T, s *redTeam) {
 	canary := newCanary(t)
 	const marker = "server-request-marker"
@@ -440,16 +441,28 @@ func vectorServerRequests(t *testing.T, s *redTeam) {
 		a := newAsker(marker)
 		eps = append(eps, asked{x.era, s.hostile.endpoint(x.name, onCall(searchOnly(x.era), a.call, a.other)), a})
 	}
+	inResult := s.hostile.endpoint("input_requests", onCall(searchOnly(era2026), inputRequired(marker), nil))
 	rt := s.start(t, canary, map[string]any{
 		"finder": []any{toolTurn(call("mcp_server_requests_search", map[string]any{"query": "cache"}),
-			call("mcp_server_requests_2026_search", map[string]any{"query": "cache"})), noFindings},
+			call("mcp_server_requests_2026_search", map[string]any{"query": "cache"}),
+			call("mcp_input_requests_search", map[string]any{"query": "cache"})), noFindings},
 		"summary": []any{contentTurn("Nothing to report.")},
 	})
 	var ids []string
 	for _, x := range eps {
 		ids = append(ids, rt.allowlist(x.e))
 	}
-	rt.review(ids...)
+	inResultID := rt.allowlist(inResult)
+	rt.review(append(ids, inResultID)...)
+
+	// The result that asks for input is refused as a protocol error; the
+	// call is not retried and nothing of it reaches the model.
+	if got := callStatuses(t, rt.c, inResultID); !slices.Equal(got, []string{"error"}) {
+		t.Errorf("input_requests: call statuses = %v, want one error record", got)
+	}
+	if n := len(toolCalls(inResult.requests())); n != 1 {
+		t.Errorf("input_requests: %d tools/call requests, want 1 (no retry with answers)", n)
+	}
 
 	for i, x := range eps {
 		if got := callStatuses(t, rt.c, ids[i]); !slices.Equal(got, []string{"ok"}) {
