@@ -42,14 +42,20 @@ const redTeamTimeout = 2000
 // argument scan must recognise it, unique to one review.
 func newCanary(t *testing.T) string {
 	t.Helper()
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	b := []byte("ghp_RedTeamCanary")
-	for len(b) < len("ghp_")+36 {
-		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+	const prefix = "ghp_RedTeamCanary"
+	return prefix + randomString(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", len("ghp_")+36-len(prefix))
+}
+
+// randomString is n characters drawn from alphabet.
+func randomString(t *testing.T, alphabet string, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	for i := range b {
+		k, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b = append(b, alphabet[n.Int64()])
+		b[i] = alphabet[k.Int64()]
 	}
 	return string(b)
 }
@@ -142,6 +148,9 @@ type redTeamRun struct {
 	c       *client
 	logPath string
 	canary  string
+	// forbidden are more strings the egress check looks for, besides the
+	// canary and the planted set.
+	forbidden []string
 }
 
 // start starts an instance for one vector with its script (built with the
@@ -154,6 +163,12 @@ func (s *redTeam) start(t *testing.T, canary string, script map[string]any) *red
 	in.secret(plantedSecrets...)
 	_, c := in.tenant("redteam", "tenant:manage,repo:manage")
 	return &redTeamRun{t: t, s: s, in: in, c: c, logPath: logPath, canary: canary}
+}
+
+// forbid adds strings the egress check and the log check look for.
+func (rt *redTeamRun) forbid(v ...string) {
+	rt.in.secret(v...)
+	rt.forbidden = append(rt.forbidden, v...)
 }
 
 // allowlist registers the endpoint under its vector's name with a bearer
@@ -189,7 +204,7 @@ func (rt *redTeamRun) review(servers ...string) (string, response) {
 func (rt *redTeamRun) checkEgress(reviewID string, r response) {
 	t := rt.t
 	t.Helper()
-	forbidden := append([]string{rt.canary}, plantedSecrets...)
+	forbidden := append(append([]string{rt.canary}, plantedSecrets...), rt.forbidden...)
 	reqs := rt.s.hostile.requests()
 	if len(reqs) == 0 {
 		t.Fatal("the hostile server received no request: the egress check would prove nothing")
