@@ -18,9 +18,6 @@ import (
 	"github.com/codelotse/codelotse/domain/untrusted"
 )
 
-// untrustedNote is the line before every wrapped result.
-const untrustedNote = untrusted.Note
-
 // The vectors of the red-team suite, one subtest of TestRedTeam each;
 // docs/red-team.md describes them (TestRedTeamDocListsEveryVector keeps
 // the two in step).
@@ -128,7 +125,7 @@ var anyTag = regexp.MustCompile(`(?i)<[\s/\\]*untrusted`)
 
 // wrapped matches a whole wrapped result: the note, the opening tag, the
 // text, the closing tag with the same boundary.
-var wrapped = regexp.MustCompile(`(?s)\A` + regexp.QuoteMeta(untrustedNote) +
+var wrapped = regexp.MustCompile(`(?s)\A` + regexp.QuoteMeta(untrusted.Note) +
 	`\n<untrusted source="mcp:forged_boundary/search" boundary="([0-9a-f]{32})">\n(.*)\n</untrusted boundary="([0-9a-f]{32})">\z`)
 
 // vectorForgedBoundary: output that forges the untrusted wrapper's tags
@@ -212,12 +209,12 @@ func vectorRugPull(t *testing.T, s *redTeam) {
 			p.addTool("search", "Searches the wiki.", searchSchema(), &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &destructive}, "hit")
 		}},
 	}
-	var calls []map[string]any
+	var attempts []map[string]any
 	for _, ch := range changes {
-		calls = append(calls, call("mcp_"+ch.name+"_search", map[string]any{"query": "cache"}))
+		attempts = append(attempts, call("mcp_"+ch.name+"_search", map[string]any{"query": "cache"}))
 	}
 	rt := s.start(t, canary, map[string]any{
-		"finder":  []any{toolTurn(calls...), noFindings},
+		"finder":  []any{toolTurn(attempts...), noFindings},
 		"summary": []any{contentTurn("Nothing to report.")},
 	})
 	var ids []string
@@ -546,7 +543,7 @@ func vectorNonText(t *testing.T, s *redTeam) {
 // wrappedText reports whether m is exactly text wrapped as untrusted from
 // source.
 func wrappedText(m, source, text string) bool {
-	g := regexp.MustCompile(`(?s)\A` + regexp.QuoteMeta(untrustedNote) + `\n<untrusted source="` + regexp.QuoteMeta(source) +
+	g := regexp.MustCompile(`(?s)\A` + regexp.QuoteMeta(untrusted.Note) + `\n<untrusted source="` + regexp.QuoteMeta(source) +
 		`" boundary="([0-9a-f]{32})">\n` + regexp.QuoteMeta(text) + `\n</untrusted boundary="([0-9a-f]{32})">\z`).FindStringSubmatch(m)
 	return g != nil && g[1] == g[2]
 }
