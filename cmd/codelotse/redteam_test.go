@@ -128,8 +128,15 @@ func lastToolMessages(t *testing.T, finder []modelRequest, n int) []string {
 	return all[len(all)-n:]
 }
 
-// noFindings is the finder's final turn without candidates.
-var noFindings = contentTurn(map[string]any{"findings": []any{}})
+// quietFinder is the script of a review whose finder takes the turns (and
+// lists of turns) and then reports nothing, so neither the verifier nor
+// more than one summary turn runs.
+func quietFinder(parts ...any) map[string]any {
+	return map[string]any{
+		"finder":  append(turns(parts...), contentTurn(map[string]any{"findings": []any{}})),
+		"summary": []any{contentTurn("Nothing to report.")},
+	}
+}
 
 // redTeam is the suite: the hostile server, and elsewhere, another origin
 // that no request may ever reach (redirect targets, OAuth metadata,
