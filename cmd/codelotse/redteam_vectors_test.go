@@ -401,10 +401,11 @@ func vectorRedirect(t *testing.T, s *redTeam) {
 // vectorServerRequests: sampling, elicitation and roots requests from the
 // server on the response stream of tools/call, in both protocol eras, on
 // the standalone GET stream, and inside a result that asks for input
-// (2026-07-28). The client opens no GET stream, answers each request on
+// (2026-07-28), with a log notification besides. The client opens no GET stream, answers each request on
 // the response stream with "method not found" and nothing else, and the
 // call's own result still arrives; the result that asks for input is an
-// error and is not retried; the requests' text never reaches the model.
+// error and is not retried; the requests' and the notification's text
+// reaches neither the model nor the service's logs.
 func vectorServerRequests(t *testing.T, s *redTeam) {
 	canary := newCanary(t)
 	const marker = "server-request-marker"
@@ -422,6 +423,7 @@ func vectorServerRequests(t *testing.T, s *redTeam) {
 	rt := s.start(t, canary, quietFinder(toolTurn(call("mcp_server_requests_search", map[string]any{"query": "cache"}),
 		call("mcp_server_requests_2026_search", map[string]any{"query": "cache"}),
 		call("mcp_input_requests_search", map[string]any{"query": "cache"}))))
+	rt.forbid(marker) // the service logs and stores nothing a server sends
 	var ids []string
 	for _, x := range eps {
 		ids = append(ids, rt.allowlist(x.e))
