@@ -83,12 +83,15 @@ func readRPC(r *http.Request) rpcMessage {
 	return m
 }
 
+// callHandler answers one tools/call request whose JSON-RPC id is id.
+type callHandler func(w http.ResponseWriter, r *http.Request, id json.RawMessage)
+
 // onCall serves the go-sdk handler sdk (which discovers, initializes and
 // lists the tools as an honest server would) but answers every tools/call
 // with call instead: the misbehaviour comes after approval. other, when
 // set, answers every other request that is not a JSON-RPC request: the
 // client's answers to server-initiated requests, and GET.
-func onCall(sdk http.Handler, call func(w http.ResponseWriter, r *http.Request, id json.RawMessage), other http.HandlerFunc) http.Handler {
+func onCall(sdk http.Handler, call callHandler, other http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			m := readRPC(r)
@@ -162,7 +165,7 @@ func trickle(w http.ResponseWriter, r *http.Request, _ json.RawMessage) {
 // endless answers tools/call with one event that never ends, as fast as
 // the client reads it; done is closed when the client has dropped the
 // connection (a write failed).
-func endless(done chan<- struct{}) func(http.ResponseWriter, *http.Request, json.RawMessage) {
+func endless(done chan<- struct{}) callHandler {
 	return func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
 		defer close(done)
 		sse(w)
@@ -180,7 +183,7 @@ func endless(done chan<- struct{}) func(http.ResponseWriter, *http.Request, json
 }
 
 // redirect answers tools/call with a redirect to location.
-func redirect(status int, location string) func(http.ResponseWriter, *http.Request, json.RawMessage) {
+func redirect(status int, location string) callHandler {
 	return func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage) {
 		w.Header().Set("Location", location)
 		w.WriteHeader(status)
@@ -189,7 +192,7 @@ func redirect(status int, location string) func(http.ResponseWriter, *http.Reque
 
 // unauthorized answers 401 with a challenge whose resource metadata
 // points at another origin, as an OAuth-protected server does.
-func unauthorized(metadata string) func(http.ResponseWriter, *http.Request, json.RawMessage) {
+func unauthorized(metadata string) callHandler {
 	return func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage) {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", resource_metadata="`+metadata+`"`)
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
@@ -215,7 +218,7 @@ func serverRequests(marker string) []map[string]any {
 // inputRequired answers tools/call with a result that asks for input
 // (the 2026-07-28 multi-round-trip form of the same server requests),
 // with text of its own besides.
-func inputRequired(marker string) func(http.ResponseWriter, *http.Request, json.RawMessage) {
+func inputRequired(marker string) callHandler {
 	return func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
 		inputs := map[string]any{}
 		for _, m := range serverRequests(marker) {

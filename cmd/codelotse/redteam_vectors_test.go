@@ -342,7 +342,7 @@ func vectorOversize(t *testing.T, s *redTeam) {
 // (slow_headers) or with headers and a body that never completes
 // (slow_body). The call ends after one request timeout as unavailable,
 // the server sees one request (no retry), and the review goes on.
-func vectorSlow(name string, misbehave func(http.ResponseWriter, *http.Request, json.RawMessage)) func(*testing.T, *redTeam) {
+func vectorSlow(name string, misbehave callHandler) func(*testing.T, *redTeam) {
 	return func(t *testing.T, s *redTeam) {
 		canary := newCanary(t)
 		e := s.hostile.endpoint(name, onCall(searchOnly(era2026), misbehave, nil))
