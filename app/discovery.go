@@ -27,14 +27,16 @@ const (
 )
 
 // connectorCodes maps the transport's fixed failures to the codes the
-// API answers (CONTRACT.md: 502 server_unreachable, protocol_error,
-// response_too_large, timeout). A refused redirect or a blocked address
-// is, to the admin, a server that cannot be reached; lastError keeps the
-// precise code.
+// API answers (openapi.yaml: 502 server_unreachable, server_unauthorized,
+// protocol_error, response_too_large, timeout). A refused redirect or a
+// blocked address is, to the admin, a server that cannot be reached;
+// lastError keeps the precise code. A 401 or 403 of the server is
+// server_unauthorized: a credential to fix, not a protocol error.
 var connectorCodes = []struct {
 	err  error
 	code Code
 }{
+	{ports.ErrServerUnauthorized, CodeServerUnauthorized},
 	{ports.ErrTimeout, CodeTimeout},
 	{ports.ErrResponseTooLarge, CodeResponseTooLarge},
 	{ports.ErrProtocol, CodeProtocolError},

@@ -195,6 +195,7 @@ func TestDiscoveryFailuresAreFixedCodes(t *testing.T) {
 		lastError string
 	}{
 		{ports.ErrServerUnreachable, app.CodeServerUnreachable, "server_unreachable"},
+		{ports.ErrServerUnauthorized, app.CodeServerUnauthorized, "server_unauthorized"},
 		{ports.ErrTimeout, app.CodeTimeout, "timeout"},
 		{ports.ErrResponseTooLarge, app.CodeResponseTooLarge, "response_too_large"},
 		{ports.ErrProtocol, app.CodeProtocolError, "protocol_error"},

@@ -35,6 +35,7 @@ const (
 	CodePublicRepository        Code = "public_repository"
 	CodeKeysUnavailable         Code = "keys_unavailable"
 	CodeServerUnreachable       Code = "server_unreachable"
+	CodeServerUnauthorized      Code = "server_unauthorized"
 	CodeProtocolError           Code = "protocol_error"
 	CodeResponseTooLarge        Code = "response_too_large"
 	CodeTimeout                 Code = "timeout"

@@ -216,6 +216,7 @@ func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalT
 		if res.err != nil {
 			r.warn("mcp server skipped: "+connectorCode(res.err), ms.srv)
 			r.deps.Metrics.McpCall(CallUnavailable)
+			r.unauthorized(ctx, ms.srv.ID(), res.err)
 			continue
 		}
 		live := make(map[string]ports.ListedTool, len(res.tools))
@@ -241,23 +242,35 @@ func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalT
 			tools = append(tools, &mcpTool{run: r, srv: ms.srv, snap: snap, session: res.sess, modelName: name})
 		}
 		if changed {
-			r.markToolChanged(ctx, ms.srv.ID())
+			r.markServer(ctx, ms.srv.ID(), ToolChanged)
 		}
 	}
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Spec().Name < tools[j].Spec().Name })
 	return tools
 }
 
-func (r *mcpRun) markToolChanged(ctx context.Context, serverID string) {
-	err := r.deps.Tenants.InTenant(ctx, r.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+// markServer records lastError on a server (tool_changed, or
+// server_unauthorized when it refused the credential). A failure to store
+// is logged: it must not fail the review.
+func (r *mcpRun) markServer(ctx context.Context, serverID, lastError string) {
+	err := r.deps.Tenants.InTenant(context.WithoutCancel(ctx), r.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		_, err := tx.Servers().Update(ctx, serverID, func(s *server.Server) (ports.CredentialUpdate, error) {
-			s.RecordError(ToolChanged)
+			s.RecordError(lastError)
 			return ports.CredentialUpdate{}, nil
 		})
 		return err
 	})
 	if err != nil {
-		r.deps.warn("mcp server: cannot record tool_changed", map[string]string{"server_id": serverID, "error": err.Error()})
+		r.deps.warn("mcp server: cannot record "+lastError, map[string]string{"server_id": serverID, "error": err.Error()})
+	}
+}
+
+// unauthorized records server_unauthorized as the server's lastError
+// when err says the server refused the credential (401 or 403), so the
+// admin sees a credential to fix rather than a flaky server.
+func (r *mcpRun) unauthorized(ctx context.Context, serverID string, err error) {
+	if errors.Is(err, ports.ErrServerUnauthorized) {
+		r.markServer(ctx, serverID, ports.ErrServerUnauthorized.Error())
 	}
 }
 
@@ -365,6 +378,7 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 	case errors.Is(err, ports.ErrProtocol):
 		return finish(CallError, refusal(CallError))
 	case err != nil:
+		r.unauthorized(ctx, t.srv.ID(), err)
 		return finish(CallUnavailable, refusal(CallUnavailable))
 	}
 	text := resultText(out)

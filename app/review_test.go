@@ -640,6 +640,33 @@ func TestSkipsUnavailableServers(t *testing.T) {
 	}
 }
 
+// TestRecordsUnauthorizedServersAtSetup: a server that refuses the
+// credential while the run connects is skipped like any unavailable one,
+// and its lastError says server_unauthorized; an unreachable one keeps
+// its lastError.
+func TestRecordsUnauthorizedServersAtSetup(t *testing.T) {
+	for _, tt := range []struct {
+		err       error
+		lastError string
+	}{
+		{ports.ErrServerUnauthorized, "server_unauthorized"},
+		{ports.ErrServerUnreachable, ""},
+	} {
+		t.Run(tt.err.Error(), func(t *testing.T) {
+			e := newReviewEnv(t, 5)
+			e.mcp.openErr = fmt.Errorf("open: %w", tt.err)
+			e.finderCalls(`{"query": "cache"}`)
+			run := e.run(t)
+			if run.Status != ports.ReviewDone || e.metrics.get(app.CallUnavailable) != 1 || len(e.mcp.sent) != 0 {
+				t.Errorf("run %s, unavailable metric %d, %d calls sent", run.Status, e.metrics.get(app.CallUnavailable), len(e.mcp.sent))
+			}
+			if got := e.servers.rows[revServer].LastError(); got != tt.lastError {
+				t.Errorf("server lastError = %q, want %q", got, tt.lastError)
+			}
+		})
+	}
+}
+
 func TestRecordsOnlyCounts(t *testing.T) {
 	e := newReviewEnv(t, 5)
 	const canary = "canary-7f3a9"
@@ -811,24 +838,32 @@ func TestSkipsServersThatAreNotUsable(t *testing.T) {
 	}
 }
 
+// TestTransportFailuresOfACall: the call's status per transport failure,
+// and the server's lastError: a refused credential (401 or 403) is
+// recorded as server_unauthorized, other failures leave it alone.
 func TestTransportFailuresOfACall(t *testing.T) {
 	tests := []struct {
-		err  error
-		want string
+		err       error
+		want      string
+		lastError string
 	}{
-		{fmt.Errorf("x: %w", ports.ErrResponseTooLarge), app.CallTooLarge},
-		{fmt.Errorf("x: %w", ports.ErrProtocol), app.CallError},
-		{fmt.Errorf("x: %w", ports.ErrTimeout), app.CallUnavailable},
-		{fmt.Errorf("x: %w", ports.ErrServerUnreachable), app.CallUnavailable},
+		{fmt.Errorf("x: %w", ports.ErrResponseTooLarge), app.CallTooLarge, ""},
+		{fmt.Errorf("x: %w", ports.ErrProtocol), app.CallError, ""},
+		{fmt.Errorf("x: %w", ports.ErrTimeout), app.CallUnavailable, ""},
+		{fmt.Errorf("x: %w", ports.ErrServerUnreachable), app.CallUnavailable, ""},
+		{fmt.Errorf("x: %w", ports.ErrServerUnauthorized), app.CallUnavailable, "server_unauthorized"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
+		t.Run(tt.err.Error(), func(t *testing.T) {
 			e := newReviewEnv(t, 5)
 			e.mcp.answer = func(string, json.RawMessage) (ports.ToolResult, error) { return ports.ToolResult{}, tt.err }
 			e.finderCalls(`{"query": "cache"}`)
 			run := e.run(t)
 			if st := e.statuses(); len(st) != 1 || st[0] != tt.want || run.Status != ports.ReviewDone {
 				t.Errorf("%v: statuses %v, run %s; want %s, done", tt.err, st, run.Status, tt.want)
+			}
+			if got := e.servers.rows[revServer].LastError(); got != tt.lastError {
+				t.Errorf("%v: server lastError = %q, want %q", tt.err, got, tt.lastError)
 			}
 		})
 	}

@@ -14,11 +14,14 @@ import (
 // which may name the remote, for its debug log only.
 var (
 	ErrServerUnreachable = errors.New("server_unreachable")
-	ErrTimeout           = errors.New("timeout")
-	ErrResponseTooLarge  = errors.New("response_too_large")
-	ErrProtocol          = errors.New("protocol_error")
-	ErrRedirectRefused   = errors.New("redirect_refused")
-	ErrAddressBlocked    = errors.New("address_blocked")
+	// ErrServerUnauthorized: the server answered 401 or 403, a wrong or
+	// expired credential; not a protocol error.
+	ErrServerUnauthorized = errors.New("server_unauthorized")
+	ErrTimeout            = errors.New("timeout")
+	ErrResponseTooLarge   = errors.New("response_too_large")
+	ErrProtocol           = errors.New("protocol_error")
+	ErrRedirectRefused    = errors.New("redirect_refused")
+	ErrAddressBlocked     = errors.New("address_blocked")
 )
 
 // MCPTarget is what a connection needs to know about a server.

@@ -126,6 +126,7 @@ var statusOf = map[app.Code]int{
 	app.CodePublicRepository:        http.StatusUnprocessableEntity,
 	app.CodeKeysUnavailable:         http.StatusServiceUnavailable,
 	app.CodeServerUnreachable:       http.StatusBadGateway,
+	app.CodeServerUnauthorized:      http.StatusBadGateway,
 	app.CodeProtocolError:           http.StatusBadGateway,
 	app.CodeResponseTooLarge:        http.StatusBadGateway,
 	app.CodeTimeout:                 http.StatusBadGateway,

@@ -72,8 +72,9 @@ func (c *Connector) Open(ctx context.Context, target ports.MCPTarget, responseCa
 }
 
 // OpenSession connects to target: server/discover on protocol 2026-07-28,
-// falling back to the 2025 initialize handshake when the server does not
-// speak it (the go-sdk's own negotiation). responseCap is the byte cap per
+// falling back to the 2025 initialize handshake when the server says it
+// does not speak it (the go-sdk's own negotiation, narrowed by the
+// guarded transport: never after a timeout or a dropped connection). responseCap is the byte cap per
 // HTTP response (limits.DiscoveryResponseCap or limits.ReviewResponseCap).
 // Errors are the sentinels of ports.
 func (c *Connector) OpenSession(ctx context.Context, target ports.MCPTarget, responseCap int64) (*Session, error) {
@@ -102,9 +103,12 @@ func (c *Connector) OpenSession(ctx context.Context, target ports.MCPTarget, res
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:   target.URL.String(),
 		HTTPClient: hc,
-		// No reconnect: a resumed stream would be a new request the
-		// server could use to stretch a call beyond its timeout.
-		MaxRetries: -1,
+		// A response stream that the server closes before the answer
+		// is resumed with Last-Event-ID. The SDK bounds only resumptions
+		// without progress; the guarded transport bounds them all
+		// (maxResumptions per operation), under the operation's deadline
+		// and byte cap.
+		MaxRetries: maxResumptions,
 		// No standalone GET stream: it exists for server-initiated
 		// messages, which this client refuses anyway.
 		DisableStandaloneSSE: true,
@@ -115,11 +119,19 @@ func (c *Connector) OpenSession(ctx context.Context, target ports.MCPTarget, res
 
 	// discover (may fall back) + initialize + initialized: up to three
 	// requests, each bounded by the timeout; the handshake as a whole gets
-	// two timeouts.
+	// two timeouts. The go-sdk falls back to initialize after any failure
+	// of server/discover; the guarded transport lets it only when the
+	// server answered that it does not know the method or the version (a
+	// JSON-RPC error, or HTTP 400, 404 or 405), never after a timeout or
+	// a dropped connection: a slow server costs one timeout, not two.
 	opCtx, cancel := context.WithTimeout(ctx, 2*c.opts.Timeout)
 	defer cancel()
 	opCtx, rec := withRecorder(opCtx)
+	rec.handshake.Store(true)
 	cs, err := client.Connect(opCtx, transport, nil)
+	// The SDK keeps the handshake's context for the session's last
+	// request (the DELETE of Close): that one is not part of it.
+	rec.handshake.Store(false)
 	if err != nil {
 		tr.CloseIdleConnections()
 		ce, f := classify(ctx, opCtx, err, rec, g.session)

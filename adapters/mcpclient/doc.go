@@ -15,16 +15,25 @@
 //     socket connects, so no resolver answer can slip past the rules;
 //   - uses its own connection pool per session, no proxy from the
 //     environment, TLS 1.2 or newer, no transparent decompression;
-//   - refuses redirects;
-//   - aborts every HTTP request, body included, after [Options.Timeout];
-//   - fails a response as soon as it streams more than the byte cap.
+//   - refuses redirects, also to another path of the same origin;
+//   - aborts every HTTP request, body included, after [Options.Timeout],
+//     and every MCP operation after the same timeout, whatever number of
+//     requests it took;
+//   - fails a response as soon as the responses of its MCP operation
+//     stream more than the byte cap together;
+//   - lets the SDK resume an event stream that the server closed before
+//     the answer (a GET with Last-Event-ID, to the configured endpoint)
+//     at most twice per operation, within its deadline and byte cap;
+//   - reports a 401 or 403 as [ports.ErrServerUnauthorized].
 //
 // Failures leave the package as the fixed sentinels of ports (wrapped, so
 // errors.Is works); the text of an error is the code alone and never names
 // the URL, the host or an address. Causes go to the debug log.
 //
 // The MCP client is [mcp.Client] over [mcp.StreamableClientTransport]
-// only. It advertises no capabilities, answers every server-initiated
+// only. It falls back from server/discover to initialize only when the
+// server answered that it does not know the method or the version, never
+// after a timeout or a dropped connection. It advertises no capabilities, answers every server-initiated
 // request except ping with JSON-RPC "method not found" (-32601), does not
 // fulfil multi-round-trip input requests, and does not open the standalone
 // SSE stream.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -52,9 +53,21 @@ func fail(code, cause error) *failure { return &failure{code: code, cause: cause
 // terminated without response"), so the reason is kept on the side: one
 // recorder per MCP operation, carried in the request context, and one per
 // session for failures that break the whole connection.
+//
+// The operation's recorder also carries what the transport bounds per
+// operation rather than per request: the bytes read across all its
+// responses (a resumed stream counts against the same cap) and the
+// number of stream resumptions.
 type recorder struct {
 	mu    sync.Mutex
 	first *failure
+	// handshake marks the operation that opens the session. In it a
+	// failure ends the operation: no request follows one, so a server
+	// that timed out or dropped the connection on server/discover is not
+	// asked again with initialize (see guardedTransport.RoundTrip).
+	handshake atomic.Bool
+	read      atomic.Int64 // response bytes of the operation
+	resumed   atomic.Int64 // resumption requests (GET with Last-Event-ID)
 }
 
 func (r *recorder) record(f *failure) {

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,6 +26,12 @@ import (
 // maxResponseHeaderBytes bounds the response headers; the body is bounded
 // by the response cap.
 const maxResponseHeaderBytes = 64 << 10
+
+// maxResumptions bounds the resumptions of one operation's event stream
+// (a GET with Last-Event-ID after the server closed the stream before the
+// answer). They run under the operation's deadline and count against its
+// byte cap.
+const maxResumptions = 2
 
 // guard is the egress policy of one session: one origin, one credential,
 // one byte cap. It is immutable after construction.
@@ -224,6 +231,21 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		g.record(parent, f, true)
 		return nil, f
 	}
+	op := recorderFrom(parent)
+	if f := op.get(); f != nil && op.handshake.Load() {
+		// The handshake already failed: no second protocol era.
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, f
+	}
+	if req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "" &&
+		(op == nil || op.resumed.Add(1) > maxResumptions) {
+		// The session stays usable: only this operation fails.
+		f := fail(ports.ErrProtocol, fmt.Errorf("more than %d stream resumptions", maxResumptions))
+		g.record(parent, f, false)
+		return nil, f
+	}
 	ctx, cancel := context.WithTimeout(parent, g.timeout)
 	out := req.Clone(ctx)
 	if name := g.cred.HeaderName(); name != "" {
@@ -243,21 +265,41 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		g.record(parent, f, true)
 		return nil, f
 	}
-	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		// A wrong or expired credential, whatever the body says.
+		g.record(parent, fail(ports.ErrServerUnauthorized, fmt.Errorf("status %d", resp.StatusCode)), false)
+	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
 		// The server is there but cannot serve; the SDK reports the
 		// status in its own words, this gives it the code.
 		g.record(parent, fail(ports.ErrServerUnreachable, fmt.Errorf("status %d", resp.StatusCode)), false)
+	case resp.StatusCode >= 400 && !fallbackStatus(resp.StatusCode) && op != nil && op.handshake.Load():
+		// Not an answer that the method or the version is unknown:
+		// the handshake ends here, without the other era.
+		g.record(parent, fail(ports.ErrProtocol, fmt.Errorf("status %d", resp.StatusCode)), false)
 	}
-	resp.Body = &cappedBody{rc: resp.Body, limit: g.cap, cancel: cancel, ctx: ctx, parent: parent, g: g}
+	read := new(atomic.Int64)
+	if op != nil {
+		read = &op.read // every response of the operation, resumed streams included
+	}
+	resp.Body = &cappedBody{rc: resp.Body, limit: g.cap, n: read, cancel: cancel, ctx: ctx, parent: parent, g: g}
 	return resp, nil
 }
 
-// cappedBody fails a response body as soon as it exceeds the cap, while
-// it streams, and ends the request's timeout when closed.
+// fallbackStatus reports an HTTP status by which a server says it does not
+// know a method or a protocol version; only after one of these (or a
+// JSON-RPC error) may the handshake try the other era.
+func fallbackStatus(code int) bool {
+	return code == http.StatusBadRequest || code == http.StatusNotFound || code == http.StatusMethodNotAllowed
+}
+
+// cappedBody fails a response body as soon as the bytes read by its
+// operation exceed the cap, while it streams, and ends the request's
+// timeout when closed.
 type cappedBody struct {
 	rc     io.ReadCloser
 	limit  int64
-	n      int64
+	n      *atomic.Int64 // shared by the responses of one operation
 	err    error
 	cancel context.CancelFunc
 	ctx    context.Context
@@ -269,17 +311,17 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	if b.err != nil {
 		return 0, b.err
 	}
-	if room := b.limit + 1 - b.n; int64(len(p)) > room {
+	room := max(b.limit+1-b.n.Load(), 1) // 1: the operation's cap is already reached
+	if int64(len(p)) > room {
 		p = p[:room]
 	}
 	n, err := b.rc.Read(p)
-	b.n += int64(n)
-	if b.n > b.limit {
-		f := fail(ports.ErrResponseTooLarge, fmt.Errorf("response exceeds %d bytes", b.limit))
+	if total := b.n.Add(int64(n)); total > b.limit {
+		f := fail(ports.ErrResponseTooLarge, fmt.Errorf("responses exceed %d bytes", b.limit))
 		b.err = f
 		b.g.record(b.parent, f, true)
 		b.cancel() // abort the transfer now, not when the caller closes
-		return n - int(b.n-b.limit), f
+		return max(0, n-int(total-b.limit)), f
 	}
 	if err == io.EOF && errors.Is(b.ctx.Err(), context.DeadlineExceeded) {
 		// Go's HTTP/1.1 client may end the body of a request whose

@@ -112,20 +112,24 @@ func TestRebindingNeverReachesThePrivateAddress(t *testing.T) {
 	target := ports.MCPTarget{URL: ts.url(t)}
 
 	// server/discover: lookup 1, public, dialled (and refused by the test
-	// dial, which never leaves the machine); the initialize fallback opens
-	// a new connection: lookup 2, private, refused before any dial.
+	// dial, which never leaves the machine); no initialize follows a
+	// failed connection. The next session's connection: lookup 2,
+	// private, refused before any dial.
 	_, err := c.OpenSession(context.Background(), target, limits.DiscoveryResponseCap)
 	wantCode(t, err, ports.ErrServerUnreachable)
 	if d := dl.all(); len(d) != 1 || d[0] != fmt.Sprintf("8.8.8.8:%d", ts.port()) {
 		t.Fatalf("dialled %v, want the checked public address only", d)
 	}
-	if n := res.n.Load(); n != 2 {
-		t.Fatalf("%d lookups for two connections, want one each", n)
+	if n := res.n.Load(); n != 1 {
+		t.Fatalf("%d lookups for one connection, want one", n)
 	}
 	_, err = c.OpenSession(context.Background(), target, limits.DiscoveryResponseCap)
 	wantCode(t, err, ports.ErrAddressBlocked)
 	if d := dl.all(); len(d) != 1 {
 		t.Errorf("dialled %v after the rebinding", d)
+	}
+	if n := res.n.Load(); n != 2 {
+		t.Errorf("%d lookups for two connections, want one each", n)
 	}
 	if n := ts.conns.Load(); n != 0 {
 		t.Errorf("the server saw %d connections", n)
@@ -183,6 +187,51 @@ func TestAddsTheCredentialOnlyForTheConfiguredOriginAndRefusesRedirects(t *testi
 	}
 	if n := second.conns.Load(); n != 0 || len(second.requests()) != 0 {
 		t.Errorf("the second origin saw %d connections and %d requests", n, len(second.requests()))
+	}
+}
+
+// TestRefusesRedirectsOnTheSameOrigin: a redirect to another path of the
+// configured origin is refused like any other (MC1: the configured URL is
+// the only endpoint), and the target path receives no request.
+func TestRefusesRedirectsOnTheSameOrigin(t *testing.T) {
+	for _, status := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			var atTarget atomic.Int64
+			mux := http.NewServeMux()
+			mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, "/elsewhere", status)
+			})
+			mux.Handle("/elsewhere", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				atTarget.Add(1)
+				newRawServer().ServeHTTP(w, r)
+			}))
+			ts := startServer(t, mux)
+			c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 2*time.Second)
+			_, err := c.OpenSession(context.Background(), ports.MCPTarget{URL: ts.url(t)}, limits.DiscoveryResponseCap)
+			wantCode(t, err, ports.ErrRedirectRefused)
+			if len(ts.requests()) == 0 {
+				t.Fatal("the configured path saw no request")
+			}
+			if n := atTarget.Load(); n != 0 {
+				t.Errorf("the redirect target received %d requests", n)
+			}
+		})
+	}
+
+	// Each of the two layers on its own: the round tripper refuses the
+	// 3xx answer, and the client's redirect hook refuses to follow one.
+	g := newGuard(Options{Timeout: time.Second}, ports.MCPTarget{URL: mustURL(t, "https://mcp.test/mcp")}, 1024)
+	rt := &guardedTransport{g: g, base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"/elsewhere"}}, Body: io.NopCloser(strings.NewReader(""))}, nil
+	})}
+	req, _ := http.NewRequest(http.MethodPost, "https://mcp.test/mcp", strings.NewReader("{}"))
+	if _, err := rt.RoundTrip(req); !errors.Is(err, ports.ErrRedirectRefused) {
+		t.Errorf("RoundTrip(307) = %v, want refused", err)
+	}
+	hc, _ := g.httpClient(nil)
+	next, _ := http.NewRequest(http.MethodPost, "https://mcp.test/elsewhere", nil)
+	if err := hc.CheckRedirect(next, []*http.Request{req}); !errors.Is(err, ports.ErrRedirectRefused) {
+		t.Errorf("CheckRedirect = %v, want refused", err)
 	}
 }
 
@@ -342,15 +391,37 @@ func TestAbortsSlowServers(t *testing.T) {
 			}
 		}
 	}
+	// stall sends the headers and the start of the answer, then nothing.
+	stall := func(sse bool) func(http.ResponseWriter, *http.Request, json.RawMessage) {
+		return func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+			if sse {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,", id)
+			} else {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusOK)
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,`, id)
+			}
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}
+	}
 	tests := []struct {
 		name   string
 		setup  func(*rawServer)
-		inOpen bool
+		during string // "open", "list" (discovery) or "call" (a review's call)
 	}{
-		{"initialize never answered", func(s *rawServer) { s.initialize = hang }, true},
-		{"tools/list never answered", func(s *rawServer) { s.toolsList = hang }, false},
-		{"tools/list trickles a byte per second", func(s *rawServer) { s.toolsList = trickle(false) }, false},
-		{"tools/list trickles an event stream", func(s *rawServer) { s.toolsList = trickle(true) }, false},
+		{"initialize never answered", func(s *rawServer) { s.initialize = hang }, "open"},
+		{"initialize sends headers, then stalls", func(s *rawServer) { s.initialize = stall(false) }, "open"},
+		{"tools/list never answered", func(s *rawServer) { s.toolsList = hang }, "list"},
+		{"tools/list trickles a byte per second", func(s *rawServer) { s.toolsList = trickle(false) }, "list"},
+		{"tools/list trickles an event stream", func(s *rawServer) { s.toolsList = trickle(true) }, "list"},
+		{"tools/list sends headers, then stalls", func(s *rawServer) { s.toolsList = stall(false) }, "list"},
+		{"tools/list sends an event stream's headers, then stalls", func(s *rawServer) { s.toolsList = stall(true) }, "list"},
+		{"tools/call never answered", func(s *rawServer) { s.toolsCall = hang }, "call"},
+		{"tools/call sends headers, then stalls", func(s *rawServer) { s.toolsCall = stall(false) }, "call"},
+		{"tools/call sends an event stream's headers, then stalls", func(s *rawServer) { s.toolsCall = stall(true) }, "call"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -358,15 +429,23 @@ func TestAbortsSlowServers(t *testing.T) {
 			tt.setup(raw)
 			ts := startServer(t, raw)
 			c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), timeout)
+			// A far deadline of the caller's, so that a missing timeout
+			// fails the duration check below rather than hanging.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
 			start := time.Now()
-			s, err := c.OpenSession(context.Background(), ports.MCPTarget{URL: ts.url(t)}, limits.DiscoveryResponseCap)
-			if !tt.inOpen {
+			s, err := c.OpenSession(ctx, ports.MCPTarget{URL: ts.url(t)}, limits.ReviewResponseCap)
+			if tt.during != "open" {
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer s.Close()
 				start = time.Now()
-				_, err = s.ListTools(context.Background())
+				if tt.during == "list" {
+					_, err = s.ListTools(ctx)
+				} else {
+					_, err = s.CallTool(ctx, "search", json.RawMessage(`{"query":"x"}`))
+				}
 			}
 			wantCode(t, err, ports.ErrTimeout)
 			if d := time.Since(start); d > 2*timeout+time.Second {
@@ -374,6 +453,33 @@ func TestAbortsSlowServers(t *testing.T) {
 			}
 		})
 	}
+
+	// The transport on its own, without the operation's deadline above
+	// it: a body that stalls after the headers fails with the timeout.
+	t.Run("the transport bounds a stalled body by itself", func(t *testing.T) {
+		raw := newRawServer()
+		raw.toolsList = stall(false)
+		ts := startServer(t, raw)
+		g := newGuard(Options{Rules: selfHosted(t), Resolver: loopbackResolver(), Timeout: timeout}, ports.MCPTarget{URL: ts.url(t)}, limits.ReviewResponseCap)
+		hc, tr := g.httpClient(testPKI().pool)
+		defer tr.CloseIdleConnections()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.url(t).String(), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		start := time.Now()
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_, err = io.ReadAll(resp.Body)
+		if !errors.Is(err, ports.ErrTimeout) {
+			t.Errorf("reading the stalled body = %v, want ErrTimeout", err)
+		}
+		if d := time.Since(start); d > timeout+time.Second {
+			t.Errorf("took %v with a timeout of %v", d, timeout)
+		}
+	})
 
 	t.Run("the caller's deadline", func(t *testing.T) {
 		raw := newRawServer()

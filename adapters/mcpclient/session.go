@@ -203,7 +203,9 @@ func (s *Session) do(ctx context.Context, what string, op func(context.Context) 
 }
 
 // Close ends the session (a DELETE for servers that keep sessions) and
-// closes its connections. It is idempotent and always returns nil: there
+// closes its connections. The DELETE is one request of the guarded
+// transport, so a server that never answers it holds Close for one
+// request timeout at most. It is idempotent and always returns nil: there
 // is nothing a caller could do about a failed goodbye.
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {

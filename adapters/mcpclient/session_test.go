@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -414,5 +415,192 @@ func TestServerErrorTextNeverReachesTheLog(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "JSON-RPC error -32000") {
 		t.Errorf("the log lacks the JSON-RPC code:\n%s", logs.String())
+	}
+}
+
+// TestCloseIsBoundedWhenTheServerHangsOnDelete: a stateful (2025-era)
+// session ends with a DELETE; a server that never answers it holds Close
+// for one request timeout at most, not the SDK's own 5 s.
+func TestCloseIsBoundedWhenTheServerHangsOnDelete(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	raw := newRawServer()
+	raw.initialize = func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+		w.Header().Set("Mcp-Session-Id", "session-1")
+		writeJSON(w, id, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`)
+	}
+	var deletes atomic.Int64
+	ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			deletes.Add(1)
+			<-r.Context().Done()
+			return
+		}
+		raw.ServeHTTP(w, r)
+	}))
+	c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), timeout)
+	s := openSession(t, c, ts, server.NoCredential(), limits.DiscoveryResponseCap)
+	start := time.Now()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	took := time.Since(start)
+	if deletes.Load() != 1 {
+		t.Fatalf("the server saw %d DELETE requests, want 1", deletes.Load())
+	}
+	if took > timeout+time.Second {
+		t.Errorf("Close took %v with a request timeout of %v", took, timeout)
+	}
+	t.Logf("Close returned after %v", took)
+}
+
+// TestFallsBackToInitializeOnlyWhenTheServerSaysSo: the 2025 handshake
+// follows server/discover only when the server answered that it does not
+// know the method or the version; after a timeout, a dropped connection
+// or any other answer exactly one request reached the server, so a slow
+// server costs one request timeout, not two.
+func TestFallsBackToInitializeOnlyWhenTheServerSaysSo(t *testing.T) {
+	const timeout = time.Second // a loaded machine must still finish the TLS handshake
+	type handler = func(http.ResponseWriter, *http.Request, json.RawMessage)
+	status := func(code int) handler {
+		return func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage) { w.WriteHeader(code) }
+	}
+	tests := []struct {
+		name     string
+		discover handler // the answer to server/discover; nil: the raw server's -32601
+		fallback bool
+		want     error
+	}{
+		{"JSON-RPC method not found", nil, true, nil},
+		{"JSON-RPC unsupported protocol version", func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"unsupported protocol version"}}`, id)
+		}, true, nil},
+		{"HTTP 400", status(http.StatusBadRequest), true, nil},
+		{"HTTP 404", status(http.StatusNotFound), true, nil},
+		{"HTTP 405", status(http.StatusMethodNotAllowed), true, nil},
+		{"no answer", func(_ http.ResponseWriter, r *http.Request, _ json.RawMessage) { <-r.Context().Done() }, false, ports.ErrTimeout},
+		{"headers, then a stalled body", func(w http.ResponseWriter, r *http.Request, _ json.RawMessage) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}, false, ports.ErrTimeout},
+		{"dropped connection", func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage) {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}, false, ports.ErrServerUnreachable},
+		{"HTTP 500", status(http.StatusInternalServerError), false, ports.ErrServerUnreachable},
+		{"HTTP 415", status(http.StatusUnsupportedMediaType), false, ports.ErrProtocol},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw := newRawServer()
+			var discovers atomic.Int64
+			ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				var m rpcMessage
+				if json.Unmarshal(body, &m) == nil && m.Method == "server/discover" {
+					discovers.Add(1)
+					if tt.discover != nil {
+						tt.discover(w, r, m.ID)
+						return
+					}
+				}
+				raw.ServeHTTP(w, r)
+			}))
+			c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), timeout)
+			s, err := c.OpenSession(context.Background(), ports.MCPTarget{URL: ts.url(t)}, limits.DiscoveryResponseCap)
+			if s != nil {
+				defer s.Close()
+			}
+			var methods []string
+			for _, r := range ts.requests() {
+				var m rpcMessage
+				_ = json.Unmarshal(r.Body, &m)
+				methods = append(methods, m.Method)
+			}
+			if discovers.Load() != 1 {
+				t.Errorf("server/discover sent %d times, want once", discovers.Load())
+			}
+			if tt.fallback {
+				if err != nil || !slices.Contains(methods, "initialize") {
+					t.Fatalf("OpenSession = %v after %v; want the initialize fallback", err, methods)
+				}
+				return
+			}
+			wantCode(t, err, tt.want)
+			if len(methods) != 1 {
+				t.Errorf("the server received %v, want server/discover alone", methods)
+			}
+		})
+	}
+}
+
+// TestWrongCredentialsAreNotProtocolErrors: a 401 or 403, with or without
+// a JSON-RPC error in the body, is ErrServerUnauthorized wherever it comes:
+// on server/discover (and then no initialize follows), on tools/list, on
+// tools/call.
+func TestWrongCredentialsAreNotProtocolErrors(t *testing.T) {
+	refuse := func(status int, rpcBody bool) func(http.ResponseWriter, *http.Request, json.RawMessage) {
+		return func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			if !rpcBody {
+				w.WriteHeader(status)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":"invalid token"}}`, id)
+		}
+	}
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		for _, rpcBody := range []bool{false, true} {
+			for _, during := range []string{"server/discover", "tools/list", "tools/call"} {
+				t.Run(fmt.Sprintf("%d/rpc body %v/%s", status, rpcBody, during), func(t *testing.T) {
+					raw := newRawServer()
+					h := refuse(status, rpcBody)
+					raw.toolsList, raw.toolsCall = nil, nil
+					switch during {
+					case "tools/list":
+						raw.toolsList = h
+					case "tools/call":
+						raw.toolsCall = h
+					}
+					ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						body, _ := io.ReadAll(r.Body)
+						r.Body = io.NopCloser(bytes.NewReader(body))
+						var m rpcMessage
+						if during == "server/discover" && json.Unmarshal(body, &m) == nil && m.Method == "server/discover" {
+							h(w, r, m.ID)
+							return
+						}
+						raw.ServeHTTP(w, r)
+					}))
+					c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 2*time.Second)
+					cred, _ := server.NewBearer("expired-token-1234")
+					s, err := c.OpenSession(context.Background(), ports.MCPTarget{URL: ts.url(t), Credential: cred}, limits.ReviewResponseCap)
+					if during == "server/discover" {
+						wantCode(t, err, ports.ErrServerUnauthorized)
+						if n := len(ts.requests()); n != 1 {
+							t.Errorf("the server received %d requests, want server/discover alone", n)
+						}
+						return
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer s.Close()
+					if during == "tools/list" {
+						_, err = s.ListTools(context.Background())
+					} else {
+						_, err = s.CallTool(context.Background(), "search", json.RawMessage(`{"query":"x"}`))
+					}
+					wantCode(t, err, ports.ErrServerUnauthorized)
+				})
+			}
+		}
 	}
 }

@@ -558,8 +558,10 @@ func testResponseTooLarge(t *testing.T, in *instance) {
 }
 
 // TestE2EDiscoveryTimeout: with QUAVON_MCP_CALL_TIMEOUT_MS=300 a server
-// that never answers, and one that trickles a byte per second, fail the
-// discovery with 502 timeout well before the default 10 s.
+// that never answers, one that trickles a byte per second and one that
+// sends the headers and then stalls the body fail the discovery with 502
+// timeout well before the default 10 s, after one request (no fallback to
+// initialize after a timeout).
 func TestE2EDiscoveryTimeout(t *testing.T) {
 	t.Parallel()
 	env, key := mcpEnv(t, "QUAVON_MCP_CALL_TIMEOUT_MS=300")
@@ -591,12 +593,22 @@ func TestE2EDiscoveryTimeout(t *testing.T) {
 			}
 		}
 	}))
+	stall := startTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprint(w, `{"jsonrpc":"2.0",`)
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
 	t.Cleanup(func() { close(stop) }) // before the servers close
 
 	for _, tc := range []struct {
 		name string
 		p    *peer
-	}{{"silent", silent}, {"trickle", trickle}} {
+	}{{"silent", silent}, {"trickle", trickle}, {"stall", stall}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := c.on(t)
 			// Several registrations (each discovers once): whether a
@@ -604,10 +616,16 @@ func TestE2EDiscoveryTimeout(t *testing.T) {
 			// the HTTP client, so one attempt could pass by luck.
 			for i := range 5 {
 				id := registerServer(t, c, fmt.Sprintf("%s%d", tc.name, i), tc.p.url(), "")
+				before := tc.p.count()
 				start := time.Now()
 				r := c.do("POST", "/v1/mcp/servers/"+id+"/discover", nil)
 				took := time.Since(start)
 				expect(t, fmt.Sprintf("discover a %s server (attempt %d)", tc.name, i+1), r, 502, "timeout")
+				// One request timeout, not two: no initialize after a
+				// server/discover that timed out.
+				if got := rpcMethods(tc.p.requests()[before:]); len(got) != 1 || got[0] != "server/discover" {
+					t.Errorf("attempt %d: the server received %v, want server/discover alone", i+1, got)
+				}
 				expectNoEcho(t, tc.name, r, tc.p.url(), "localhost")
 				if took > 4*time.Second {
 					t.Errorf("the discovery took %v with a 300 ms timeout per request", took)
