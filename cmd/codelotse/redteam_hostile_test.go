@@ -182,6 +182,35 @@ func endless(done chan<- struct{}) callHandler {
 	}
 }
 
+// resumer closes every event stream of a call before its answer, each
+// after a priming event with a new id (the stream may be resumed), and
+// answers every resumption the same way: the client would resume forever.
+type resumer struct {
+	mu   sync.Mutex
+	next int
+}
+
+// stream sends one priming event and ends the stream.
+func (s *resumer) stream(w http.ResponseWriter) {
+	s.mu.Lock()
+	s.next++
+	id := s.next
+	s.mu.Unlock()
+	sse(w)
+	fmt.Fprintf(w, "id: rt-%d\nretry: 50\ndata:\n\n", id)
+}
+
+func (s *resumer) call(w http.ResponseWriter, _ *http.Request, _ json.RawMessage) { s.stream(w) }
+
+// other answers the resumptions (GET with Last-Event-ID).
+func (s *resumer) other(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	s.stream(w)
+}
+
 // redirect answers tools/call with a redirect to location.
 func redirect(status int, location string) callHandler {
 	return func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage) {

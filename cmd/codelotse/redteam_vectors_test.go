@@ -33,6 +33,7 @@ var redTeamVectors = []struct {
 	{"oversize", "MC8", vectorOversize},
 	{"slow_headers", "MC8", vectorSlow("slow_headers", hang)},
 	{"slow_body", "MC8", vectorSlow("slow_body", trickle)},
+	{"endless_resumption", "MC8", vectorEndlessResumption},
 	{"redirect", "MC1, MC2", vectorRedirect},
 	{"server_requests", "MC11", vectorServerRequests},
 	{"non_text", "MC3", vectorNonText},
@@ -363,6 +364,38 @@ func vectorSlow(name string, misbehave callHandler) func(*testing.T, *redTeam) {
 		if m := lastToolMessages(t, byStep(readModelLog(t, rt.logPath), "finder"), 1); m[0] != `{"error": "unavailable"}` {
 			t.Errorf("the finder got %q, want the unavailable refusal", m)
 		}
+	}
+}
+
+// vectorEndlessResumption: every event stream of tools/call ends before
+// the answer with a new event id, inviting the client to resume it again
+// and again. The client resumes at most twice (Last-Event-ID, same
+// origin), then gives up: the call is an error, ended by its deadline at
+// the latest.
+func vectorEndlessResumption(t *testing.T, s *redTeam) {
+	canary := newCanary(t)
+	res := &resumer{}
+	e := s.hostile.endpoint("endless_resumption", onCall(searchOnly(era2025), res.call, res.other))
+	rt := s.start(t, canary, quietFinder(toolTurn(call("mcp_endless_resumption_search", map[string]any{"query": "cache"}))))
+	id := rt.allowlist(e)
+	seen := len(e.requests())
+	rt.review(id)
+
+	cs := calls(t, rt.c, id)
+	if len(cs) != 1 || cs[0]["status"] != "error" {
+		t.Fatalf("calls = %v, want one error record", cs)
+	}
+	if d := durationMs(cs[0]); d >= 2*redTeamTimeout {
+		t.Errorf("the call took %v ms, want it ended by its %d ms deadline", d, redTeamTimeout)
+	}
+	var resumptions []string
+	for _, r := range e.requests()[seen:] {
+		if r.HTTPMethod == http.MethodGet {
+			resumptions = append(resumptions, r.Header.Get("Last-Event-ID"))
+		}
+	}
+	if !slices.Equal(resumptions, []string{"rt-1", "rt-2"}) {
+		t.Errorf("resumptions with Last-Event-ID %q, want rt-1 and rt-2 and no more", resumptions)
 	}
 }
 
