@@ -83,7 +83,8 @@ func readRPC(r *http.Request) rpcMessage {
 	return m
 }
 
-// callHandler answers one tools/call request whose JSON-RPC id is id.
+// callHandler answers one JSON-RPC request (tools/call unless said
+// otherwise) whose id is id.
 type callHandler func(w http.ResponseWriter, r *http.Request, id json.RawMessage)
 
 // onCall serves the go-sdk handler sdk (which discovers, initializes and
@@ -92,10 +93,15 @@ type callHandler func(w http.ResponseWriter, r *http.Request, id json.RawMessage
 // set, answers every other request that is not a JSON-RPC request: the
 // client's answers to server-initiated requests, and GET.
 func onCall(sdk http.Handler, call callHandler, other http.HandlerFunc) http.Handler {
+	return onMethod("tools/call", sdk, call, other)
+}
+
+// onMethod is onCall for the JSON-RPC method method.
+func onMethod(method string, sdk http.Handler, call callHandler, other http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			m := readRPC(r)
-			if m.Method == "tools/call" {
+			if m.Method == method {
 				call(w, r, m.ID)
 				return
 			}
@@ -162,8 +168,8 @@ func trickle(w http.ResponseWriter, r *http.Request, _ json.RawMessage) {
 	}
 }
 
-// endless answers tools/call with one event that never ends, as fast as
-// the client reads it; done is closed when the client has dropped the
+// endless answers with one event that never ends, as fast as the client
+// reads it; done is closed when the client has dropped the
 // connection (a write failed).
 func endless(done chan<- struct{}) callHandler {
 	return func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {

@@ -298,7 +298,8 @@ func durationMs(rec map[string]any) float64 { d, _ := rec["durationMs"].(float64
 // vectorOversize: a result above the 64 KiB result cap, and an answer
 // that never ends. Both are too_large; the endless one is cut by the
 // 256 KiB response cap while it streams, long before the timeout, and its
-// connection is dropped. Nothing of either reaches the model.
+// connection is dropped. Nothing of either reaches the model. An endless
+// tools/list during discovery is cut at 1 MiB (502 response_too_large).
 func vectorOversize(t *testing.T, s *redTeam) {
 	canary := newCanary(t)
 	const marker = "oversize-marker-"
@@ -311,6 +312,20 @@ func vectorOversize(t *testing.T, s *redTeam) {
 	rt := s.start(t, canary, quietFinder(
 		toolTurn(call("mcp_oversize_search", map[string]any{"query": "cache"})),
 		toolTurn(call("mcp_endless_search", map[string]any{"query": "cache"}))))
+	// During discovery, an endless tools/list is cut at the 1 MiB cap.
+	listDropped := make(chan struct{})
+	endlessList := s.hostile.endpoint("endless_list", onMethod("tools/list", searchOnly(era2026), endless(listDropped), nil))
+	listID := registerServer(t, rt.c, endlessList.name, endlessList.url(), rt.bearer(endlessList))
+	expect(t, "discover an endless tools/list", rt.c.do("POST", "/v1/mcp/servers/"+listID+"/discover", nil), http.StatusBadGateway, "response_too_large")
+	if g := rt.c.do("GET", "/v1/mcp/servers/"+listID, nil); g.Body["lastError"] != "response_too_large" {
+		t.Errorf("lastError = %v, want response_too_large", g.Body["lastError"])
+	}
+	select {
+	case <-listDropped:
+	case <-time.After(10 * time.Second):
+		t.Error("the endless tools/list is still being read 10 s after the discovery")
+	}
+
 	largeID, endlessID := rt.allowlist(large), rt.allowlist(unending)
 	rt.review(largeID, endlessID)
 
