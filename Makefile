@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 COVERAGE_MIN := 90
 
-.PHONY: all build run demo test test-go test-signedoff cover-domain lint generate check-generate bench fuzz clean
+.PHONY: all build run stop demo image screenshots test test-go test-signedoff test-deploy cover-domain lint lint-openapi generate check-generate bench fuzz clean
 
 all: build
 
@@ -18,13 +18,31 @@ build:
 run: build
 	./.ci/localdb exec ./$(BIN) serve
 
+## stop: stop the private PostgreSQL that `make run` started under .data/
+## (its data stays; the next `make run` starts it again).
+stop:
+	./.ci/localdb stop
+
+## image: the container image as an OCI image archive, without a Docker
+## engine: a static binary (CGO_ENABLED=0), non-root, no shell.
+IMAGE_ARCH        ?= $(shell $(GO) env GOARCH)
+IMAGE_SOURCE      ?= https://github.com/codelotse/codelotse
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+IMAGE             ?= bin/codelotse-$(VERSION)-$(IMAGE_ARCH).oci.tar
+image:
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS) -s -w' -o bin/image/codelotse ./cmd/codelotse
+	cd deploy && $(GO) run ./cmd/mkimage -binary ../bin/image/codelotse -arch $(IMAGE_ARCH) \
+		-version $(VERSION) -revision $$(git rev-parse HEAD 2>/dev/null) -source $(IMAGE_SOURCE) \
+		-created $(SOURCE_DATE_EPOCH) -o ../$(IMAGE)
+
 ## demo: a review that uses an MCP server end to end (see README).
 demo:
 	./.ci/demo
 
 ## test: lint, every test (PostgreSQL integration tests included) in both
-## builds, and the domain's coverage floor.
-test: lint test-go test-signedoff cover-domain
+## builds, the Helm chart's render test and the image test (the nested
+## module deploy/), and the domain's coverage floor.
+test: lint test-go test-signedoff test-deploy cover-domain
 
 test-go:
 	$(GO) test -race -count=1 ./...
@@ -32,7 +50,12 @@ test-go:
 # The signedoff build flips MCP_CONTEXT_SIGNED_OFF; the packages whose
 # behaviour depends on it run again in that build.
 test-signedoff:
-	$(GO) test -race -count=1 -tags signedoff ./domain/gate/... ./cmd/...
+	$(GO) test -race -count=1 -tags signedoff ./domain/gate/... ./app/... ./cmd/...
+
+# deploy/ is a module of its own, so Helm's and go-containerregistry's
+# dependencies never reach the service's go.mod.
+test-deploy:
+	cd deploy && $(GO) test -count=1 ./...
 
 cover-domain:
 	@$(GO) test -count=1 -coverprofile=coverage-domain.out ./domain/... >/dev/null
@@ -42,7 +65,18 @@ lint: check-generate
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '/testdata/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags signedoff ./...
+	cd deploy && $(GO) vet ./...
 	$(GO) run ./cmd/archlint .
+	@$(MAKE) --no-print-directory lint-openapi
+
+## lint-openapi: Redocly's recommended rules (warnings are errors) on
+## openapi.yaml, with the CLI pinned in tools/openapi-lint (npm ci on first use).
+OPENAPI_LINT := tools/openapi-lint
+lint-openapi:
+	@test -x $(OPENAPI_LINT)/node_modules/.bin/redocly || npm ci --prefix $(OPENAPI_LINT) --no-audit --no-fund --ignore-scripts --loglevel=error
+	@out=$$(NO_UPDATE_NOTIFIER=1 REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+		npx --prefix $(OPENAPI_LINT) --no-install redocly lint --format=summary --config $(OPENAPI_LINT)/redocly.yaml openapi.yaml 2>&1); \
+		rc=$$?; printf '%s\n' "$$out" | grep -v '[║╔╚]' | grep -v '^[[:space:]]*$$'; exit $$rc
 
 ## generate: regenerate wire_gen.go.
 generate:
@@ -58,6 +92,11 @@ check-generate:
 		cp $$bak cmd/codelotse/wire_gen.go; rm -f $$bak; \
 		echo "cmd/codelotse/wire_gen.go is stale: run make generate and commit it"; exit 1; fi; \
 	rm -f $$bak
+
+## screenshots: the main pages of the web interface as PNG in docs/ui/,
+## taken by the browser test (needs Chromium and PostgreSQL).
+screenshots:
+	CODELOTSE_UI_SCREENSHOTS=$(CURDIR)/docs/ui $(GO) test -count=1 -tags signedoff -run '^TestBrowserWalkthrough$$' ./cmd/codelotse
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

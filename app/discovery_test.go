@@ -23,6 +23,9 @@ type fakeConnector struct {
 	caps    []int64
 	closed  int
 	listing int
+	// whileListing runs inside ListTools: what happens to the server
+	// between the live discovery and the store.
+	whileListing func()
 }
 
 func (c *fakeConnector) Open(_ context.Context, t ports.MCPTarget, cap int64) (ports.MCPSession, error) {
@@ -41,6 +44,9 @@ type fakeSession struct {
 
 func (s *fakeSession) ListTools(context.Context) ([]ports.ListedTool, error) {
 	s.c.listing++
+	if s.c.whileListing != nil {
+		s.c.whileListing()
+	}
 	return s.c.tools[s.url], nil
 }
 
@@ -282,6 +288,39 @@ func TestSaveToolsRefusals(t *testing.T) {
 				t.Errorf("a refused save stored %d tools", len(s.Tools()))
 			}
 		})
+	}
+}
+
+// TestSaveToolsRefusesWhenTheURLChangedMeanwhile: a PATCH moves the server
+// to another URL while the save's live discovery runs. The save answers
+// 422 unknown_tool (no discovery of the current URL offered those tools)
+// and stores nothing: the allowlist stays as the URL change left it
+// (empty), and no allowlist audit event is written.
+func TestSaveToolsRefusesWhenTheURLChangedMeanwhile(t *testing.T) {
+	e, id := newDiscoveryEnv(t)
+	if err := e.save(id, app.ToolChoice{Name: "search", Description: "Search."}); err != nil {
+		t.Fatalf("first save: %v", err)
+	}
+	moved := "https://wiki.example.com/other-mcp"
+	ack := true
+	e.conn.whileListing = func() {
+		e.conn.whileListing = nil
+		if _, err := app.NewPatchServerHandler(e.serverEnv.deps).Handle(context.Background(), srvPrincipalA,
+			app.PatchServer{ID: id, URL: &moved, Acknowledged: &ack}); err != nil {
+			t.Errorf("PATCH url during the save: %v", err)
+		}
+	}
+	events := len(e.audit(srvTenantA))
+	err := e.save(id, app.ToolChoice{Name: "search", Description: "Search."}, app.ToolChoice{Name: "edit", Description: "Edits.", ConfirmWrite: true})
+	srvWantCode(t, err, app.CodeUnknownTool, e.url, moved)
+	s, _ := app.NewGetServerHandler(e.serverEnv.deps).Handle(context.Background(), srvPrincipalA, app.GetServer{ID: id})
+	if s.URL().String() != moved || len(s.Tools()) != 0 {
+		t.Errorf("after the raced save: url %s, %d tools; want %s and the allowlist the URL change emptied", s.URL(), len(s.Tools()), moved)
+	}
+	for _, ev := range e.audit(srvTenantA)[events:] {
+		if ev.Action == app.ActionServerTools {
+			t.Errorf("the refused save wrote an audit event: %+v", ev)
+		}
 	}
 }
 

@@ -19,7 +19,6 @@ const (
 	CodeNotFound                Code = "not_found"
 	CodeNameTaken               Code = "name_taken"
 	CodeTooManyServers          Code = "too_many_servers"
-	CodeConflict                Code = "conflict"
 	CodeDiscoveryThrottled      Code = "discovery_throttled"
 	CodeValidationFailed        Code = "validation_failed"
 	CodeNotSignedOff            Code = "not_signed_off"

@@ -2,6 +2,8 @@ package app_test
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,6 +44,17 @@ func (f *fakeRepos) SetVisibility(_ context.Context, id string, v policy.Visibil
 	return r, nil
 }
 
+func (f *fakeRepos) List(_ context.Context, after string, limit int) ([]ports.Repository, error) {
+	var out []ports.Repository
+	for _, r := range f.byID {
+		if r.Name > after {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b ports.Repository) int { return strings.Compare(a.Name, b.Name) })
+	return out[:min(limit, len(out))], nil
+}
+
 // fakePolicies is an in-memory ports.PolicyRepo of one tenant; servers
 // are the ids of the tenant's servers.
 type fakePolicies struct {
@@ -66,6 +79,16 @@ func (f *fakePolicies) Repository(_ context.Context, id string) (policy.McpSecti
 func (f *fakePolicies) PutRepository(_ context.Context, id string, s policy.McpSection) error {
 	f.repos[id] = s
 	return nil
+}
+
+func (f *fakePolicies) Repositories(_ context.Context, ids []string) (map[string]policy.McpSection, error) {
+	out := map[string]policy.McpSection{}
+	for _, id := range ids {
+		if s, ok := f.repos[id]; ok {
+			out[id] = s
+		}
+	}
+	return out, nil
 }
 
 func (f *fakePolicies) ServersExist(_ context.Context, ids []string) (map[string]bool, error) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -26,6 +27,8 @@ type fakeTx struct {
 	audit    *fakeAudit
 	calls    *fakeCalls
 	reviews  ports.ReviewRepo
+	settings *fakeSettings
+	prompts  *fakePromptLogs
 }
 
 func (t *fakeTx) Servers() ports.ServerRepo          { return t.servers }
@@ -34,6 +37,8 @@ func (t *fakeTx) Policies() ports.PolicyRepo         { return t.policies }
 func (t *fakeTx) Audit() ports.AuditLog              { return t.audit }
 func (t *fakeTx) Calls() ports.CallLog               { return t.calls }
 func (t *fakeTx) Reviews() ports.ReviewRepo          { return t.reviews }
+func (t *fakeTx) Settings() ports.SettingsRepo       { return t.settings }
+func (t *fakeTx) PromptLogs() ports.PromptLogRepo    { return t.prompts }
 
 func (f *fakeTenants) InTenant(ctx context.Context, tenantID string, fn func(context.Context, ports.TenantTx) error) error {
 	f.mu.Lock()
@@ -49,6 +54,12 @@ func (f *fakeTenants) InTenant(ctx context.Context, tenantID string, fn func(con
 		}
 		if tx.calls == nil {
 			tx.calls = &fakeCalls{}
+		}
+		if tx.settings == nil {
+			tx.settings = &fakeSettings{s: settings.Default()}
+		}
+		if tx.prompts == nil {
+			tx.prompts = &fakePromptLogs{}
 		}
 		f.txs[tenantID] = tx
 	}
@@ -71,6 +82,39 @@ func (a *fakeAudit) Recent(_ context.Context, limit int) ([]ports.AuditEvent, er
 	return out, nil
 }
 
+// fakeSettings holds one tenant's settings.
+type fakeSettings struct{ s settings.Settings }
+
+func (f *fakeSettings) Get(context.Context) (settings.Settings, error) { return f.s, nil }
+func (f *fakeSettings) Put(_ context.Context, s settings.Settings) error {
+	f.s = s
+	return nil
+}
+
+// fakePromptLogs keeps one tenant's prompt logs in memory.
+type fakePromptLogs struct{ logs []ports.PromptLog }
+
+func (f *fakePromptLogs) Insert(_ context.Context, l ports.PromptLog) error {
+	f.logs = append(f.logs, l)
+	return nil
+}
+
+func (f *fakePromptLogs) List(_ context.Context, reviewID string, now time.Time) ([]ports.PromptLog, error) {
+	var out []ports.PromptLog
+	for _, l := range f.logs {
+		if l.ReviewID == reviewID && l.ExpiresAt.After(now) {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakePromptLogs) DeleteAll(context.Context) (int64, error) {
+	n := int64(len(f.logs))
+	f.logs = nil
+	return n, nil
+}
+
 // fixedClock is a ports.Clock that tests move by hand.
 type fixedClock struct{ now time.Time }
 
@@ -89,6 +133,16 @@ func (c *fakeCalls) Recent(_ context.Context, serverID string, limit int) ([]por
 	for i := len(c.calls) - 1; i >= 0 && len(out) < limit; i-- {
 		if c.calls[i].ServerID == serverID {
 			out = append(out, c.calls[i])
+		}
+	}
+	return out, nil
+}
+
+func (c *fakeCalls) ForReview(_ context.Context, reviewID string, limit int) ([]ports.ToolCall, error) {
+	var out []ports.ToolCall
+	for _, r := range c.calls {
+		if r.ReviewID == reviewID && len(out) < limit {
+			out = append(out, r)
 		}
 	}
 	return out, nil

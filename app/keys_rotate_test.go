@@ -31,13 +31,13 @@ func TestRotateKeys(t *testing.T) {
 	rot.creds[rotateID(9)] = []byte("k1|mcp_servers:" + rotateID(1) + "|00")  // moved from another row
 	rot.creds[rotateID(10)] = []byte("k2|mcp_servers:" + rotateID(1) + "|00") // names the primary key, moved
 	cipher := &fakeCipher{keys: []string{"k2", "k1"}}
-	h := app.NewRotateKeysHandler(rot, cipher)
+	h := app.NewRotateKeysHandler(rot, nil, cipher)
 
 	res, err := h.Handle(context.Background(), app.RotateKeys{BatchSize: 2})
 	if err != nil {
 		t.Fatalf("RotateKeys() = %v", err)
 	}
-	want := app.RotateKeysResult{Rotated: 5, AlreadyPrimary: 2, Failed: 3, FailedIDs: []string{rotateID(8), rotateID(9), rotateID(10)}}
+	want := app.RotateCounts{Rotated: 5, AlreadyPrimary: 2, Failed: 3, FailedIDs: []string{rotateID(8), rotateID(9), rotateID(10)}}
 	if res.Rotated != want.Rotated || res.AlreadyPrimary != want.AlreadyPrimary || res.Failed != want.Failed || res.Skipped != 0 || !slices.Equal(res.FailedIDs, want.FailedIDs) {
 		t.Errorf("RotateKeys() = %+v, want %+v", res, want)
 	}
@@ -71,7 +71,7 @@ func TestRotateKeysLostRace(t *testing.T) {
 			rot.creds[id], _ = cipher.Seal([]byte(`{"type":"none"}`), []byte("mcp_servers:"+id))
 		}
 	}
-	res, err := app.NewRotateKeysHandler(rot, cipher).Handle(context.Background(), app.RotateKeys{})
+	res, err := app.NewRotateKeysHandler(rot, nil, cipher).Handle(context.Background(), app.RotateKeys{})
 	if err != nil || res.Rotated != 1 || res.Skipped != 1 {
 		t.Errorf("RotateKeys() = %+v, %v, want 1 rotated, 1 skipped", res, err)
 	}
@@ -84,8 +84,8 @@ func TestRotateKeysWithoutKeys(t *testing.T) {
 	rot := &fakeRotator{creds: map[string][]byte{}}
 	seedRotator(rot, "k1", 1, 1)
 	for _, c := range []*app.RotateKeysHandler{
-		app.NewRotateKeysHandler(rot, &fakeCipher{}),
-		app.NewRotateKeysHandler(rot, nil),
+		app.NewRotateKeysHandler(rot, nil, &fakeCipher{}),
+		app.NewRotateKeysHandler(rot, nil, nil),
 	} {
 		_, err := c.Handle(context.Background(), app.RotateKeys{})
 		var e *app.Error
@@ -100,7 +100,7 @@ func TestRotateKeysWithoutKeys(t *testing.T) {
 
 func TestRotateKeysEmptyStore(t *testing.T) {
 	rot := &fakeRotator{creds: map[string][]byte{}}
-	res, err := app.NewRotateKeysHandler(rot, &fakeCipher{keys: []string{"k1"}}).Handle(context.Background(), app.RotateKeys{})
+	res, err := app.NewRotateKeysHandler(rot, nil, &fakeCipher{keys: []string{"k1"}}).Handle(context.Background(), app.RotateKeys{})
 	if err != nil || res.Rotated+res.AlreadyPrimary+res.Failed+res.Skipped != 0 {
 		t.Errorf("RotateKeys() on an empty store = %+v, %v", res, err)
 	}

@@ -55,6 +55,9 @@ type mcpRun struct {
 	reviewID string
 	budget   *budget.RunBudget
 	wrapper  *untrusted.Wrapper
+	// gated: the sign-off or the instance switch closed the gate, so the
+	// run touches no MCP table, not even for its statistics.
+	gated bool
 
 	mu       sync.Mutex
 	sessions []ports.MCPSession
@@ -95,6 +98,9 @@ func (r *mcpRun) stats(ctx context.Context, promptUsed bool) ports.McpStats {
 	if promptUsed {
 		v := McpPromptVersion
 		st.Prompt = &v
+	}
+	if r.gated {
+		return st
 	}
 	u, err := r.usage(context.WithoutCancel(ctx))
 	if err != nil {
@@ -336,8 +342,10 @@ func refusal(status string) string { return fmt.Sprintf(`{"error": %q}`, status)
 func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string) {
 	r := t.run
 	start := r.deps.Clock.Now()
+	ctx, span := startCall(ctx, t.snap.Name())
 	rec := ports.ToolCall{ServerID: t.srv.ID(), Tool: t.snap.Name(), RequestBytes: len(args), ArgumentsHash: argumentsHash(args)}
 	finish := func(status string, answer string) string {
+		endCall(span, status)
 		rec.Status = status
 		rec.Duration = r.deps.Clock.Now().Sub(start)
 		r.record(ctx, rec)

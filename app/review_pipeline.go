@@ -145,9 +145,13 @@ func (p *Pipeline) verify(ctx context.Context, in ReviewPipelineInput, repo repo
 // model answers with content. Running out of turns ends the step with
 // empty content.
 func (p *Pipeline) converse(ctx context.Context, step, system, user string, tools []ports.ToolSpec, maxSteps int,
-	exec func(context.Context, ports.ModelToolCall) string) (string, error) {
+	exec func(context.Context, ports.ModelToolCall) string) (_ string, err error) {
+	ctx, span := startStep(ctx, step)
+	turns := 0
+	defer func() { endStep(span, turns, err) }()
 	messages := []ports.Message{{Role: ports.RoleSystem, Content: system}, {Role: ports.RoleUser, Content: user}}
 	for range maxSteps {
+		turns++
 		resp, err := p.Model.Complete(ctx, ports.ModelRequest{Step: step, Messages: messages, Tools: tools})
 		if err != nil {
 			return "", err

@@ -62,7 +62,10 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 	mcp := &mcpRun{deps: h.d, tenantID: tenantID, reviewID: reviewID}
 	defer mcp.close()
 	tools := h.mcpContext(ctx, mcp, run)
-	out, err := (&Pipeline{Model: h.d.Model}).Run(ctx, ReviewPipelineInput{
+	// Every model request goes through the debug prompt log, which keeps
+	// it only while the tenant's setting is on.
+	model := newPromptRecorder(h.d, tenantID, reviewID)
+	out, err := (&Pipeline{Model: model}).Run(ctx, ReviewPipelineInput{
 		Title: run.Title, Description: run.Description, Diff: run.Diff, Files: run.Files, ExternalTools: tools,
 	})
 	if err != nil {
@@ -94,6 +97,7 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 // parse included: condition 2 of the threat analysis).
 func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run ports.ReviewRun) []ExternalTool {
 	if !h.d.Gates.SignedOff || !h.d.Gates.Instance.Allowed() {
+		mcp.gated = true
 		return nil
 	}
 	skip := func(why string, err error) []ExternalTool {

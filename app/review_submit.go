@@ -101,3 +101,52 @@ func (h *ReviewHandler) Get(ctx context.Context, p ports.Principal, rawID string
 	}
 	return run, err
 }
+
+// Limits of the review pages: runs listed per repository, call records
+// shown per run (a run makes at most 20 calls; blocked records add to them).
+const (
+	RecentReviews     = 50
+	maxCallsPerReview = 200
+)
+
+// Recent lists a repository's latest runs ([RecentReviews], newest first,
+// without diff and files); not_found for a repository the tenant does not
+// have.
+func (h *ReviewHandler) Recent(ctx context.Context, p ports.Principal, repositoryID string) ([]ports.ReviewRun, error) {
+	repoID, ok := id.Parse(repositoryID)
+	if !ok {
+		return nil, Fail(CodeNotFound, "no such repository")
+	}
+	var out []ports.ReviewRun
+	err := h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		if _, err := tx.Repositories().Get(ctx, repoID); err != nil {
+			return notFound(err, "repository")
+		}
+		var err error
+		out, err = tx.Reviews().Recent(ctx, repoID, RecentReviews)
+		return err
+	})
+	return out, err
+}
+
+// Calls lists the tool-call records of a run, oldest first (counts and
+// sizes only, like every call record); not_found for an unknown run.
+func (h *ReviewHandler) Calls(ctx context.Context, p ports.Principal, reviewID string) ([]ports.ToolCall, error) {
+	rid, ok := id.Parse(reviewID)
+	if !ok {
+		return nil, Fail(CodeNotFound, "no such review")
+	}
+	var out []ports.ToolCall
+	err := h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		if _, err := tx.Reviews().Get(ctx, rid); err != nil {
+			if errors.Is(err, ports.ErrNotFound) {
+				return Fail(CodeNotFound, "no such review")
+			}
+			return err
+		}
+		var err error
+		out, err = tx.Calls().ForReview(ctx, rid, maxCallsPerReview)
+		return err
+	})
+	return out, err
+}

@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"github.com/codelotse/codelotse/domain/id"
@@ -73,8 +71,4 @@ func (a *AccountAdmin) CreateToken(ctx context.Context, tenantID string, permiss
 // newToken returns TokenPrefix and 32 random bytes in unpadded base64url.
 // crypto/rand.Read does not fail (it aborts the program if the system's
 // source is broken), so there is no error to return.
-func newToken() string {
-	b := make([]byte, tokenSecretBytes)
-	_, _ = rand.Read(b)
-	return TokenPrefix + base64.RawURLEncoding.EncodeToString(b)
-}
+func newToken() string { return newSecret(TokenPrefix) }

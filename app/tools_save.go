@@ -39,7 +39,8 @@ func NewSaveToolsHandler(d DiscoveryDeps) *SaveToolsHandler { return &SaveToolsH
 // (unsupported_schema) and, when write-capable, be confirmed
 // (write_not_confirmed); at most limits.MaxToolsPerServer (too_many_tools).
 // The new allowlist is stored only if the server's URL is still the one
-// that was discovered.
+// that was discovered; otherwise nothing is stored and the answer is
+// unknown_tool.
 func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd SaveTools) (*server.Server, error) {
 	if err := h.d.Gates.Check(); err != nil {
 		return nil, err
@@ -90,7 +91,10 @@ func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd Sa
 		var err error
 		saved, err = tx.Servers().Update(ctx, id, func(cur *server.Server) (ports.CredentialUpdate, error) {
 			if cur.URL().String() != s.URL().String() {
-				return ports.CredentialUpdate{}, Fail(CodeConflict, "the server's URL changed during the save; discover again")
+				// The contract has no conflict code: the tools were chosen
+				// from a server the URL no longer names, and no discovery
+				// of the current URL offered them, so they are unknown.
+				return ports.CredentialUpdate{}, Fail(CodeUnknownTool, "the server's URL changed during the save: discover the server again and choose its tools")
 			}
 			cur.RecordError("")
 			return ports.CredentialUpdate{}, cur.ReplaceTools(snaps, now)

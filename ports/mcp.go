@@ -31,7 +31,8 @@ type MCPTarget struct {
 }
 
 // MCPConnector opens sessions to MCP servers through the guarded
-// transport. responseCap is the byte cap per HTTP response (1 MiB during
+// transport. responseCap is the byte cap per HTTP response, and per MCP
+// operation when a resumed event stream takes several (1 MiB during
 // discovery, 256 KiB during a review). Safe for concurrent use.
 type MCPConnector interface {
 	Open(ctx context.Context, target MCPTarget, responseCap int64) (MCPSession, error)

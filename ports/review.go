@@ -77,6 +77,9 @@ type ReviewRepo interface {
 	Insert(ctx context.Context, r ReviewRun) error
 	// Get returns a run or ErrNotFound.
 	Get(ctx context.Context, id string) (ReviewRun, error)
+	// Recent returns at most limit runs of a repository, newest first,
+	// without their diff and files.
+	Recent(ctx context.Context, repositoryID string, limit int) ([]ReviewRun, error)
 	// Start marks a queued (or, on a retry, running) run as running and
 	// returns it; ErrNotFound when it is missing, ErrConflict when it is
 	// already done or failed.

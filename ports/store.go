@@ -39,6 +39,8 @@ type TenantTx interface {
 	Audit() AuditLog
 	Calls() CallLog
 	Reviews() ReviewRepo
+	Settings() SettingsRepo
+	PromptLogs() PromptLogRepo
 }
 
 // ServerRepo stores MCP servers of the transaction's tenant.
@@ -91,6 +93,9 @@ type RepositoryRepo interface {
 	Get(ctx context.Context, id string) (Repository, error)
 	// SetVisibility changes the visibility or returns ErrNotFound.
 	SetVisibility(ctx context.Context, id string, v policy.Visibility) (Repository, error)
+	// List returns at most limit repositories whose name sorts after
+	// after ("" starts at the beginning), ordered by name.
+	List(ctx context.Context, after string, limit int) ([]Repository, error)
 }
 
 // PolicyRepo stores the tenant's MCP default and repository policies.
@@ -102,6 +107,9 @@ type PolicyRepo interface {
 	// none is stored (the section then inherits).
 	Repository(ctx context.Context, repositoryID string) (s policy.McpSection, ok bool, err error)
 	PutRepository(ctx context.Context, repositoryID string, s policy.McpSection) error
+	// Repositories returns the stored sections of those of ids that have
+	// one (the others inherit).
+	Repositories(ctx context.Context, ids []string) (map[string]policy.McpSection, error)
 	// ServersExist reports which of ids are servers of the tenant.
 	ServersExist(ctx context.Context, ids []string) (map[string]bool, error)
 }
@@ -142,6 +150,8 @@ type CallLog interface {
 	Record(ctx context.Context, c ToolCall) error
 	// Recent returns at most limit records of a server, newest first.
 	Recent(ctx context.Context, serverID string, limit int) ([]ToolCall, error)
+	// ForReview returns at most limit records of one review run, oldest first.
+	ForReview(ctx context.Context, reviewID string, limit int) ([]ToolCall, error)
 	// ReviewUsage sums the records of one review run, over all its
 	// attempts (see [ReviewUsage]).
 	ReviewUsage(ctx context.Context, reviewID string) (ReviewUsage, error)

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -33,8 +34,13 @@ type Key struct {
 
 // Config is the whole validated configuration.
 type Config struct {
-	DatabaseURL  string
-	HTTPAddr     string
+	DatabaseURL string
+	HTTPAddr    string
+	// PublicURL is the origin users reach the web interface at
+	// (QUAVON_PUBLIC_URL, default http:// and HTTPAddr): "scheme://host[:port]",
+	// without a path. State-changing requests from any other Origin are
+	// refused; an https origin makes the session cookie Secure.
+	PublicURL    string
 	Instance     gate.Instance
 	Edition      gate.Edition
 	PrivateHosts netpolicy.PrivateHosts
@@ -87,8 +93,21 @@ func Load(getenv func(string) string) (Config, error) {
 	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 		errs = append(errs, &Error{"QUAVON_HTTP_ADDR", "must be host:port"})
 	}
+	if origin, ok := parseOrigin(get("QUAVON_PUBLIC_URL", "http://"+c.HTTPAddr)); ok {
+		c.PublicURL = origin
+	} else {
+		errs = append(errs, &Error{"QUAVON_PUBLIC_URL", "must be an http or https origin (scheme://host[:port], no path, query or user info)"})
+	}
 	var err error
-	if c.Instance, err = gate.ParseInstance(get("QUAVON_MCP_CONTEXT", "disabled")); err != nil {
+	// The instance switch is taken verbatim, not trimmed: only the exact
+	// words allowed and disabled mean something, so " allowed" (a quoting
+	// slip in a deployment template) stops the instance instead of
+	// silently turning MCP context on. Unset or empty means disabled.
+	instance := getenv("QUAVON_MCP_CONTEXT")
+	if instance == "" {
+		instance = "disabled"
+	}
+	if c.Instance, err = gate.ParseInstance(instance); err != nil {
 		errs = append(errs, &Error{"QUAVON_MCP_CONTEXT", "must be allowed or disabled"})
 	}
 	if c.Edition, err = gate.ParseEdition(get("QUAVON_EDITION", "self-hosted")); err != nil {
@@ -145,6 +164,17 @@ func (e Errors) Error() string {
 		msgs[i] = err.Error()
 	}
 	return strings.Join(msgs, "; ")
+}
+
+// parseOrigin returns raw as an origin ("https://host:port"), lower-case,
+// without a trailing slash; ok is false for anything else.
+func parseOrigin(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return "", false
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), true
 }
 
 // parseKeys reads `ID:BASE64,ID:BASE64`; the first entry is the primary key.

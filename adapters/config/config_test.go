@@ -24,6 +24,9 @@ func TestLoadDefaults(t *testing.T) {
 	if c.Instance.String() != "disabled" || c.Edition.String() != "self-hosted" {
 		t.Errorf("gates = %v, %v; want disabled, self-hosted", c.Instance, c.Edition)
 	}
+	if c.PublicURL != "http://127.0.0.1:8080" {
+		t.Errorf("PublicURL = %q, want http:// and the listen address", c.PublicURL)
+	}
 	if len(c.Keys) != 0 || len(c.PrivateHosts.Hosts()) != 0 || c.CallTimeout != 10*time.Second || c.LLM.Provider != "openai" {
 		t.Errorf("unexpected defaults: %+v", c)
 	}
@@ -38,6 +41,7 @@ func TestLoadValues(t *testing.T) {
 		"QUAVON_MCP_CALL_TIMEOUT_MS": "250",
 		"QUAVON_LLM_PROVIDER":        "scripted",
 		"QUAVON_LLM_SCRIPT":          "script.json",
+		"QUAVON_PUBLIC_URL":          "https://Review.Example.com/",
 	}))
 	if err != nil {
 		t.Fatalf("Load error = %v", err)
@@ -51,6 +55,9 @@ func TestLoadValues(t *testing.T) {
 	if len(c.Keys) != 2 || c.Keys[0].ID != "k2" || len(c.Keys[0].Secret) != 32 {
 		t.Errorf("Keys = %d entries, primary %q", len(c.Keys), c.Keys[0].ID)
 	}
+	if c.PublicURL != "https://review.example.com" {
+		t.Errorf("PublicURL = %q, want the origin in lower case", c.PublicURL)
+	}
 	if c.CallTimeout != 250*time.Millisecond {
 		t.Errorf("CallTimeout = %v", c.CallTimeout)
 	}
@@ -61,7 +68,13 @@ func TestLoadRefusesBadValuesOnOneLine(t *testing.T) {
 		name, key, value, want string
 	}{
 		{"unknown instance", "QUAVON_MCP_CONTEXT", "enabled", "QUAVON_MCP_CONTEXT must be allowed or disabled"},
-		{"instance case", "QUAVON_MCP_CONTEXT", "Allowed", "QUAVON_MCP_CONTEXT"},
+		{"instance true", "QUAVON_MCP_CONTEXT", "true", "QUAVON_MCP_CONTEXT must be allowed or disabled"},
+		{"instance yes", "QUAVON_MCP_CONTEXT", "yes", "QUAVON_MCP_CONTEXT must be allowed or disabled"},
+		{"instance 1", "QUAVON_MCP_CONTEXT", "1", "QUAVON_MCP_CONTEXT must be allowed or disabled"},
+		{"instance case", "QUAVON_MCP_CONTEXT", "Allowed", "QUAVON_MCP_CONTEXT must be allowed or disabled"},
+		{"instance leading space", "QUAVON_MCP_CONTEXT", " allowed", "QUAVON_MCP_CONTEXT must be allowed or disabled"},
+		{"instance trailing newline", "QUAVON_MCP_CONTEXT", "allowed\n", "QUAVON_MCP_CONTEXT must be allowed or disabled"},
+		{"instance blank", "QUAVON_MCP_CONTEXT", " ", "QUAVON_MCP_CONTEXT must be allowed or disabled"},
 		{"unknown edition", "QUAVON_EDITION", "cloud", "QUAVON_EDITION must be self-hosted or enterprise"},
 		{"key without id", "QUAVON_ENCRYPTION_KEYS", key32, "QUAVON_ENCRYPTION_KEYS entry 1"},
 		{"key id uppercase", "QUAVON_ENCRYPTION_KEYS", "K1:" + key32, "QUAVON_ENCRYPTION_KEYS entry 1"},
@@ -77,6 +90,10 @@ func TestLoadRefusesBadValuesOnOneLine(t *testing.T) {
 		{"provider", "QUAVON_LLM_PROVIDER", "anthropic", "QUAVON_LLM_PROVIDER"},
 		{"scripted without script", "QUAVON_LLM_PROVIDER", "scripted", "QUAVON_LLM_SCRIPT is required"},
 		{"timeout above the cap", "QUAVON_MCP_CALL_TIMEOUT_MS", "10001", "QUAVON_MCP_CALL_TIMEOUT_MS"},
+		{"public url path", "QUAVON_PUBLIC_URL", "https://review.example.com/ui", "QUAVON_PUBLIC_URL"},
+		{"public url scheme", "QUAVON_PUBLIC_URL", "ftp://review.example.com", "QUAVON_PUBLIC_URL"},
+		{"public url query", "QUAVON_PUBLIC_URL", "https://review.example.com?x=1", "QUAVON_PUBLIC_URL"},
+		{"public url user", "QUAVON_PUBLIC_URL", "https://me@review.example.com", "QUAVON_PUBLIC_URL"},
 		{"timeout zero", "QUAVON_MCP_CALL_TIMEOUT_MS", "0", "QUAVON_MCP_CALL_TIMEOUT_MS"},
 	}
 	for _, tt := range tests {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -53,6 +54,16 @@ func (rt *router) gated(pattern, perm string, h handlerFunc) {
 
 // handle registers pattern; perm "" means any valid token.
 func (rt *router) handle(pattern, perm string, h handlerFunc) {
+	var perms []string
+	if perm != "" {
+		perms = []string{perm}
+	}
+	rt.handleAny(pattern, perms, h)
+}
+
+// handleAny registers pattern for tokens that hold any of perms (none
+// listed: any valid token).
+func (rt *router) handleAny(pattern string, perms []string, h handlerFunc) {
 	rt.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		p, err := rt.authenticate(r)
 		if err != nil {
@@ -60,8 +71,8 @@ func (rt *router) handle(pattern, perm string, h handlerFunc) {
 			return
 		}
 		setLogTenant(r.Context(), p.TenantID)
-		if perm != "" && !hasPermission(p, perm) {
-			rt.fail(w, r, app.Fail(app.CodeForbidden, "the token lacks the permission "+perm))
+		if len(perms) > 0 && !slices.ContainsFunc(perms, func(perm string) bool { return hasPermission(p, perm) }) {
+			rt.fail(w, r, app.Fail(app.CodeForbidden, "the token lacks the permission "+strings.Join(perms, " or ")))
 			return
 		}
 		status, body, err := h(r, p)
@@ -110,7 +121,6 @@ var statusOf = map[app.Code]int{
 	app.CodeNotFound:                http.StatusNotFound,
 	app.CodeNameTaken:               http.StatusConflict,
 	app.CodeTooManyServers:          http.StatusConflict,
-	app.CodeConflict:                http.StatusConflict,
 	app.CodeDiscoveryThrottled:      http.StatusConflict,
 	app.CodeValidationFailed:        http.StatusUnprocessableEntity,
 	app.CodeNotSignedOff:            http.StatusUnprocessableEntity,

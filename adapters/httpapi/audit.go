@@ -34,14 +34,9 @@ type auditJSON struct {
 
 func (g *AuditRoutes) register(rt *router) {
 	rt.handle("GET /v1/audit", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
-		limit := app.DefaultAuditLimit
-		if q := r.URL.Query(); q.Has("limit") {
-			n, err := strconv.Atoi(q.Get("limit"))
-			if err != nil {
-				return 0, nil, app.Invalid(map[string]string{
-					"limit": fmt.Sprintf("must be an integer between 1 and %d", app.MaxAuditLimit)})
-			}
-			limit = n
+		limit, err := queryLimit(r, app.DefaultAuditLimit, app.MaxAuditLimit)
+		if err != nil {
+			return 0, nil, err
 		}
 		events, err := g.audit.Recent(r.Context(), p, limit)
 		if err != nil {
@@ -59,4 +54,18 @@ func (g *AuditRoutes) register(rt *router) {
 		}
 		return http.StatusOK, out, nil
 	})
+}
+
+// queryLimit reads ?limit=N: def when absent, validation_failed (limit)
+// when it is not an integer. The use case checks the range.
+func queryLimit(r *http.Request, def, max int) (int, error) {
+	q := r.URL.Query()
+	if !q.Has("limit") {
+		return def, nil
+	}
+	n, err := strconv.Atoi(q.Get("limit"))
+	if err != nil {
+		return 0, app.Invalid(map[string]string{"limit": fmt.Sprintf("must be an integer between 1 and %d", max)})
+	}
+	return n, nil
 }

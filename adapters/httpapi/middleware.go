@@ -43,18 +43,21 @@ type requestInfoKey struct{}
 // withRequestLog writes one JSON line per request: method, route pattern,
 // status, duration, tenant id and request id. Never a body, a query string
 // or a header value: those may carry credentials.
-func withRequestLog(log zerolog.Logger, next http.Handler) http.Handler {
+// It also ends the request's span and records its duration (observe.go).
+func withRequestLog(log zerolog.Logger, m HTTPMetrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := newRequestID()
 		w.Header().Set("X-Request-Id", id)
 		info := &requestInfo{}
 		rec := &statusRecorder{ResponseWriter: w}
-		r = r.WithContext(contextWithInfo(r.Context(), info))
+		ctx, span := startSpan(r)
+		r = r.WithContext(contextWithInfo(ctx, info))
 		next.ServeHTTP(rec, r)
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
+		endSpan(span, m, r.Method, r.Pattern, rec.status, time.Since(start))
 		ev := log.Info()
 		if rec.status >= 500 {
 			ev = log.Error()

@@ -48,7 +48,7 @@ func newLoggedServer(t *testing.T) (*httptest.Server, *bytes.Buffer) {
 	t.Helper()
 	var logs bytes.Buffer
 	log := zerolog.New(&logs)
-	srv := NewServer("127.0.0.1:0", log, okReady{}, oneToken{}, app.Gates{}, []Routes{panicRoutes{}})
+	srv := NewServer("127.0.0.1:0", log, okReady{}, oneToken{}, app.Gates{}, []Routes{panicRoutes{}}, nil)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts, &logs

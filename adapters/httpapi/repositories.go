@@ -7,15 +7,25 @@ import (
 	"github.com/codelotse/codelotse/ports"
 )
 
-// RepositoryRoutes serves /v1/repositories (tenant:manage): create, read
-// and change the visibility.
+// RepositoryRoutes serves /v1/repositories: create, read and change the
+// visibility (tenant:manage), and the list (tenant:manage or repo:manage).
 type RepositoryRoutes struct {
-	repos *app.RepositoryHandler
+	repos  *app.RepositoryHandler
+	lister *app.RepositoryLister
 }
 
 // NewRepositoryRoutes returns the repository route group.
-func NewRepositoryRoutes(repos *app.RepositoryHandler) *RepositoryRoutes {
-	return &RepositoryRoutes{repos: repos}
+func NewRepositoryRoutes(repos *app.RepositoryHandler, lister *app.RepositoryLister) *RepositoryRoutes {
+	return &RepositoryRoutes{repos: repos, lister: lister}
+}
+
+type repositoryListItemJSON struct {
+	repositoryJSON
+	McpActive bool `json:"mcpActive"`
+}
+
+type repositoryListJSON struct {
+	Repositories []repositoryListItemJSON `json:"repositories"`
 }
 
 type repositoryJSON struct {
@@ -38,6 +48,21 @@ type updateRepositoryRequest struct {
 }
 
 func (g *RepositoryRoutes) register(rt *router) {
+	rt.handleAny("GET /v1/repositories", []string{app.PermTenantManage, app.PermRepoManage}, func(r *http.Request, p ports.Principal) (int, any, error) {
+		limit, err := queryLimit(r, app.DefaultRepositoryPage, app.MaxRepositoryPage)
+		if err != nil {
+			return 0, nil, err
+		}
+		items, err := g.lister.List(r.Context(), p, app.ListRepositories{Limit: limit, After: r.URL.Query().Get("after")})
+		if err != nil {
+			return 0, nil, err
+		}
+		out := repositoryListJSON{Repositories: make([]repositoryListItemJSON, 0, len(items))}
+		for _, it := range items {
+			out.Repositories = append(out.Repositories, repositoryListItemJSON{toRepositoryJSON(it.Repository), it.McpActive})
+		}
+		return http.StatusOK, out, nil
+	})
 	rt.handle("POST /v1/repositories", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		var req createRepositoryRequest
 		if err := rt.decode(r, &req, 0); err != nil {

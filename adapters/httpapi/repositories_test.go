@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/rs/zerolog"
 )
@@ -28,6 +30,9 @@ type restStore struct {
 	policies map[string]map[string]policy.McpSection
 	servers  map[string]map[string]bool
 	events   map[string][]ports.AuditEvent
+	settings map[string]settings.Settings
+	// promptDeletes counts PromptLogs().DeleteAll per tenant.
+	promptDeletes map[string]int
 }
 
 func newRestStore() *restStore {
@@ -37,6 +42,9 @@ func newRestStore() *restStore {
 		policies: map[string]map[string]policy.McpSection{},
 		servers:  map[string]map[string]bool{},
 		events:   map[string][]ports.AuditEvent{},
+		settings: map[string]settings.Settings{},
+
+		promptDeletes: map[string]int{},
 	}
 }
 
@@ -61,6 +69,46 @@ func (t *restTx) Policies() ports.PolicyRepo         { return (*restPolicies)(t)
 func (t *restTx) Audit() ports.AuditLog              { return (*restAudit)(t) }
 func (t *restTx) Calls() ports.CallLog               { return nil }
 func (t *restTx) Reviews() ports.ReviewRepo          { return nil }
+func (t *restTx) Settings() ports.SettingsRepo       { return (*restSettings)(t) }
+func (t *restTx) PromptLogs() ports.PromptLogRepo    { return (*restPromptLogs)(t) }
+
+func (t *restTx) List(_ context.Context, after string, limit int) ([]ports.Repository, error) {
+	var out []ports.Repository
+	for _, r := range t.s.repos[t.tenant] {
+		if r.Name > after {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out[:min(limit, len(out))], nil
+}
+
+// restSettings keeps settings per tenant (the defaults until a Put).
+type restSettings restTx
+
+func (t *restSettings) Get(context.Context) (settings.Settings, error) {
+	if s, ok := t.s.settings[t.tenant]; ok {
+		return s, nil
+	}
+	return settings.Default(), nil
+}
+
+func (t *restSettings) Put(_ context.Context, s settings.Settings) error {
+	t.s.settings[t.tenant] = s
+	return nil
+}
+
+// restPromptLogs holds no log; DeleteAll counts its calls.
+type restPromptLogs restTx
+
+func (t *restPromptLogs) Insert(context.Context, ports.PromptLog) error { return nil }
+func (t *restPromptLogs) List(context.Context, string, time.Time) ([]ports.PromptLog, error) {
+	return nil, nil
+}
+func (t *restPromptLogs) DeleteAll(context.Context) (int64, error) {
+	t.s.promptDeletes[t.tenant]++
+	return 0, nil
+}
 
 func (t *restTx) Insert(_ context.Context, r ports.Repository) error {
 	for _, have := range t.s.repos[t.tenant] {
@@ -113,6 +161,16 @@ func (t *restPolicies) Repository(_ context.Context, id string) (policy.McpSecti
 func (t *restPolicies) PutRepository(_ context.Context, id string, s policy.McpSection) error {
 	t.s.policies[t.tenant][id] = s
 	return nil
+}
+
+func (t *restPolicies) Repositories(_ context.Context, ids []string) (map[string]policy.McpSection, error) {
+	out := map[string]policy.McpSection{}
+	for _, id := range ids {
+		if s, ok := t.s.policies[t.tenant][id]; ok {
+			out[id] = s
+		}
+	}
+	return out, nil
 }
 
 func (t *restPolicies) ServersExist(_ context.Context, ids []string) (map[string]bool, error) {
@@ -181,11 +239,12 @@ func newRestAPI(t *testing.T, gates app.Gates) (*httptest.Server, *restStore) {
 	}
 	routes := []httpapi.Routes{
 		httpapi.NewStatusRoutes(app.NewStatusHandler(gates)),
-		httpapi.NewRepositoryRoutes(app.NewRepositoryHandler(store, restClock{})),
+		httpapi.NewRepositoryRoutes(app.NewRepositoryHandler(store, restClock{}), app.NewRepositoryLister(store, gates)),
+		httpapi.NewSettingsRoutes(app.NewSettingsHandler(store, restKeys, restClock{}), app.NewPromptLogHandler(store, restKeys, restClock{})),
 		httpapi.NewPolicyRoutes(app.NewDefaultsHandler(store, gates, restClock{}), app.NewPolicyHandler(store, gates, restClock{})),
 		httpapi.NewAuditRoutes(app.NewAuditHandler(store)),
 	}
-	srv := httpapi.NewServer("127.0.0.1:0", zerolog.Nop(), restReady{}, tokens, gates, routes)
+	srv := httpapi.NewServer("127.0.0.1:0", zerolog.Nop(), restReady{}, tokens, gates, routes, nil)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts, store

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net"
 	"net/http"
 
 	"github.com/codelotse/codelotse/app"
@@ -90,3 +91,24 @@ type MetricsRoutes struct{ h MetricsHandler }
 func NewMetricsRoutes(h MetricsHandler) *MetricsRoutes { return &MetricsRoutes{h: h} }
 
 func (g *MetricsRoutes) register(rt *router) { rt.mux.Handle("GET /metrics", g.h) }
+
+// UIHandler is the web interface (package web), served under /ui/ on the
+// API's address; / redirects there. Listening tells it the address the
+// server bound.
+type UIHandler interface {
+	http.Handler
+	Listening(addr net.Addr)
+}
+
+// UIRoutes mounts the web interface.
+type UIRoutes struct{ h UIHandler }
+
+// NewUIRoutes returns the route group.
+func NewUIRoutes(h UIHandler) *UIRoutes { return &UIRoutes{h: h} }
+
+func (g *UIRoutes) listening(addr net.Addr) { g.h.Listening(addr) }
+
+func (g *UIRoutes) register(rt *router) {
+	rt.mux.Handle("/ui/", g.h)
+	rt.mux.Handle("GET /{$}", g.h)
+}

@@ -25,6 +25,14 @@ type Server struct {
 	addr    Addr
 	log     zerolog.Logger
 	handler http.Handler
+	// listening are told the bound address (route groups that need it).
+	listening []func(net.Addr)
+}
+
+// listener is a route group that wants the address the server bound,
+// which differs from Addr when its port is 0.
+type listener interface {
+	listening(addr net.Addr)
 }
 
 // Routes is a group of API routes (one per slice of the contract).
@@ -34,11 +42,16 @@ type Routes interface {
 
 // NewServer builds the server: health endpoints, and every group of API
 // routes behind bearer authentication.
-func NewServer(addr Addr, log zerolog.Logger, ready ports.Readiness, auth Authenticator, gates app.Gates, routes []Routes) *Server {
+// m, when not nil, records every request's duration.
+func NewServer(addr Addr, log zerolog.Logger, ready ports.Readiness, auth Authenticator, gates app.Gates, routes []Routes, m HTTPMetrics) *Server {
 	mux := http.NewServeMux()
 	rt := &router{mux: mux, auth: auth, log: log, validate: newValidator(), gates: gates}
+	var listening []func(net.Addr)
 	for _, r := range routes {
 		r.register(rt)
+		if l, ok := r.(listener); ok {
+			listening = append(listening, l.listening)
+		}
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, string(app.CodeNotFound), "no such endpoint", nil)
@@ -56,7 +69,7 @@ func NewServer(addr Addr, log zerolog.Logger, ready ports.Readiness, auth Authen
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	return &Server{addr: addr, log: log, handler: withRequestLog(log, withRecovery(log, mux))}
+	return &Server{addr: addr, log: log, handler: withRequestLog(log, m, withRecovery(log, mux)), listening: listening}
 }
 
 // Handler is the server's root handler, for tests.
@@ -81,6 +94,9 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	for _, f := range s.listening {
+		f(ln.Addr())
+	}
 	s.log.Info().Str("addr", ln.Addr().String()).Msg("listening")
 	if ready != nil {
 		ready(ln.Addr())

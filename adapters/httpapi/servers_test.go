@@ -67,6 +67,8 @@ func (t *srvTx) Policies() ports.PolicyRepo         { return nil }
 func (t *srvTx) Audit() ports.AuditLog              { return t }
 func (t *srvTx) Calls() ports.CallLog               { return nil }
 func (t *srvTx) Reviews() ports.ReviewRepo          { return nil }
+func (t *srvTx) Settings() ports.SettingsRepo       { return nil }
+func (t *srvTx) PromptLogs() ports.PromptLogRepo    { return nil }
 
 func (t *srvTx) ClaimDiscovery(context.Context, string, time.Duration) (bool, time.Duration, error) {
 	return false, 0, errors.New("srvTx: no discovery in these tests")
@@ -207,7 +209,7 @@ func newServerAPI(t *testing.T, store *srvStore, gates app.Gates) *httptest.Serv
 		"repo":  {TokenID: "t2", TenantID: srvTenantA, Permissions: []string{app.PermRepoManage}},
 		"other": {TokenID: "t3", TenantID: srvTenantB, Permissions: []string{app.PermTenantManage}},
 	}
-	ts := httptest.NewServer(NewServer("127.0.0.1:0", zerolog.Nop(), srvReady{}, tokens, gates, []Routes{routes}).Handler())
+	ts := httptest.NewServer(NewServer("127.0.0.1:0", zerolog.Nop(), srvReady{}, tokens, gates, []Routes{routes}, nil).Handler())
 	t.Cleanup(ts.Close)
 	return ts
 }

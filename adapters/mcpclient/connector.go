@@ -32,6 +32,8 @@ type Options struct {
 	// Logger receives the causes of failures at debug level. They may
 	// name the remote; the errors returned never do.
 	Logger zerolog.Logger
+	// Metrics, when set, records every MCP operation's duration.
+	Metrics OperationMetrics
 }
 
 // clientName is the clientInfo sent to servers. It is not a capability.
@@ -74,8 +76,9 @@ func (c *Connector) Open(ctx context.Context, target ports.MCPTarget, responseCa
 // OpenSession connects to target: server/discover on protocol 2026-07-28,
 // falling back to the 2025 initialize handshake when the server says it
 // does not speak it (the go-sdk's own negotiation, narrowed by the
-// guarded transport: never after a timeout or a dropped connection). responseCap is the byte cap per
-// HTTP response (limits.DiscoveryResponseCap or limits.ReviewResponseCap).
+// guarded transport: never after a timeout or a dropped connection).
+// responseCap is the byte cap of one MCP operation, over all its HTTP
+// responses (limits.DiscoveryResponseCap or limits.ReviewResponseCap).
 // Errors are the sentinels of ports.
 func (c *Connector) OpenSession(ctx context.Context, target ports.MCPTarget, responseCap int64) (*Session, error) {
 	if target.URL.IsZero() || responseCap <= 0 {
@@ -99,6 +102,7 @@ func (c *Connector) OpenSession(ctx context.Context, target ports.MCPTarget, res
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	})
 	client.AddReceivingMiddleware(refuseServerRequests)
+	client.AddSendingMiddleware(observe(c.opts.Metrics))
 
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:   target.URL.String(),

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -496,21 +495,7 @@ func TestFallsBackToInitializeOnlyWhenTheServerSaysSo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			raw := newRawServer()
-			var discovers atomic.Int64
-			ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				body, _ := io.ReadAll(r.Body)
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				var m rpcMessage
-				if json.Unmarshal(body, &m) == nil && m.Method == "server/discover" {
-					discovers.Add(1)
-					if tt.discover != nil {
-						tt.discover(w, r, m.ID)
-						return
-					}
-				}
-				raw.ServeHTTP(w, r)
-			}))
+			ts := startServer(t, onDiscover(newRawServer(), tt.discover))
 			c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), timeout)
 			s, err := c.OpenSession(context.Background(), ports.MCPTarget{URL: ts.url(t)}, limits.DiscoveryResponseCap)
 			if s != nil {
@@ -522,8 +507,8 @@ func TestFallsBackToInitializeOnlyWhenTheServerSaysSo(t *testing.T) {
 				_ = json.Unmarshal(r.Body, &m)
 				methods = append(methods, m.Method)
 			}
-			if discovers.Load() != 1 {
-				t.Errorf("server/discover sent %d times, want once", discovers.Load())
+			if n := strings.Count(strings.Join(methods, " "), "server/discover"); n != 1 {
+				t.Errorf("server/discover sent %d times, want once", n)
 			}
 			if tt.fallback {
 				if err != nil || !slices.Contains(methods, "initialize") {
@@ -562,23 +547,16 @@ func TestWrongCredentialsAreNotProtocolErrors(t *testing.T) {
 				t.Run(fmt.Sprintf("%d/rpc body %v/%s", status, rpcBody, during), func(t *testing.T) {
 					raw := newRawServer()
 					h := refuse(status, rpcBody)
-					raw.toolsList, raw.toolsCall = nil, nil
+					var discover func(http.ResponseWriter, *http.Request, json.RawMessage)
 					switch during {
+					case "server/discover":
+						discover = h
 					case "tools/list":
 						raw.toolsList = h
 					case "tools/call":
 						raw.toolsCall = h
 					}
-					ts := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-						body, _ := io.ReadAll(r.Body)
-						r.Body = io.NopCloser(bytes.NewReader(body))
-						var m rpcMessage
-						if during == "server/discover" && json.Unmarshal(body, &m) == nil && m.Method == "server/discover" {
-							h(w, r, m.ID)
-							return
-						}
-						raw.ServeHTTP(w, r)
-					}))
+					ts := startServer(t, onDiscover(raw, discover))
 					c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 2*time.Second)
 					cred, _ := server.NewBearer("expired-token-1234")
 					s, err := c.OpenSession(context.Background(), ports.MCPTarget{URL: ts.url(t), Credential: cred}, limits.ReviewResponseCap)

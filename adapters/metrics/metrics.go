@@ -1,86 +1,170 @@
-// Package metrics counts MCP context calls and serves them in the
-// Prometheus text format. One counter family does not justify the
-// Prometheus client's dependency tree; the exposition format is a few
-// lines (https://prometheus.io/docs/instrumenting/exposition_formats/).
+// Package metrics is the process's Prometheus registry (client_golang):
+// MCP context calls, MCP client operations, HTTP requests, review runs,
+// the job queue and the retention job, served on GET /metrics.
+//
+// No label holds a tenant id, a server URL, a tool name or argument, or a
+// repository name: every label value comes from a fixed set (outcomes,
+// MCP method names, error codes, route patterns, table names), so the
+// series stay few and say nothing about a tenant.
 package metrics
 
 import (
-	"fmt"
-	"io"
+	"context"
 	"net/http"
-	"sort"
-	"sync"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Name is the counter's Prometheus name; its OpenTelemetry name is
-// quavon.mcp.context.calls.
-const Name = "quavon_mcp_context_calls_total"
+// Metric names. The call counter's OpenTelemetry name is
+// quavon.mcp.context.calls; the MCP client and HTTP histograms follow
+// OpenTelemetry's semantic conventions (mcp.client.operation.duration,
+// http.server.request.duration) in Prometheus form.
+const (
+	Name              = "quavon_mcp_context_calls_total"
+	McpOperationName  = "mcp_client_operation_duration_seconds"
+	HTTPName          = "http_server_request_duration_seconds"
+	ReviewRunName     = "quavon_review_run_duration_seconds"
+	QueueDepthName    = "quavon_queue_jobs"
+	JobLatencyName    = "quavon_queue_job_latency_seconds"
+	RetentionName     = "quavon_retention_deleted_rows_total"
+	queueDepthTimeout = 2 * time.Second
+	otherMethod       = "_OTHER"
+)
 
-// Outcomes are the call statuses of CONTRACT.md, each always exposed.
+// Outcomes are the call statuses of the API's call records, each always
+// exposed.
 var Outcomes = []string{"ok", "error", "blocked", "too_large", "unavailable", "budget_exhausted", "invalid_arguments"}
 
-// Registry holds the counters. Safe for concurrent use.
+// ReviewOutcomes are the outcomes of one review attempt.
+var ReviewOutcomes = []string{"done", "retry", "failed", "interrupted"}
+
+// mcpMethods are the MCP methods this client sends; anything else is
+// counted as _OTHER.
+var mcpMethods = []string{"initialize", "server/discover", "tools/list", "tools/call", "ping"}
+
+var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+
+// Buckets of the MCP client histogram, as OpenTelemetry's MCP semantic
+// conventions advise.
+var mcpBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
+
+// Registry holds the metrics. Safe for concurrent use.
 type Registry struct {
-	mu     sync.Mutex
-	counts map[string]uint64
+	reg        *prometheus.Registry
+	calls      *prometheus.CounterVec
+	mcpOps     *prometheus.HistogramVec
+	http       *prometheus.HistogramVec
+	reviews    *prometheus.HistogramVec
+	jobLatency *prometheus.HistogramVec
+	retention  *prometheus.CounterVec
 }
 
-// New returns a registry with every outcome at zero.
+// New returns a registry with the Go runtime and process collectors and
+// every call outcome at zero.
 func New() *Registry {
-	r := &Registry{counts: map[string]uint64{}}
+	r := &Registry{
+		reg: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: Name,
+			Help: "MCP context tool calls by outcome (OpenTelemetry: quavon.mcp.context.calls)."}, []string{"outcome"}),
+		mcpOps: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: McpOperationName,
+			Help:    "Duration of MCP client operations (OpenTelemetry: mcp.client.operation.duration).",
+			Buckets: mcpBuckets}, []string{"mcp_method_name", "error_type"}),
+		http: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: HTTPName,
+			Help:    "Duration of HTTP requests by route pattern (OpenTelemetry: http.server.request.duration).",
+			Buckets: prometheus.DefBuckets}, []string{"http_request_method", "http_route", "http_response_status_code"}),
+		reviews: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: ReviewRunName,
+			Help:    "Duration of review attempts by outcome (done, retry, failed, interrupted).",
+			Buckets: []float64{1, 5, 10, 30, 60, 120, 240, 480, 900}}, []string{"outcome"}),
+		jobLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: JobLatencyName,
+			Help:    "Time from a job's scheduled time to the start of its attempt, by job kind.",
+			Buckets: []float64{0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900}}, []string{"kind"}),
+		retention: prometheus.NewCounterVec(prometheus.CounterOpts{Name: RetentionName,
+			Help: "Rows deleted by the retention job, by table."}, []string{"table"}),
+	}
+	r.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		r.calls, r.mcpOps, r.http, r.reviews, r.jobLatency, r.retention)
 	for _, o := range Outcomes {
-		r.counts[o] = 0
+		r.calls.WithLabelValues(o)
 	}
 	return r
 }
 
-// McpCall counts one call outcome. An outcome outside the contract's list
-// is counted as "error", so a bug cannot create unbounded label values.
+// McpCall counts one call outcome. An outcome outside the list is counted
+// as "error", so a bug cannot create unbounded label values.
 func (r *Registry) McpCall(outcome string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.counts[outcome]; !ok {
-		outcome = "error"
-	}
-	r.counts[outcome]++
+	r.calls.WithLabelValues(bounded(outcome, Outcomes, "error")).Inc()
 }
 
-// Count returns the current count of an outcome.
-func (r *Registry) Count(outcome string) uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.counts[outcome]
+// McpOperation records one MCP client operation. errorType is empty on
+// success, else a fixed code (timeout, server_unreachable, tool_error, a
+// JSON-RPC code, …).
+func (r *Registry) McpOperation(method, errorType string, d time.Duration) {
+	r.mcpOps.WithLabelValues(bounded(method, mcpMethods, otherMethod), errorType).Observe(d.Seconds())
 }
 
-// WriteTo writes the Prometheus text exposition.
-func (r *Registry) WriteTo(w io.Writer) (int64, error) {
-	r.mu.Lock()
-	outcomes := make([]string, 0, len(r.counts))
-	for o := range r.counts {
-		outcomes = append(outcomes, o)
-	}
-	sort.Strings(outcomes)
-	counts := make([]uint64, len(outcomes))
-	for i, o := range outcomes {
-		counts[i] = r.counts[o]
-	}
-	r.mu.Unlock()
-	n, err := fmt.Fprintf(w, "# HELP %s MCP context tool calls by outcome (OpenTelemetry: quavon.mcp.context.calls).\n# TYPE %s counter\n", Name, Name)
-	total := int64(n)
-	for i, o := range outcomes {
-		if err != nil {
-			break
-		}
-		n, err = fmt.Fprintf(w, "%s{outcome=%q} %d\n", Name, o, counts[i])
-		total += int64(n)
-	}
-	return total, err
+// HTTPRequest records one request under its route pattern (never the
+// raw path, which holds ids).
+func (r *Registry) HTTPRequest(method, route string, status int, d time.Duration) {
+	r.http.WithLabelValues(bounded(method, httpMethods, otherMethod), route, strconv.Itoa(status)).Observe(d.Seconds())
 }
 
-// Handler serves GET /metrics.
+// ReviewRun records one review attempt.
+func (r *Registry) ReviewRun(outcome string, d time.Duration) {
+	r.reviews.WithLabelValues(bounded(outcome, ReviewOutcomes, "failed")).Observe(d.Seconds())
+}
+
+// JobLatency records how long a job waited in the queue.
+func (r *Registry) JobLatency(kind string, d time.Duration) {
+	r.jobLatency.WithLabelValues(kind).Observe(max(d, 0).Seconds())
+}
+
+// RetentionDeleted adds the rows one retention run deleted from table
+// (a table name of the schema: a bounded label set).
+func (r *Registry) RetentionDeleted(table string, rows int64) {
+	r.retention.WithLabelValues(table).Add(float64(max(rows, 0)))
+}
+
+// ObserveQueue exposes the job queue's depth by state (quavon_queue_jobs),
+// read from depth at every scrape.
+func (r *Registry) ObserveQueue(depth func(context.Context) (map[string]int64, error)) {
+	r.reg.MustRegister(queueCollector{depth: depth,
+		desc: prometheus.NewDesc(QueueDepthName, "Jobs in the queue by state (available, scheduled, retryable, running).", []string{"state"}, nil)})
+}
+
+type queueCollector struct {
+	depth func(context.Context) (map[string]int64, error)
+	desc  *prometheus.Desc
+}
+
+func (c queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+// Collect reports nothing when the database does not answer in time: a
+// missing series is visible, a stale number is not.
+func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), queueDepthTimeout)
+	defer cancel()
+	depth, err := c.depth(ctx)
+	if err != nil {
+		return
+	}
+	for state, n := range depth {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), state)
+	}
+}
+
+// Handler serves GET /metrics in the Prometheus text format.
 func (r *Registry) Handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		_, _ = r.WriteTo(w)
-	})
+	return promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{})
+}
+
+func bounded(v string, allowed []string, other string) string {
+	if slices.Contains(allowed, v) {
+		return v
+	}
+	return other
 }

@@ -47,9 +47,8 @@ func (l callLog) Record(ctx context.Context, c ports.ToolCall) error {
 // Recent returns at most limit records of a server, newest first; none
 // for an id that is not a UUID.
 func (l callLog) Recent(ctx context.Context, serverID string, limit int) ([]ports.ToolCall, error) {
-	out := []ports.ToolCall{}
 	if !isUUID(serverID) || limit <= 0 {
-		return out, nil
+		return []ports.ToolCall{}, nil
 	}
 	var rows []callRow
 	err := l.t.tx.NewSelect().Model(&rows).
@@ -58,6 +57,27 @@ func (l callLog) Recent(ctx context.Context, serverID string, limit int) ([]port
 	if err != nil {
 		return nil, fmt.Errorf("postgres: recent tool calls: %w", err)
 	}
+	return callsToPort(rows), nil
+}
+
+// ForReview returns at most limit records of a review run, oldest first;
+// none for an id that is not a UUID.
+func (l callLog) ForReview(ctx context.Context, reviewID string, limit int) ([]ports.ToolCall, error) {
+	if !isUUID(reviewID) || limit <= 0 {
+		return []ports.ToolCall{}, nil
+	}
+	var rows []callRow
+	err := l.t.tx.NewSelect().Model(&rows).
+		Where("c.tenant_id = ? AND c.review_id = ?", l.t.tenantID, reviewID).
+		OrderExpr("c.created_at, c.id").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: tool calls of a review: %w", err)
+	}
+	return callsToPort(rows), nil
+}
+
+func callsToPort(rows []callRow) []ports.ToolCall {
+	out := make([]ports.ToolCall, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, ports.ToolCall{
 			ServerID: r.ServerID, ReviewID: r.ReviewID, Tool: r.Tool, Status: r.Status,
@@ -65,7 +85,7 @@ func (l callLog) Recent(ctx context.Context, serverID string, limit int) ([]port
 			ResponseBytes: r.ResponseBytes, ArgumentsHash: r.ArgumentsHash, CreatedAt: r.CreatedAt,
 		})
 	}
-	return out, nil
+	return out
 }
 
 // ReviewUsage sums a review's call records (see [ports.ReviewUsage]).

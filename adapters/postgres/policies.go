@@ -83,6 +83,41 @@ func (p policyRepo) Repository(ctx context.Context, repositoryID string) (policy
 	return s, true, nil
 }
 
+// Repositories reads the stored sections of ids in one query; ids that
+// are not UUIDs have none.
+func (p policyRepo) Repositories(ctx context.Context, ids []string) (map[string]policy.McpSection, error) {
+	query := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if isUUID(id) {
+			query = append(query, strings.ToLower(id))
+		}
+	}
+	out := make(map[string]policy.McpSection, len(query))
+	if len(query) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		RepositoryID string   `bun:"repository_id"`
+		Mode         string   `bun:"mode"`
+		Servers      []string `bun:"servers,array"`
+		MaxCalls     int      `bun:"max_calls"`
+	}
+	err := p.t.tx.NewRaw(`SELECT repository_id::text AS repository_id, mode, servers::text[] AS servers, max_calls
+		FROM repository_policies WHERE repository_id = ANY(?::uuid[]) AND tenant_id = ?`,
+		pgdialect.Array(query), p.t.tenantID).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: repository policies: %w", err)
+	}
+	for _, r := range rows {
+		s, err := policy.UnmarshalMcpSectionFromDatabase(r.Mode, r.Servers, r.MaxCalls)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: repository policy %s: %w", r.RepositoryID, err)
+		}
+		out[r.RepositoryID] = s
+	}
+	return out, nil
+}
+
 // PutRepository stores a repository's section; ErrNotFound when the
 // repository is not one of the tenant's.
 func (p policyRepo) PutRepository(ctx context.Context, repositoryID string, s policy.McpSection) error {

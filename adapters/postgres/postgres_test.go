@@ -258,6 +258,8 @@ func TestRowLevelSecurity(t *testing.T) {
 			{"insert token", "INSERT INTO api_tokens (tenant_id, token_hash) VALUES (?, sha256('x'))", []any{b.tenant}, "42501"},
 			{"insert own token", "INSERT INTO api_tokens (tenant_id, token_hash) VALUES (?, sha256('y'))", []any{a.tenant}, "42501"},
 			{"read tokens", "SELECT count(*) FROM api_tokens", nil, "42501"},
+			{"read sessions", "SELECT count(*) FROM web_sessions", nil, "42501"},
+			{"delete sessions", "DELETE FROM web_sessions", nil, "42501"},
 			{"rename own tenant", "UPDATE tenants SET name = 'x' WHERE id = ?", []any{a.tenant}, "42501"},
 			{"insert repository", "INSERT INTO repositories (tenant_id, name, visibility) VALUES (?, 'x', 'private')", []any{b.tenant}, "42501"},
 			{"insert server", "INSERT INTO mcp_servers (tenant_id, name, url) VALUES (?, 'x', 'https://x')", []any{b.tenant}, "42501"},

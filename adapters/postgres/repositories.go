@@ -94,3 +94,28 @@ func (rr repositoryRepo) SetVisibility(ctx context.Context, id string, v policy.
 	}
 	return row.toPort()
 }
+
+// List pages through the tenant's repositories by name (the column's
+// collation, which breaks ties by bytes, so paging with after is exact).
+func (rr repositoryRepo) List(ctx context.Context, after string, limit int) ([]ports.Repository, error) {
+	if limit <= 0 {
+		return []ports.Repository{}, nil
+	}
+	var rows []repositoryRow
+	q := rr.t.tx.NewSelect().Model(&rows).Where("r.tenant_id = ?", rr.t.tenantID)
+	if after != "" {
+		q = q.Where("r.name > ?", after)
+	}
+	if err := q.OrderExpr("r.name").Limit(int64(limit)).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("postgres: list repositories: %w", err)
+	}
+	out := make([]ports.Repository, 0, len(rows))
+	for _, row := range rows {
+		r, err := row.toPort()
+		if err != nil {
+			return nil, fmt.Errorf("postgres: list repositories: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

@@ -107,6 +107,27 @@ func (rr reviewRepo) Get(ctx context.Context, id string) (ports.ReviewRun, error
 	return row.toPort(), nil
 }
 
+// Recent returns at most limit runs of a repository, newest first, without
+// their diff and files; none for an id that is not a UUID.
+func (rr reviewRepo) Recent(ctx context.Context, repositoryID string, limit int) ([]ports.ReviewRun, error) {
+	if !isUUID(repositoryID) || limit <= 0 {
+		return []ports.ReviewRun{}, nil
+	}
+	var rows []reviewRow
+	err := rr.t.tx.NewSelect().Model(&rows).
+		ExcludeColumn("diff", "files").
+		Where("rv.tenant_id = ? AND rv.repository_id = ?", rr.t.tenantID, repositoryID).
+		OrderExpr("rv.created_at DESC, rv.id DESC").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: recent reviews: %w", err)
+	}
+	out := make([]ports.ReviewRun, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r.toPort())
+	}
+	return out, nil
+}
+
 // Start marks a queued or running run as running and returns it. A retry
 // (the run is already running) keeps the time of the first start.
 // [ports.ErrConflict] when the run is done or failed, [ports.ErrNotFound]

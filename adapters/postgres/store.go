@@ -56,6 +56,8 @@ func (t *tenantTx) Policies() ports.PolicyRepo         { return policyRepo{t} }
 func (t *tenantTx) Audit() ports.AuditLog              { return auditLog{t} }
 func (t *tenantTx) Calls() ports.CallLog               { return callLog{t} }
 func (t *tenantTx) Reviews() ports.ReviewRepo          { return reviewRepo{t} }
+func (t *tenantTx) Settings() ports.SettingsRepo       { return settingsRepo{t} }
+func (t *tenantTx) PromptLogs() ports.PromptLogRepo    { return promptLogRepo{t} }
 
 // pgError returns the PostgreSQL error code and constraint of err, if any.
 func pgError(err error) (code, constraint string) {

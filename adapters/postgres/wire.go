@@ -13,6 +13,12 @@ var ProviderSet = wire.NewSet(
 	wire.Bind(new(ports.Tenants), new(*Tenants)),
 	NewAccounts,
 	wire.Bind(new(ports.Accounts), new(*Accounts)),
+	NewSessions,
+	wire.Bind(new(ports.WebSessions), new(*Sessions)),
 	NewRotator,
 	wire.Bind(new(ports.CredentialRotator), new(*Rotator)),
+	NewPromptLogRotator,
+	wire.Bind(new(ports.PromptLogRotator), new(*PromptLogRotator)),
+	NewRetention,
+	wire.Bind(new(ports.Retention), new(*Retention)),
 )

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/codelotse/codelotse/ports"
 )
@@ -43,6 +44,7 @@ type rule struct {
 	// per hit avoids that. Nil for other rules.
 	anchored  *regexp.Regexp
 	head      *regexp.Regexp
+	headNFA   *headNFA // the head on ASCII text; nil when it cannot model it
 	headLen   int
 	prefix    *syntax.Regexp // the [\w.-] class of the lazy prefix
 	prefixMax int
@@ -58,7 +60,7 @@ type rule struct {
 type allowlist struct {
 	and       bool
 	target    string // "", "match" or "line"
-	regex     *regexp.Regexp
+	regex     *litRegexp
 	stopwords *acMatcher
 	// paths makes an AND allowlist inapplicable: scanned text has no path.
 	paths bool
@@ -76,7 +78,7 @@ func compileAllow(a allowSpec) (*allowlist, error) {
 		return nil, fmt.Errorf("unknown regexTarget %q", a.RegexTarget)
 	}
 	if len(a.Regexes) > 0 {
-		re, err := regexp.Compile(joinOr(a.Regexes))
+		re, err := compileLitRegexp(joinOr(a.Regexes))
 		if err != nil {
 			return nil, err
 		}
@@ -142,12 +144,26 @@ func shannonEntropy(data string) float64 {
 	if data == "" {
 		return 0
 	}
+	inv := 1.0 / float64(len(data))
+	e := 0.0
+	if isASCII(data) {
+		// The same sum without a map: the characters are the bytes.
+		var counts [utf8.RuneSelf]int32
+		for i := 0; i < len(data); i++ {
+			counts[data[i]]++
+		}
+		for _, n := range counts {
+			if n > 0 {
+				f := float64(n) * inv
+				e -= f * math.Log2(f)
+			}
+		}
+		return e
+	}
 	counts := make(map[rune]int, 32)
 	for _, c := range data {
 		counts[c]++
 	}
-	inv := 1.0 / float64(len(data))
-	e := 0.0
 	for _, n := range counts {
 		f := float64(n) * inv
 		e -= f * math.Log2(f)
@@ -265,26 +281,40 @@ func (r *rule) tryAnchored(tree *syntax.Regexp) error {
 		return fmt.Errorf("anchored form has %d groups, want %d", re.NumSubexp(), r.re.NumSubexp())
 	}
 	r.anchored = re
-	// head is the longest leading part of the anchored form with a short
-	// bounded match: a necessary condition (every match of the whole
-	// starts with a match of the head) that is cheap to test, since Go's
-	// backtracker clears a bitmap of program size × input length per call.
+	// head is a necessary condition of the anchored form that is cheap to
+	// test, since Go's backtracker clears a bitmap of program size × input
+	// length per call: its longest leading part with a short bounded
+	// match, then the bounded start every match of the next, unbounded
+	// part begins with (generic-api-key: the first ten characters of the
+	// secret), so most keyword hits fail here.
 	var headSubs []*syntax.Regexp
-	headLen := 0
+	headLen, whole := 0, true
 	for _, sub := range subs {
 		n := maxMatchLen(sub)
-		if n == unbounded || headLen+n > 96 {
+		if n == unbounded {
+			whole = false
+			if p, _ := necessaryPrefix(sub); p != nil && headLen+maxMatchLen(p) <= maxHeadLen {
+				headSubs = append(headSubs, p)
+				headLen += maxMatchLen(p)
+			}
+			break
+		}
+		if headLen+n > maxHeadLen {
+			whole = false
 			break
 		}
 		headSubs = append(headSubs, sub)
 		headLen += n
 	}
-	if len(headSubs) > 0 && len(headSubs) < len(subs) {
+	if len(headSubs) > 0 && !whole {
 		head := &syntax.Regexp{Op: syntax.OpConcat, Sub: append([]*syntax.Regexp{{Op: syntax.OpBeginText}}, headSubs...)}
 		if r.head, err = regexp.Compile(head.String()); err != nil {
 			return err
 		}
-		r.headLen = headLen
+		r.headNFA = newHeadNFA(head)
+		// One byte more than the longest head match, so that \b and $ at
+		// its end see the character that follows, as in the whole text.
+		r.headLen = headLen + 1
 	}
 	// A bounded rest needs no more input than its longest match (plus
 	// one byte of context for a trailing \b or $); an unbounded one gets
@@ -295,6 +325,65 @@ func (r *rule) tryAnchored(tree *syntax.Regexp) error {
 		r.anchoredCap = n + 1
 	}
 	return nil
+}
+
+// maxHeadLen bounds the input of a head test.
+const maxHeadLen = 160
+
+// necessaryPrefix returns a short regexp of bounded match length such
+// that every match of re starts with one of its matches (a repetition
+// {n,m} is cut to {n}), or nil when there is none (re may match the empty
+// string). whole reports that the prefix is re itself.
+func necessaryPrefix(re *syntax.Regexp) (p *syntax.Regexp, whole bool) {
+	switch re.Op {
+	case syntax.OpLiteral, syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL,
+		syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return re, true
+	case syntax.OpCapture, syntax.OpPlus:
+		p, _ := necessaryPrefix(re.Sub[0])
+		return p, false
+	case syntax.OpRepeat:
+		switch {
+		case re.Min < 1:
+			return nil, false
+		case maxMatchLen(re.Sub[0]) != unbounded:
+			// sub{n,m} starts with sub{n}.
+			return &syntax.Regexp{Op: syntax.OpRepeat, Min: re.Min, Max: re.Min, Flags: re.Flags, Sub: re.Sub[:1]}, re.Max == re.Min
+		}
+		p, _ := necessaryPrefix(re.Sub[0])
+		return p, false
+	case syntax.OpConcat:
+		var subs []*syntax.Regexp
+		for _, s := range re.Sub {
+			p, whole := necessaryPrefix(s)
+			if p != nil {
+				subs = append(subs, p)
+			}
+			if !whole {
+				if len(subs) == 0 {
+					return nil, false
+				}
+				return &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: subs}, false
+			}
+		}
+		return re, true
+	case syntax.OpAlternate:
+		subs := make([]*syntax.Regexp, len(re.Sub))
+		all := true
+		for i, s := range re.Sub {
+			var whole bool
+			if subs[i], whole = necessaryPrefix(s); subs[i] == nil {
+				return nil, false
+			}
+			all = all && whole
+		}
+		if all {
+			return re, true
+		}
+		return &syntax.Regexp{Op: syntax.OpAlternate, Flags: re.Flags, Sub: subs}, false
+	}
+	return nil, false
 }
 
 // startsWithKeyword reports whether every match of re starts with one of

@@ -183,7 +183,7 @@ func (s *Scanner) matchAnchored(r *rule, text string, hs int, out []ports.Secret
 	if r.wordBoundary && hs > 0 && isWordByte(text[hs-1]) == isWordByte(text[hs]) {
 		return out
 	}
-	if r.head != nil && !r.head.MatchString(text[hs:min(len(text), hs+r.headLen)]) {
+	if r.head != nil && !r.headMatches(text[hs:min(len(text), hs+r.headLen)]) {
 		return out
 	}
 	end := len(text)
@@ -222,6 +222,16 @@ func (s *Scanner) matchAnchored(r *rule, text string, hs int, out []ports.Secret
 		out = append(out, f)
 	}
 	return out
+}
+
+// headMatches runs the head test on w, the text from a keyword hit.
+func (r *rule) headMatches(w string) bool {
+	if r.headNFA != nil {
+		if m, ok := r.headNFA.matchPrefix(w); ok {
+			return m
+		}
+	}
+	return r.head.MatchString(w)
 }
 
 // isWordByte is \b's notion of a word character (ASCII).

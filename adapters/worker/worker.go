@@ -1,8 +1,7 @@
 // Package worker is the driving adapter that runs review jobs: a River
 // client on the shared pgx pool that takes the jobs the review request
 // enqueued (see the postgres adapter's ReviewRepo.Insert) and hands them
-// to the application, and that schedules the retention of tool-call
-// records.
+// to the application, and that schedules the retention job.
 //
 // Any number of replicas may run; River hands each job to one of them.
 // A review is never left running forever:
@@ -45,9 +44,8 @@ import (
 const (
 	// ReviewJobKind is the River job kind of a review run.
 	ReviewJobKind = ports.ReviewJobKind
-	// RetentionJobKind is the River job kind of the retention of tool-call
-	// records.
-	RetentionJobKind = "tool_call_retention"
+	// RetentionJobKind is the River job kind of the retention job.
+	RetentionJobKind = "retention"
 	// MaintenanceQueue is the River queue of the retention job, apart from
 	// the review queue (River's default queue) so that neither waits for
 	// the other.
@@ -92,11 +90,11 @@ type ReviewHandler interface {
 	FailReview(ctx context.Context, tenantID, reviewID string) error
 }
 
-// Retention is the subset of the database the retention job needs.
+// Retention is the retention job of the application (app.RetentionJob).
 type Retention interface {
-	// DeleteExpiredToolCalls deletes the tool-call records older than
-	// their tenant's retention and returns how many it deleted.
-	DeleteExpiredToolCalls(ctx context.Context) (int64, error)
+	// Run deletes the expired rows of every tenant and returns how many
+	// it deleted per table, also with an error (the counts so far).
+	Run(ctx context.Context) (map[string]int64, error)
 }
 
 // Options configure a [Worker]. Zero values take the defaults above.
@@ -124,6 +122,9 @@ type Options struct {
 	// replica becomes the leader) by one replica of the cluster.
 	Retention         Retention
 	RetentionInterval time.Duration
+	// Metrics, when set, receives review durations and outcomes, job
+	// latency and the queue's depth (observe.go).
+	Metrics Metrics
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -174,7 +175,7 @@ func New(pool *pgxpool.Pool, handler ReviewHandler, log zerolog.Logger, opts Opt
 	log = log.With().Str("component", "worker").Logger()
 
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &reviewWorker{handler: handler, log: log, maxAttempts: opts.MaxAttempts}); err != nil {
+	if err := river.AddWorkerSafely(workers, &reviewWorker{handler: handler, log: log, maxAttempts: opts.MaxAttempts, metrics: opts.Metrics}); err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	cfg := &river.Config{
@@ -203,6 +204,9 @@ func New(pool *pgxpool.Pool, handler ReviewHandler, log zerolog.Logger, opts Opt
 	client, err := river.NewClient(riverpgxv5.New(pool), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
+	}
+	if opts.Metrics != nil {
+		opts.Metrics.ObserveQueue(queueDepth(pool))
 	}
 	return &Worker{client: client, log: log, opts: opts}, nil
 }
@@ -251,9 +255,14 @@ type reviewWorker struct {
 	handler     ReviewHandler
 	log         zerolog.Logger
 	maxAttempts int
+	metrics     Metrics
 }
 
 func (w *reviewWorker) Work(ctx context.Context, job *river.Job[ports.ReviewJob]) error {
+	return w.observed(ctx, job, func(ctx context.Context) error { return w.work(ctx, job) })
+}
+
+func (w *reviewWorker) work(ctx context.Context, job *river.Job[ports.ReviewJob]) error {
 	tenant, review := job.Args.TenantID, job.Args.ReviewID
 	log := w.log.With().Str("reviewId", review).Int("attempt", job.Attempt).Logger()
 	reviewAttempts := min(w.maxAttempts, job.MaxAttempts-1)
@@ -314,11 +323,19 @@ type retentionWorker struct {
 }
 
 func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[retentionArgs]) error {
-	n, err := w.retention.DeleteExpiredToolCalls(ctx)
+	deleted, err := w.retention.Run(ctx)
+	ev := w.log.Info()
+	if err != nil {
+		ev = w.log.Warn().Err(err)
+	}
+	d := zerolog.Dict()
+	for table, n := range deleted {
+		d = d.Int64(table, n)
+	}
+	ev.Dict("deleted", d).Msg("retention run")
 	if err != nil {
 		return fmt.Errorf("retention: %w", err)
 	}
-	w.log.Info().Int64("deleted", n).Msg("expired tool-call records deleted")
 	return nil
 }
 

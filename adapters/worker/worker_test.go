@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/adapters/postgres/pgtest"
 	"github.com/codelotse/codelotse/adapters/worker"
+	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -340,7 +342,8 @@ func TestRetentionJob(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	start(t, e, newHandler(nil), worker.Options{Retention: e.db})
+	job := app.NewRetentionJob(postgres.NewRetention(e.db), nopRetentionMetrics{}, wallClock{})
+	start(t, e, newHandler(nil), worker.Options{Retention: job})
 	deadline := time.Now().Add(wait)
 	for {
 		var tools []string
@@ -390,5 +393,56 @@ func TestJobKindMatchesTheQueue(t *testing.T) {
 	}
 	if postgres.ReviewJobMaxAttempts <= worker.DefaultMaxAttempts {
 		t.Errorf("postgres.ReviewJobMaxAttempts = %d leaves no spare attempt beyond %d", postgres.ReviewJobMaxAttempts, worker.DefaultMaxAttempts)
+	}
+}
+
+type nopRetentionMetrics struct{}
+
+func (nopRetentionMetrics) RetentionDeleted(string, int64) {}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+// countingRetention counts the runs of the retention job.
+type countingRetention struct{ runs atomic.Int32 }
+
+func (c *countingRetention) Run(context.Context) (map[string]int64, error) {
+	c.runs.Add(1)
+	return map[string]int64{}, nil
+}
+
+// Two replicas: only River's elected leader schedules the periodic job,
+// so the retention runs once (at the leader's start), not once per
+// replica.
+func TestRetentionRunsOnOneReplica(t *testing.T) {
+	e := newEnv(t)
+	a, b := &countingRetention{}, &countingRetention{}
+	start(t, e, newHandler(nil), worker.Options{Retention: a})
+	// The second replica is stopped (a later cleanup runs first) before
+	// the first one checks for leaked goroutines.
+	wb, err := worker.New(e.db.Pool(), newHandler(nil), zerolog.Nop(), worker.Options{Retention: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- wb.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("second replica: Run = %v", err)
+		}
+	})
+	deadline := time.Now().Add(wait)
+	for a.runs.Load()+b.runs.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the retention job did not run")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second) // time for a second replica's run, were there one
+	if n := a.runs.Load() + b.runs.Load(); n != 1 {
+		t.Errorf("the retention job ran %d times across two replicas, want 1", n)
 	}
 }

@@ -116,6 +116,9 @@ func checkFile(path, rel, module string) ([]Violation, error) {
 		if p == "time" {
 			timeName = local
 		}
+		if msg := layerViolation(rel, p, module); msg != "" {
+			add(imp.Pos(), "%s", msg)
+		}
 		if inDomain {
 			for _, b := range domainBannedImports {
 				if p == b || (strings.HasSuffix(b, "/") && strings.HasPrefix(p, b)) {
@@ -151,6 +154,36 @@ func checkFile(path, rel, module string) ([]Violation, error) {
 		return true
 	})
 	return out, nil
+}
+
+// layerViolation applies the import rule between the project's own
+// layers outside the domain (whose bans are stricter and listed above):
+// ports depend on the domain only; app never imports an adapter or cmd;
+// an adapter never imports another adapter (its own sub-packages are
+// part of it, e.g. adapters/postgres/pgtest). Test files are not checked,
+// so a test may use another adapter's test helper.
+func layerViolation(rel, imp, module string) string {
+	own := func(layer string) bool { return rel == layer || strings.HasPrefix(rel, layer+"/") }
+	target, ok := strings.CutPrefix(imp, module+"/")
+	if !ok {
+		return ""
+	}
+	targetLayer, targetRest, _ := strings.Cut(target, "/")
+	switch {
+	case own("ports") && (targetLayer == "adapters" || targetLayer == "app" || targetLayer == "cmd"):
+		return fmt.Sprintf("ports imports %s: ports depend on the domain only", imp)
+	case own("app") && (targetLayer == "adapters" || targetLayer == "cmd"):
+		return fmt.Sprintf("app imports %s: use cases reach the outside through ports only", imp)
+	case own("adapters") && targetLayer == "adapters":
+		from := strings.Split(rel, "/")[1]
+		to, _, _ := strings.Cut(targetRest, "/")
+		if from != to {
+			return fmt.Sprintf("adapter %s imports %s: an adapter never imports another adapter", from, imp)
+		}
+	case (own("adapters") || own("app") || own("ports")) && targetLayer == "cmd":
+		return fmt.Sprintf("imports %s: nothing imports cmd", imp)
+	}
+	return ""
 }
 
 var moduleLine = regexp.MustCompile(`(?m)^module\s+(\S+)`)

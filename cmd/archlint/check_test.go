@@ -16,6 +16,10 @@ func TestCheckFindsEveryViolationInTheBadFixture(t *testing.T) {
 		"adapters/mcp/client.go:15: refers to sdk.IOTransport",
 		"adapters/mcp/client.go:17: refers to sdk.NewStdioServerTransport",
 		"adapters/mcp/dot.go:5: refers to StdioTransport of a dot-imported go-sdk package",
+		"adapters/store/store.go:4: adapter store imports example.com/bad/adapters/mcp: an adapter never imports another adapter",
+		"adapters/store/store.go:5: imports example.com/bad/cmd/tool: nothing imports cmd",
+		"app/usecase.go:4: app imports example.com/bad/adapters/mcp: use cases reach the outside through ports only",
+		"app/usecase.go:5: app imports example.com/bad/cmd/tool: use cases reach the outside through ports only",
 		"domain/rules/dns.go:3: domain imports net:",
 		"domain/rules/rules.go:4: domain imports database/sql",
 		"domain/rules/rules.go:5: domain imports net/http",
@@ -23,6 +27,8 @@ func TestCheckFindsEveryViolationInTheBadFixture(t *testing.T) {
 		"domain/rules/rules.go:9: domain imports github.com/rs/zerolog",
 		"domain/rules/rules.go:10: domain imports github.com/uptrace/bun",
 		"domain/rules/rules.go:19: domain calls time.Now",
+		"ports/ports.go:4: ports imports example.com/bad/adapters/mcp: ports depend on the domain only",
+		"ports/ports.go:5: ports imports example.com/bad/app: ports depend on the domain only",
 	}
 	if len(got) != len(want) {
 		t.Errorf("Check(bad) found %d violations, want %d:\n%v", len(got), len(want), got)

@@ -413,9 +413,7 @@ func testReviewUsesMCP(t *testing.T, era string) {
 	if !strings.Contains(dump, sha256Hex(canonicalArgs)) {
 		t.Errorf("the dump lacks the call's argument hash: is the dump complete?")
 	}
-	if v := metric(t, in, `quavon_mcp_context_calls_total{outcome="ok"}`); v < 1 {
-		t.Errorf(`quavon_mcp_context_calls_total{outcome="ok"} = %v, want ≥ 1`, v)
-	}
+	checkMetricsAfterReview(t, in, argCanary, resultCanary, bearer, reviewID, repoID, serverID, "acme/cache", "localhost:", "search")
 }
 
 // TestE2EReviewNeverSendsSecrets: the finder calls the tool with an AWS

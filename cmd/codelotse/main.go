@@ -17,6 +17,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/config"
 	"github.com/codelotse/codelotse/adapters/logging"
 	"github.com/codelotse/codelotse/adapters/postgres"
+	"github.com/codelotse/codelotse/adapters/tracing"
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,6 +80,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	log := logging.New(stderr, cfg.LogLevel)
+	if cmd == "serve" || cmd == "api" || cmd == "worker" {
+		stopTracing, err := tracing.Setup(ctx, getenv, version)
+		if err != nil {
+			return err
+		}
+		defer stopTracing()
+	}
 	switch cmd {
 	case "serve":
 		if err := noArgs(cmd, rest); err != nil {
@@ -225,8 +233,9 @@ func runKeys(ctx context.Context, cfg config.Config, rest []string, stdout io.Wr
 	}
 	defer cleanup()
 	res, err := rotate.Handle(ctx, app.RotateKeys{BatchSize: *batch})
-	if _, perr := fmt.Fprintf(stdout, "rotated: %d, already primary: %d, skipped: %d, failed: %d\n",
-		res.Rotated, res.AlreadyPrimary, res.Skipped, res.Failed); perr != nil && err == nil {
+	if _, perr := fmt.Fprintf(stdout, "rotated: %d, already primary: %d, skipped: %d, failed: %d\nprompt logs rotated: %d, already primary: %d, skipped: %d, failed: %d\n",
+		res.Rotated, res.AlreadyPrimary, res.Skipped, res.Failed,
+		res.PromptLogs.Rotated, res.PromptLogs.AlreadyPrimary, res.PromptLogs.Skipped, res.PromptLogs.Failed); perr != nil && err == nil {
 		err = perr
 	}
 	if err != nil {
@@ -235,6 +244,10 @@ func runKeys(ctx context.Context, cfg config.Config, rest []string, stdout io.Wr
 	if res.Failed > 0 {
 		return fmt.Errorf("keys rotate: %d credential(s) could not be opened with the key ring: servers %s",
 			res.Failed, strings.Join(res.FailedIDs, ", "))
+	}
+	if res.PromptLogs.Failed > 0 {
+		return fmt.Errorf("keys rotate: %d prompt log(s) could not be opened with the key ring: %s",
+			res.PromptLogs.Failed, strings.Join(res.PromptLogs.FailedIDs, ", "))
 	}
 	return nil
 }

@@ -60,6 +60,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestCommandErrorsAreOneLine(t *testing.T) {
+	const deadDatabase = "QUAVON_DATABASE_URL=postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=2"
 	tests := []struct {
 		name string
 		args []string
@@ -70,8 +71,16 @@ func TestCommandErrorsAreOneLine(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, nil, `unknown command "frobnicate"`},
 		{"unknown instance value", []string{"serve"}, []string{"QUAVON_MCP_CONTEXT=on"}, "QUAVON_MCP_CONTEXT must be allowed or disabled"},
 		{"unknown edition", []string{"serve"}, []string{"QUAVON_EDITION=saas"}, "QUAVON_EDITION must be self-hosted or enterprise"},
+		// The instance switch takes the exact words only. migrate against a
+		// dead database: were a value accepted, the error would name the
+		// database instead.
+		{"instance true", []string{"migrate"}, []string{"QUAVON_MCP_CONTEXT=true", deadDatabase}, "QUAVON_MCP_CONTEXT must be allowed or disabled"},
+		{"instance yes", []string{"migrate"}, []string{"QUAVON_MCP_CONTEXT=yes", deadDatabase}, "QUAVON_MCP_CONTEXT must be allowed or disabled"},
+		{"instance 1", []string{"migrate"}, []string{"QUAVON_MCP_CONTEXT=1", deadDatabase}, "QUAVON_MCP_CONTEXT must be allowed or disabled"},
+		{"instance Allowed", []string{"migrate"}, []string{"QUAVON_MCP_CONTEXT=Allowed", deadDatabase}, "QUAVON_MCP_CONTEXT must be allowed or disabled"},
+		{"instance leading space", []string{"migrate"}, []string{"QUAVON_MCP_CONTEXT= allowed", deadDatabase}, "QUAVON_MCP_CONTEXT must be allowed or disabled"},
 		{"malformed key ring", []string{"migrate"}, []string{"QUAVON_ENCRYPTION_KEYS=k1:short"}, "QUAVON_ENCRYPTION_KEYS entry 1"},
-		{"database down", []string{"serve"}, []string{"QUAVON_DATABASE_URL=postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=2"}, "postgres"},
+		{"database down", []string{"serve"}, []string{deadDatabase}, "postgres"},
 		{"stray argument", []string{"migrate", "now"}, nil, `unexpected argument "now"`},
 		{"unknown flag", []string{"serve", "--port=1"}, nil, "flag provided but not defined"},
 	}

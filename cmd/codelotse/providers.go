@@ -20,6 +20,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/metrics"
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/adapters/secrets"
+	"github.com/codelotse/codelotse/adapters/web"
 	"github.com/codelotse/codelotse/adapters/worker"
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/netpolicy"
@@ -84,7 +85,10 @@ func provideNewID() func() string { return uuid.NewString }
 func provideHTTPAddr(cfg config.Config) httpapi.Addr { return httpapi.Addr(cfg.HTTPAddr) }
 
 // metricsSet is the process's one metrics registry.
-var metricsSet = wire.NewSet(metrics.New, wire.Bind(new(ports.Metrics), new(*metrics.Registry)), provideMetricsHandler)
+var metricsSet = wire.NewSet(metrics.New, wire.Bind(new(ports.Metrics), new(*metrics.Registry)),
+	wire.Bind(new(ports.RetentionMetrics), new(*metrics.Registry)), wire.Bind(new(httpapi.HTTPMetrics), new(*metrics.Registry)),
+	wire.Bind(new(mcpclient.OperationMetrics), new(*metrics.Registry)), wire.Bind(new(worker.Metrics), new(*metrics.Registry)),
+	provideMetricsHandler)
 
 func provideMetricsHandler(r *metrics.Registry) httpapi.MetricsHandler { return r.Handler() }
 
@@ -131,11 +135,14 @@ var reviewSet = wire.NewSet(
 	wire.Struct(new(app.ReviewDeps), "Tenants", "Cipher", "Connector", "Model", "Scanner", "Metrics", "Clock", "Gates", "Rand", "Warn"),
 	app.NewReviewRunner, wire.Bind(new(worker.ReviewHandler), new(*app.ReviewRunner)),
 	providePool, provideWorkerOptions, worker.New,
+	app.NewRetentionJob,
 )
 
 func providePool(db *postgres.DB) *pgxpool.Pool { return db.Pool() }
 
-func provideWorkerOptions(db *postgres.DB) worker.Options { return worker.Options{Retention: db} }
+func provideWorkerOptions(retention *app.RetentionJob, m worker.Metrics) worker.Options {
+	return worker.Options{Retention: retention, Metrics: m}
+}
 
 // service is what `codelotse serve` runs: the API and the worker; and
 // what `codelotse worker` runs: the worker with a probe server (health,
@@ -146,8 +153,8 @@ type service struct {
 }
 
 // provideProbeServer serves only /healthz, /readyz and /metrics.
-func provideProbeServer(addr httpapi.Addr, log zerolog.Logger, ready ports.Readiness, gates app.Gates, m *httpapi.MetricsRoutes) *httpapi.Server {
-	return httpapi.NewServer(addr, log, ready, nil, gates, []httpapi.Routes{m})
+func provideProbeServer(addr httpapi.Addr, log zerolog.Logger, ready ports.Readiness, gates app.Gates, m *httpapi.MetricsRoutes, hm httpapi.HTTPMetrics) *httpapi.Server {
+	return httpapi.NewServer(addr, log, ready, nil, gates, []httpapi.Routes{m}, hm)
 }
 
 // baseSet holds what every process shares: gates, address rules, the
@@ -164,17 +171,18 @@ var appSet = wire.NewSet(
 	app.NewDefaultsHandler, app.NewAuditHandler, app.NewReviewHandler,
 	wire.Struct(new(app.DiscoveryDeps), "*"),
 	app.NewDiscoverServerHandler, app.NewSaveToolsHandler, app.NewListCallsHandler,
+	app.NewRepositoryLister, app.NewSettingsHandler, app.NewPromptLogHandler,
 )
 
 // connectorSet is the guarded MCP transport.
 var connectorSet = wire.NewSet(provideConnectorOptions, mcpclient.ProviderSet)
 
-func provideConnectorOptions(cfg config.Config, rules netpolicy.Rules, resolver ports.Resolver, log zerolog.Logger) (mcpclient.Options, error) {
+func provideConnectorOptions(cfg config.Config, rules netpolicy.Rules, resolver ports.Resolver, log zerolog.Logger, m mcpclient.OperationMetrics) (mcpclient.Options, error) {
 	roots, err := rootCAs()
 	if err != nil {
 		return mcpclient.Options{}, err
 	}
-	return mcpclient.Options{Rules: rules, Resolver: resolver, Timeout: cfg.CallTimeout, RootCAs: roots, Logger: log}, nil
+	return mcpclient.Options{Rules: rules, Resolver: resolver, Timeout: cfg.CallTimeout, RootCAs: roots, Logger: log, Metrics: m}, nil
 }
 
 // rootCAs is the system pool plus the CA file SSL_CERT_FILE names, so the
@@ -200,11 +208,22 @@ func rootCAs() (*x509.CertPool, error) {
 var routesSet = wire.NewSet(
 	httpapi.NewServerRoutes, httpapi.NewStatusRoutes, httpapi.NewRepositoryRoutes,
 	httpapi.NewPolicyRoutes, httpapi.NewAuditRoutes, httpapi.NewDiscoveryRoutes,
-	httpapi.NewReviewRoutes, httpapi.NewMetricsRoutes, provideRoutes,
+	httpapi.NewReviewRoutes, httpapi.NewMetricsRoutes, httpapi.NewSettingsRoutes, provideRoutes,
+	uiSet,
 )
+
+// uiSet is the web interface under /ui/, on the API's use cases.
+var uiSet = wire.NewSet(
+	app.NewSessionHandler, wire.Struct(new(web.Deps), "*"), providePublicURL, web.New,
+	provideUIHandler, httpapi.NewUIRoutes,
+)
+
+func providePublicURL(cfg config.Config) web.PublicURL { return web.PublicURL(cfg.PublicURL) }
+
+func provideUIHandler(u *web.UI) httpapi.UIHandler { return u }
 
 func provideRoutes(s *httpapi.ServerRoutes, st *httpapi.StatusRoutes, r *httpapi.RepositoryRoutes,
 	p *httpapi.PolicyRoutes, a *httpapi.AuditRoutes, d *httpapi.DiscoveryRoutes,
-	rv *httpapi.ReviewRoutes, m *httpapi.MetricsRoutes) []httpapi.Routes {
-	return []httpapi.Routes{s, st, r, p, a, d, rv, m}
+	rv *httpapi.ReviewRoutes, m *httpapi.MetricsRoutes, ts *httpapi.SettingsRoutes, ui *httpapi.UIRoutes) []httpapi.Routes {
+	return []httpapi.Routes{s, st, r, p, a, d, rv, m, ts, ui}
 }

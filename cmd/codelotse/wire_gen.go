@@ -14,6 +14,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/metrics"
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/adapters/secrets"
+	"github.com/codelotse/codelotse/adapters/web"
 	"github.com/codelotse/codelotse/adapters/worker"
 	"github.com/codelotse/codelotse/app"
 	"github.com/google/wire"
@@ -60,13 +61,15 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	statusHandler := app.NewStatusHandler(gates)
 	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
 	repositoryHandler := app.NewRepositoryHandler(tenants, clock)
-	repositoryRoutes := httpapi.NewRepositoryRoutes(repositoryHandler)
+	repositoryLister := app.NewRepositoryLister(tenants, gates)
+	repositoryRoutes := httpapi.NewRepositoryRoutes(repositoryHandler, repositoryLister)
 	defaultsHandler := app.NewDefaultsHandler(tenants, gates, clock)
 	policyHandler := app.NewPolicyHandler(tenants, gates, clock)
 	policyRoutes := httpapi.NewPolicyRoutes(defaultsHandler, policyHandler)
 	auditHandler := app.NewAuditHandler(tenants)
 	auditRoutes := httpapi.NewAuditRoutes(auditHandler)
-	options, err := provideConnectorOptions(cfg, rules, resolver, log)
+	registry := metrics.New()
+	options, err := provideConnectorOptions(cfg, rules, resolver, log, registry)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -85,11 +88,43 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler)
 	reviewHandler := app.NewReviewHandler(tenants, clock, v)
 	reviewRoutes := httpapi.NewReviewRoutes(reviewHandler)
-	registry := metrics.New()
 	metricsHandler := provideMetricsHandler(registry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
-	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes)
-	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2)
+	settingsHandler := app.NewSettingsHandler(tenants, keyRing, clock)
+	promptLogHandler := app.NewPromptLogHandler(tenants, keyRing, clock)
+	settingsRoutes := httpapi.NewSettingsRoutes(settingsHandler, promptLogHandler)
+	publicURL := providePublicURL(cfg)
+	sessions := postgres.NewSessions(db)
+	sessionHandler := app.NewSessionHandler(authenticator, sessions, clock)
+	deps := web.Deps{
+		Sessions:     sessionHandler,
+		Status:       statusHandler,
+		CreateServer: createServerHandler,
+		GetServer:    getServerHandler,
+		ListServers:  listServersHandler,
+		PatchServer:  patchServerHandler,
+		DeleteServer: deleteServerHandler,
+		Discover:     discoverServerHandler,
+		SaveTools:    saveToolsHandler,
+		Calls:        listCallsHandler,
+		Repositories: repositoryHandler,
+		Lister:       repositoryLister,
+		Settings:     settingsHandler,
+		Prompts:      promptLogHandler,
+		Policies:     policyHandler,
+		Defaults:     defaultsHandler,
+		Audit:        auditHandler,
+		Reviews:      reviewHandler,
+	}
+	ui, err := web.New(publicURL, deps, log)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	uiHandler := provideUIHandler(ui)
+	uiRoutes := httpapi.NewUIRoutes(uiHandler)
+	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes)
+	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2, registry)
 	pool := providePool(db)
 	model, err := provideModel(cfg, log)
 	if err != nil {
@@ -116,7 +151,9 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Warn:      v3,
 	}
 	reviewRunner := app.NewReviewRunner(reviewDeps)
-	workerOptions := provideWorkerOptions(db)
+	retention := postgres.NewRetention(db)
+	retentionJob := app.NewRetentionJob(retention, registry, clock)
+	workerOptions := provideWorkerOptions(retentionJob, registry)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
@@ -169,13 +206,15 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	statusHandler := app.NewStatusHandler(gates)
 	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
 	repositoryHandler := app.NewRepositoryHandler(tenants, clock)
-	repositoryRoutes := httpapi.NewRepositoryRoutes(repositoryHandler)
+	repositoryLister := app.NewRepositoryLister(tenants, gates)
+	repositoryRoutes := httpapi.NewRepositoryRoutes(repositoryHandler, repositoryLister)
 	defaultsHandler := app.NewDefaultsHandler(tenants, gates, clock)
 	policyHandler := app.NewPolicyHandler(tenants, gates, clock)
 	policyRoutes := httpapi.NewPolicyRoutes(defaultsHandler, policyHandler)
 	auditHandler := app.NewAuditHandler(tenants)
 	auditRoutes := httpapi.NewAuditRoutes(auditHandler)
-	options, err := provideConnectorOptions(cfg, rules, resolver, log)
+	registry := metrics.New()
+	options, err := provideConnectorOptions(cfg, rules, resolver, log, registry)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -194,11 +233,43 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler)
 	reviewHandler := app.NewReviewHandler(tenants, clock, v)
 	reviewRoutes := httpapi.NewReviewRoutes(reviewHandler)
-	registry := metrics.New()
 	metricsHandler := provideMetricsHandler(registry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
-	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes)
-	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2)
+	settingsHandler := app.NewSettingsHandler(tenants, keyRing, clock)
+	promptLogHandler := app.NewPromptLogHandler(tenants, keyRing, clock)
+	settingsRoutes := httpapi.NewSettingsRoutes(settingsHandler, promptLogHandler)
+	publicURL := providePublicURL(cfg)
+	sessions := postgres.NewSessions(db)
+	sessionHandler := app.NewSessionHandler(authenticator, sessions, clock)
+	deps := web.Deps{
+		Sessions:     sessionHandler,
+		Status:       statusHandler,
+		CreateServer: createServerHandler,
+		GetServer:    getServerHandler,
+		ListServers:  listServersHandler,
+		PatchServer:  patchServerHandler,
+		DeleteServer: deleteServerHandler,
+		Discover:     discoverServerHandler,
+		SaveTools:    saveToolsHandler,
+		Calls:        listCallsHandler,
+		Repositories: repositoryHandler,
+		Lister:       repositoryLister,
+		Settings:     settingsHandler,
+		Prompts:      promptLogHandler,
+		Policies:     policyHandler,
+		Defaults:     defaultsHandler,
+		Audit:        auditHandler,
+		Reviews:      reviewHandler,
+	}
+	ui, err := web.New(publicURL, deps, log)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	uiHandler := provideUIHandler(ui)
+	uiRoutes := httpapi.NewUIRoutes(uiHandler)
+	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes)
+	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2, registry)
 	return server, func() {
 		cleanup()
 	}, nil
@@ -215,7 +286,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 	registry := metrics.New()
 	metricsHandler := provideMetricsHandler(registry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
-	server := provideProbeServer(addr, log, db, gates, metricsRoutes)
+	server := provideProbeServer(addr, log, db, gates, metricsRoutes, registry)
 	pool := providePool(db)
 	tenants := postgres.NewTenants(db)
 	keyRing, err := provideKeyRing(cfg)
@@ -225,7 +296,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 	}
 	rules := provideRules(cfg)
 	resolver := provideResolver()
-	options, err := provideConnectorOptions(cfg, rules, resolver, log)
+	options, err := provideConnectorOptions(cfg, rules, resolver, log, registry)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -257,7 +328,9 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 		Warn:      v,
 	}
 	reviewRunner := app.NewReviewRunner(reviewDeps)
-	workerOptions := provideWorkerOptions(db)
+	retention := postgres.NewRetention(db)
+	retentionJob := app.NewRetentionJob(retention, registry, clock)
+	workerOptions := provideWorkerOptions(retentionJob, registry)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
@@ -300,12 +373,13 @@ func initRotateKeys(ctx context.Context, cfg config.Config) (*app.RotateKeysHand
 		return nil, nil, err
 	}
 	rotator := postgres.NewRotator(db)
+	promptLogRotator := postgres.NewPromptLogRotator(db)
 	keyRing, err := provideKeyRing(cfg)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	rotateKeysHandler := app.NewRotateKeysHandler(rotator, keyRing)
+	rotateKeysHandler := app.NewRotateKeysHandler(rotator, promptLogRotator, keyRing)
 	return rotateKeysHandler, func() {
 		cleanup()
 	}, nil

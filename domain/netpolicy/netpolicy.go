@@ -23,7 +23,8 @@ var (
 	// self-hosted instance.
 	ClassPrivate = Class{"private"}
 	// ClassForbidden may never be reached: link-local, multicast,
-	// 0.0.0.0/8 and cloud metadata addresses, also when embedded in IPv6.
+	// 0.0.0.0/8, limited broadcast and cloud metadata addresses, also when
+	// embedded in IPv6.
 	ClassForbidden = Class{"forbidden"}
 )
 
@@ -56,20 +57,41 @@ func prefixes(ss ...string) []netip.Prefix {
 }
 
 var (
-	// forbidden4 are never reachable. 192.0.0.192 (Oracle Cloud) and
-	// 100.100.100.200 (Alibaba Cloud) are metadata services like
-	// 169.254.169.254; they sit inside otherwise merely private ranges.
-	forbidden4 = prefixes("0.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4",
-		"192.0.0.192/32", "100.100.100.200/32")
+	// forbidden4 are never reachable: "this network" 0.0.0.0/8,
+	// link-local 169.254.0.0/16 (AWS, Azure and Google Cloud metadata at
+	// 169.254.169.254, EKS Pod Identity at 169.254.170.23), multicast
+	// 224.0.0.0/4, limited broadcast 255.255.255.255, and cloud services
+	// that sit inside otherwise merely private or public ranges:
+	// 192.0.0.192 (Oracle Cloud metadata), 100.100.100.200 (Alibaba Cloud
+	// metadata) and 168.63.129.16 (Azure WireServer and host agent, a
+	// public-looking address every Azure VM reaches).
+	forbidden4 = prefixes("0.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "255.255.255.255/32",
+		"192.0.0.192/32", "100.100.100.200/32", "168.63.129.16/32")
 	private4 = prefixes("10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "172.16.0.0/12",
 		"192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15",
 		"198.51.100.0/24", "203.0.113.0/24", "240.0.0.0/4")
 
 	// forbidden6 are never reachable. The unspecified address :: reaches
-	// the local host like 0.0.0.0, so it is forbidden with it.
-	forbidden6 = prefixes("::/128", "fe80::/10", "ff00::/8", "fd00:ec2::254/128")
-	private6   = prefixes("::1/128", "2001::/32", "2001:db8::/32", "fc00::/7",
-		"fec0::/10")
+	// the local host like 0.0.0.0, so it is forbidden with it. The /128s
+	// are cloud services inside the unique-local range: AWS instance
+	// metadata (fd00:ec2::254), EKS Pod Identity (fd00:ec2::23) and Google
+	// Cloud metadata over IPv6 (fd20:ce::254).
+	forbidden6 = prefixes("::/128", "fe80::/10", "ff00::/8",
+		"fd00:ec2::254/128", "fd00:ec2::23/128", "fd20:ce::254/128")
+	// private6 are the blocks inside the global unicast range 2000::/3
+	// that IANA's IPv6 special-purpose registry marks not globally
+	// reachable: IETF protocol assignments 2001::/23 (whole, fail closed:
+	// the few globally reachable entries inside it are anycast protocol
+	// endpoints, never an MCP server) and the documentation blocks
+	// 2001:db8::/32 and 3fff::/20. Everything outside 2000::/3 is private
+	// anyway (see [Classify]).
+	private6 = prefixes("2001::/23", "2001:db8::/32", "3fff::/20")
+
+	// globalUnicast is the only IPv6 range IANA allocates from; the rest
+	// is reserved, special-purpose (discard-only 100::/64, the dummy
+	// prefix 100:0:0:1::/64, SRv6 SIDs 5f00::/16), unique-local fc00::/7,
+	// site-local fec0::/10, link-local or multicast.
+	globalUnicast = netip.MustParsePrefix("2000::/3")
 
 	nat64WellKnown = netip.MustParsePrefix("64:ff9b::/96")
 	nat64Local     = netip.MustParsePrefix("64:ff9b:1::/48")
@@ -91,6 +113,9 @@ func in(ps []netip.Prefix, a netip.Addr) bool {
 // Classify tells whether an address is public, private or forbidden. A
 // zone is ignored; IPv4-mapped, NAT64 and 6to4 addresses are judged by the
 // IPv4 address they carry, because that is where the packets end up. An
+// IPv6 address outside the global unicast range 2000::/3 is never public
+// (only the IPv4-mapped and well-known NAT64 forms there can be, through
+// the IPv4 address they carry). An
 // invalid address is forbidden.
 func Classify(a netip.Addr) Class {
 	if !a.IsValid() {
@@ -133,7 +158,7 @@ func Classify(a netip.Addr) Class {
 		return worse(c, classify4(netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})))
 	case ipv4Compatible.Contains(a) && a != netip.IPv6Loopback():
 		return worse(ClassPrivate, classify4(v4(b[12:16])))
-	case in(private6, a):
+	case in(private6, a) || !globalUnicast.Contains(a):
 		return ClassPrivate
 	}
 	return ClassPublic

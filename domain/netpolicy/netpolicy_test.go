@@ -15,83 +15,183 @@ var (
 	forbidden = netpolicy.ClassForbidden
 )
 
+// Where the rows of [TestCheckTable] come from.
+const (
+	ianaV4      = "IANA IPv4 Special-Purpose Address Registry"
+	ianaV4Mcast = "IANA IPv4 Multicast Address Space registry"
+	ianaV6      = "IANA IPv6 Special-Purpose Address Registry"
+	ianaV6Space = "IANA Internet Protocol Version 6 Address Space registry (reserved by IETF)"
+	ianaV6Mcast = "IANA IPv6 Multicast Address Space registry"
+	rfc6052     = "RFC 6052 (IPv4-embedded IPv6 addresses) and RFC 8215 (local-use NAT64 prefix)"
+	aws         = "AWS EC2 user guide, instance metadata service (169.254.169.254, fd00:ec2::254)"
+	eks         = "AWS EKS user guide, set up the EKS Pod Identity Agent (169.254.170.23, fd00:ec2::23)"
+	gcp         = "Google Cloud Compute Engine docs, about VM metadata (169.254.169.254, fd20:ce::254)"
+	azure       = "Microsoft Learn, what is IP address 168.63.129.16 (WireServer and host agent)"
+	oracle      = "Oracle Cloud Infrastructure docs, getting instance metadata (192.0.0.192)"
+	alibaba     = "Alibaba Cloud ECS docs, instance metadata (100.100.100.200)"
+	zones       = "RFC 4007 zone indices: the zone never changes the address"
+	neighbours  = "ordinary global unicast addresses (public DNS resolvers)"
+)
+
 // TestCheckTable is the whole MC1 address table: first and last address of
 // every range, embedded forms, and the public neighbours just outside.
+// Every group names its source. Decisions beyond the sources:
+//   - IPv4-mapped ::ffff:0:0/96 (not globally reachable in the registry) is
+//     judged by the IPv4 address it carries: resolvers hand IPv4 answers
+//     over in that form and the socket connects to the IPv4 address, so the
+//     form itself never appears on the wire.
+//   - 2001::/23 is private as a whole, the globally reachable entries inside
+//     it included (fail closed: they are anycast protocol endpoints and
+//     overlay identifiers, never an MCP server).
 func TestCheckTable(t *testing.T) {
-	tests := []struct {
+	type row struct {
 		addr  string
 		class netpolicy.Class
+	}
+	groups := []struct {
+		source string
+		rows   []row
 	}{
-		// 0.0.0.0/8: never.
-		{"0.0.0.0", forbidden}, {"0.255.255.255", forbidden}, {"1.0.0.0", public},
-		// 10/8
-		{"9.255.255.255", public}, {"10.0.0.0", private}, {"10.255.255.255", private}, {"11.0.0.0", public},
-		// 100.64/10, with the Alibaba metadata address inside
-		{"100.63.255.255", public}, {"100.64.0.0", private}, {"100.127.255.255", private}, {"100.128.0.0", public},
-		{"100.100.100.200", forbidden},
-		// 127/8
-		{"126.255.255.255", public}, {"127.0.0.0", private}, {"127.0.0.1", private}, {"127.255.255.255", private}, {"128.0.0.0", public},
-		// 169.254/16: never.
-		{"169.253.255.255", public}, {"169.254.0.0", forbidden}, {"169.254.169.254", forbidden}, {"169.254.255.255", forbidden}, {"169.255.0.0", public},
-		// 172.16/12
-		{"172.15.255.255", public}, {"172.16.0.0", private}, {"172.31.255.255", private}, {"172.32.0.1", public},
-		// 192.0.0/24, with the Oracle metadata address inside
-		{"191.255.255.255", public}, {"192.0.0.0", private}, {"192.0.0.255", private}, {"192.0.0.192", forbidden},
-		// 192.0.2/24
-		{"192.0.1.255", public}, {"192.0.2.0", private}, {"192.0.2.255", private}, {"192.0.3.0", public},
-		// 192.88.99/24
-		{"192.88.98.255", public}, {"192.88.99.0", private}, {"192.88.99.255", private}, {"192.88.100.0", public},
-		// 192.168/16
-		{"192.167.255.255", public}, {"192.168.0.0", private}, {"192.168.255.255", private}, {"192.169.0.0", public},
-		// 198.18/15
-		{"198.17.255.255", public}, {"198.18.0.0", private}, {"198.19.255.255", private}, {"198.20.0.0", public},
-		// 198.51.100/24
-		{"198.51.99.255", public}, {"198.51.100.0", private}, {"198.51.100.255", private}, {"198.51.101.0", public},
-		// 203.0.113/24
-		{"203.0.112.255", public}, {"203.0.113.0", private}, {"203.0.113.255", private}, {"203.0.114.0", public},
-		// 224/4: never.
-		{"223.255.255.255", public}, {"224.0.0.0", forbidden}, {"239.255.255.255", forbidden},
-		// 240/4 and 255.255.255.255
-		{"240.0.0.0", private}, {"255.255.255.254", private}, {"255.255.255.255", private},
-		{"8.8.8.8", public}, {"1.1.1.1", public},
+		{ianaV4 + ": 0.0.0.0/8 this network", []row{
+			{"0.0.0.0", forbidden}, {"0.255.255.255", forbidden}, {"1.0.0.0", public},
+		}},
+		{ianaV4 + ": 10.0.0.0/8 private-use", []row{
+			{"9.255.255.255", public}, {"10.0.0.0", private}, {"10.255.255.255", private}, {"11.0.0.0", public},
+		}},
+		{ianaV4 + ": 100.64.0.0/10 shared address space", []row{
+			{"100.63.255.255", public}, {"100.64.0.0", private}, {"100.127.255.255", private}, {"100.128.0.0", public},
+		}},
+		{alibaba, []row{
+			{"100.100.100.200", forbidden}, {"100.100.100.199", private}, {"100.100.100.201", private},
+		}},
+		{ianaV4 + ": 127.0.0.0/8 loopback", []row{
+			{"126.255.255.255", public}, {"127.0.0.0", private}, {"127.0.0.1", private}, {"127.255.255.255", private}, {"128.0.0.0", public},
+		}},
+		{ianaV4 + ": 169.254.0.0/16 link local", []row{
+			{"169.253.255.255", public}, {"169.254.0.0", forbidden}, {"169.254.255.255", forbidden}, {"169.255.0.0", public},
+		}},
+		{aws + "; " + gcp, []row{{"169.254.169.254", forbidden}}},
+		{eks, []row{{"169.254.170.23", forbidden}}},
+		{ianaV4 + ": 172.16.0.0/12 private-use", []row{
+			{"172.15.255.255", public}, {"172.16.0.0", private}, {"172.31.255.255", private}, {"172.32.0.1", public},
+		}},
+		{ianaV4 + ": 192.0.0.0/24 IETF protocol assignments", []row{
+			{"191.255.255.255", public}, {"192.0.0.0", private}, {"192.0.0.255", private},
+		}},
+		{oracle, []row{{"192.0.0.192", forbidden}, {"192.0.0.191", private}, {"192.0.0.193", private}}},
+		{ianaV4 + ": 192.0.2.0/24 documentation (TEST-NET-1)", []row{
+			{"192.0.1.255", public}, {"192.0.2.0", private}, {"192.0.2.255", private}, {"192.0.3.0", public},
+		}},
+		{ianaV4 + ": 192.88.99.0/24 6to4 relay anycast (deprecated by RFC 7526)", []row{
+			{"192.88.98.255", public}, {"192.88.99.0", private}, {"192.88.99.255", private}, {"192.88.100.0", public},
+		}},
+		{ianaV4 + ": 192.168.0.0/16 private-use", []row{
+			{"192.167.255.255", public}, {"192.168.0.0", private}, {"192.168.255.255", private}, {"192.169.0.0", public},
+		}},
+		{ianaV4 + ": 198.18.0.0/15 benchmarking", []row{
+			{"198.17.255.255", public}, {"198.18.0.0", private}, {"198.19.255.255", private}, {"198.20.0.0", public},
+		}},
+		{ianaV4 + ": 198.51.100.0/24 documentation (TEST-NET-2)", []row{
+			{"198.51.99.255", public}, {"198.51.100.0", private}, {"198.51.100.255", private}, {"198.51.101.0", public},
+		}},
+		{ianaV4 + ": 203.0.113.0/24 documentation (TEST-NET-3)", []row{
+			{"203.0.112.255", public}, {"203.0.113.0", private}, {"203.0.113.255", private}, {"203.0.114.0", public},
+		}},
+		{ianaV4Mcast + ": 224.0.0.0/4", []row{
+			{"223.255.255.255", public}, {"224.0.0.0", forbidden}, {"239.255.255.255", forbidden},
+		}},
+		{ianaV4 + ": 240.0.0.0/4 reserved", []row{{"240.0.0.0", private}, {"255.255.255.254", private}}},
+		{ianaV4 + ": 255.255.255.255/32 limited broadcast", []row{
+			{"255.255.255.255", forbidden}, {"::ffff:255.255.255.255", forbidden}, {"64:ff9b::ffff:ffff", forbidden}, {"2002:ffff:ffff::", forbidden},
+			{"2001:0:808:808::", forbidden /* Teredo client ^0 = 255.255.255.255 */},
+		}},
+		{azure, []row{
+			{"168.63.129.15", public}, {"168.63.129.16", forbidden}, {"168.63.129.17", public},
+			{"::ffff:168.63.129.16", forbidden}, {"::ffff:0:a83f:8110", forbidden}, {"::a83f:8110", forbidden},
+			{"64:ff9b::a83f:8110", forbidden}, {"64:ff9b:1:a83f:81:1000::", forbidden}, {"64:ff9b:1::a83f:8110", forbidden},
+			{"2002:a83f:8110::", forbidden}, {"2001:0:a83f:8110::", forbidden}, {"2001:0:808:808::57c0:7eef", forbidden /* Teredo client, inverted */},
+		}},
+		{neighbours, []row{{"8.8.8.8", public}, {"1.1.1.1", public}, {"2606:4700::1111", public}, {"2a00:1450:4001::1", public}}},
 
-		// ::/128 is forbidden like 0.0.0.0; ::1
-		{"::", forbidden}, {"::1", private},
-		// IPv4-compatible ::/96 (deprecated): at least private, embedded forbidden stays forbidden.
-		{"::8.8.8.8", private}, {"::169.254.169.254", forbidden}, {"::2", forbidden},
-		// ::ffff:0:0/96: the embedded IPv4 decides.
-		{"::ffff:0.0.0.0", forbidden}, {"::ffff:8.8.8.8", public}, {"::ffff:10.0.0.1", private}, {"::ffff:127.0.0.1", private},
-		{"::ffff:169.254.169.254", forbidden}, {"::ffff:224.0.0.1", forbidden}, {"::ffff:255.255.255.255", private},
-		// ::ffff:0:0:0/96 (SIIT, IPv4-translated): never public, and as bad as the IPv4 it carries.
-		{"::ffff:0:a9fe:a9fe", forbidden}, {"::ffff:0:7f00:1", private}, {"::ffff:0:808:808", private}, {"::ffff:0:e000:1", forbidden},
-		{"::fffe:ffff:ffff", public}, {"::1:0:0:0", public},
-		// 64:ff9b::/96 (NAT64): the embedded IPv4 decides.
-		{"64:ff9b::808:808", public}, {"64:ff9b::a00:1", private}, {"64:ff9b::7f00:1", private},
-		{"64:ff9b::a9fe:a9fe", forbidden}, {"64:ff9b::e000:1", forbidden}, {"64:ff9b::", forbidden},
-		{"64:ff9b::1:0:0", public}, {"64:ff9a:ffff:ffff:ffff:ffff:ffff:ffff", public},
-		// 64:ff9b:1::/48 (local NAT64): private, forbidden when any RFC 6052 offset carries a forbidden address.
-		{"64:ff9b:1::", private}, {"64:ff9b:1::808:808", private}, {"64:ff9b:1::a9fe:a9fe", forbidden},
-		{"64:ff9b:1:a9fe:a9:fe00::", forbidden}, {"64:ff9b:1:ffff:ffff:ffff:ffff:ffff", private}, {"64:ff9b:2::", public},
-		// 2002::/16 (6to4): the IPv4 in bits 16–48 decides.
-		{"2002:808:808::", public}, {"2002:a00:1::", private}, {"2002:7f00:1::1", private},
-		{"2002:a9fe:a9fe::", forbidden}, {"2002::", forbidden}, {"2002:e000:1::", forbidden},
-		{"2001:ffff:ffff:ffff:ffff:ffff:ffff:ffff", public}, {"2003::", public},
-		// 2001::/32 (Teredo): private; a forbidden server or (inverted) client address is forbidden.
-		{"2001:0:808:808::", private}, {"2001:0:808:808:ffff:ffff:f7f7:f7f7", private}, {"2001:0:ffff:ffff:ffff:ffff:ffff:ffff", forbidden /* client ^ffffffff = 0.0.0.0 */},
-		{"2001:0:a9fe:a9fe::", forbidden}, {"2001:0:808:808::5601:5601", forbidden}, {"2001:1::", public},
-		// 2001:db8::/32
-		{"2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", public}, {"2001:db8::", private}, {"2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", private}, {"2001:db9::", public},
-		// fc00::/7 with the AWS metadata address inside: never.
-		{"fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", public}, {"fc00::", private}, {"fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", private},
-		{"fd00:ec2::254", forbidden}, {"fd00:ec2::253", private}, {"fd00:ec2::255", private},
-		// fe80::/10: never. fec0::/10 (old site-local): private.
-		{"fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff", public}, {"fe80::", forbidden}, {"fe80::1", forbidden}, {"febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", forbidden},
-		{"fec0::", private}, {"feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", private},
-		// ff00::/8: never.
-		{"ff00::", forbidden}, {"ff02::1", forbidden}, {"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", forbidden},
-		{"2606:4700::1111", public}, {"2000::", public},
-		// Zones are ignored.
-		{"fe80::1%eth0", forbidden}, {"2606:4700::1111%eth0", public}, {"::1%lo", private}, {"::ffff:10.0.0.1%eth0", private},
+		{ianaV6 + ": ::/128 unspecified (reaches the local host like 0.0.0.0)", []row{{"::", forbidden}}},
+		{ianaV6 + ": ::1/128 loopback", []row{{"::1", private}}},
+		{ianaV6Space + ": ::/96 IPv4-compatible (deprecated by RFC 4291); never public, as bad as the IPv4 it carries", []row{
+			{"::8.8.8.8", private}, {"::169.254.169.254", forbidden}, {"::2", forbidden},
+		}},
+		{ianaV6 + ": ::ffff:0:0/96 IPv4-mapped; the embedded IPv4 decides", []row{
+			{"::ffff:0.0.0.0", forbidden}, {"::ffff:8.8.8.8", public}, {"::ffff:10.0.0.1", private}, {"::ffff:127.0.0.1", private},
+			{"::ffff:169.254.169.254", forbidden}, {"::ffff:224.0.0.1", forbidden},
+		}},
+		{"RFC 2765 (SIIT) ::ffff:0:0:0/96 IPv4-translated: never public, as bad as the IPv4 it carries", []row{
+			{"::ffff:0:a9fe:a9fe", forbidden}, {"::ffff:0:7f00:1", private}, {"::ffff:0:808:808", private}, {"::ffff:0:e000:1", forbidden},
+		}},
+		{ianaV6 + ": 64:ff9b::/96 IPv4-IPv6 translation (globally reachable); " + rfc6052 + ": the embedded IPv4 decides", []row{
+			{"64:ff9b::808:808", public}, {"64:ff9b::a00:1", private}, {"64:ff9b::7f00:1", private},
+			{"64:ff9b::a9fe:a9fe", forbidden}, {"64:ff9b::e000:1", forbidden}, {"64:ff9b::", forbidden},
+		}},
+		{ianaV6 + ": 64:ff9b:1::/48 IPv4-IPv6 translation, local use; " + rfc6052 + ": forbidden when any offset carries a forbidden IPv4", []row{
+			{"64:ff9b:1::", private}, {"64:ff9b:1::808:808", private}, {"64:ff9b:1::a9fe:a9fe", forbidden},
+			{"64:ff9b:1:a9fe:a9:fe00::", forbidden}, {"64:ff9b:1:808:8:800::", private},
+			{"64:ff9b:1:ffff:ffff:ffff:ffff:ffff", forbidden /* 255.255.255.255 at every offset */},
+		}},
+		{ianaV6Space + ": ::/8 outside the special-purpose blocks", []row{
+			{"::fffe:ffff:ffff", private}, {"::1:0:0:0", private}, {"64:ff9b::1:0:0", private},
+			{"64:ff9a:ffff:ffff:ffff:ffff:ffff:ffff", private}, {"64:ff9b:2::", private}, {"ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", private},
+		}},
+		{ianaV6 + ": 100::/64 discard-only (RFC 6666)", []row{{"100::", private}, {"100::ffff:ffff:ffff:ffff", private}}},
+		{ianaV6 + ": 100:0:0:1::/64 dummy IPv6 prefix (RFC 9780)", []row{{"100:0:0:1::", private}, {"100:0:0:1:ffff:ffff:ffff:ffff", private}}},
+		{ianaV6Space + ": 100::/8, 200::/7, 400::/6, 800::/5, 1000::/4", []row{
+			{"100:0:0:2::", private}, {"1ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", private}, {"200::", private}, {"400::", private},
+			{"800::", private}, {"1000::", private}, {"1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", private}, {"2000::", public},
+		}},
+		{ianaV6 + ": 2001::/23 IETF protocol assignments (not globally reachable), with every entry inside it", []row{
+			{"2000:ffff:ffff:ffff:ffff:ffff:ffff:ffff", public}, {"2001:1::", private}, {"2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff", private}, {"2001:200::", public},
+			{"2001:1::1", private /* port control protocol anycast */}, {"2001:1::2", private /* TURN anycast */}, {"2001:1::3", private /* DNS-SD SRP anycast */},
+			{"2001:2::", private /* benchmarking 2001:2::/48 */}, {"2001:2:0:ffff:ffff:ffff:ffff:ffff", private},
+			{"2001:3::1", private /* AMT 2001:3::/32 */}, {"2001:4:112::1", private /* AS112-v6 2001:4:112::/48 */},
+			{"2001:10::1", private /* deprecated ORCHID 2001:10::/28 */}, {"2001:20::1", private /* ORCHIDv2 2001:20::/28 */}, {"2001:30::1", private /* DRIP DETs 2001:30::/28 */},
+		}},
+		{ianaV6 + ": 2001::/32 Teredo (RFC 4380); private, forbidden when the server or the (inverted) client IPv4 is", []row{
+			{"2001:0:808:808:ffff:ffff:f7f7:f7f7", private}, {"2001:0:ffff:ffff:ffff:ffff:ffff:ffff", forbidden /* client ^ffffffff = 0.0.0.0 */},
+			{"2001:0:a9fe:a9fe::", forbidden}, {"2001:0:808:808::5601:5601", forbidden},
+		}},
+		{ianaV6 + ": 2001:db8::/32 documentation", []row{
+			{"2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", public}, {"2001:db8::", private}, {"2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", private}, {"2001:db9::", public},
+		}},
+		{ianaV6 + ": 2002::/16 6to4; the IPv4 in bits 16-48 decides", []row{
+			{"2002:808:808::", public}, {"2002:a00:1::", private}, {"2002:7f00:1::1", private},
+			{"2002:a9fe:a9fe::", forbidden}, {"2002::", forbidden}, {"2002:e000:1::", forbidden},
+			{"2001:ffff:ffff:ffff:ffff:ffff:ffff:ffff", public}, {"2003::", public},
+		}},
+		{ianaV6 + ": 2620:4f:8000::/48 direct delegation AS112 service (globally reachable)", []row{{"2620:4f:8000::1", public}}},
+		{ianaV6 + ": 3fff::/20 documentation (RFC 9637)", []row{
+			{"3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff", public}, {"3fff::", private}, {"3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", private},
+			{"3fff:1000::", public}, {"3fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", public},
+		}},
+		{ianaV6Space + ": 4000::/3, 6000::/3, 8000::/3, a000::/3, c000::/3, e000::/4, f000::/5, f800::/6, fe00::/9", []row{
+			{"4000::", private}, {"6000::", private}, {"8000::", private}, {"a000::", private}, {"c000::", private},
+			{"e000::", private}, {"f000::", private}, {"f800::", private}, {"fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", private},
+			{"fe00::", private}, {"fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff", private},
+		}},
+		{ianaV6 + ": 5f00::/16 SRv6 segment identifiers (RFC 9602)", []row{
+			{"5f00::", private}, {"5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff", private}, {"5eff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", private}, {"5f01::", private},
+		}},
+		{ianaV6 + ": fc00::/7 unique-local", []row{
+			{"fc00::", private}, {"fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", private}, {"fd00::1", private},
+		}},
+		{aws, []row{{"fd00:ec2::254", forbidden}, {"fd00:ec2::253", private}, {"fd00:ec2::255", private}}},
+		{eks, []row{{"fd00:ec2::23", forbidden}, {"fd00:ec2::22", private}, {"fd00:ec2::24", private}}},
+		{gcp, []row{{"fd20:ce::254", forbidden}, {"fd20:ce::253", private}, {"fd20:ce::255", private}}},
+		{ianaV6 + ": fe80::/10 link-local unicast", []row{
+			{"fe80::", forbidden}, {"fe80::1", forbidden}, {"febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", forbidden},
+		}},
+		{ianaV6Space + ": fec0::/10 site-local (deprecated by RFC 3879)", []row{
+			{"fec0::", private}, {"feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", private},
+		}},
+		{ianaV6Mcast + ": ff00::/8", []row{
+			{"ff00::", forbidden}, {"ff02::1", forbidden}, {"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", forbidden},
+		}},
+		{zones, []row{{"fe80::1%eth0", forbidden}, {"2606:4700::1111%eth0", public}, {"::1%lo", private}, {"::ffff:10.0.0.1%eth0", private}}},
 	}
 
 	hosts, err := netpolicy.ParsePrivateHosts("wiki.corp.example")
@@ -112,32 +212,34 @@ func TestCheckTable(t *testing.T) {
 		{"enterprise unlisted", netpolicy.NewRules(gate.Enterprise, hosts), "other.corp.example", false},
 		{"zero rules", netpolicy.Rules{}, "wiki.corp.example", false},
 	}
-	for _, tt := range tests {
-		addr := netip.MustParseAddr(tt.addr)
-		t.Run(tt.addr, func(t *testing.T) {
-			if got := netpolicy.Classify(addr); got != tt.class {
-				t.Fatalf("Classify(%s) = %v, want %v", tt.addr, got, tt.class)
-			}
-			for _, rs := range rulesets {
-				err := rs.rules.Check(rs.host, addr)
-				var want netpolicy.Reason
-				switch {
-				case tt.class == forbidden:
-					want = netpolicy.ReasonForbidden
-				case tt.class == private && !rs.private:
-					want = netpolicy.ReasonPrivate
+	for _, g := range groups {
+		for _, tt := range g.rows {
+			addr := netip.MustParseAddr(tt.addr)
+			t.Run(tt.addr, func(t *testing.T) {
+				if got := netpolicy.Classify(addr); got != tt.class {
+					t.Fatalf("Classify(%s) = %v, want %v (source: %s)", tt.addr, got, tt.class, g.source)
 				}
-				var be *netpolicy.BlockedError
-				switch {
-				case want == netpolicy.Reason{}:
-					if err != nil {
-						t.Errorf("%s: Check(%q, %s) = %v, want nil", rs.name, rs.host, tt.addr, err)
+				for _, rs := range rulesets {
+					err := rs.rules.Check(rs.host, addr)
+					var want netpolicy.Reason
+					switch {
+					case tt.class == forbidden:
+						want = netpolicy.ReasonForbidden
+					case tt.class == private && !rs.private:
+						want = netpolicy.ReasonPrivate
 					}
-				case !errors.As(err, &be) || be.Reason != want || !errors.Is(err, netpolicy.ErrBlocked):
-					t.Errorf("%s: Check(%q, %s) = %v, want %v", rs.name, rs.host, tt.addr, err, want)
+					var be *netpolicy.BlockedError
+					switch {
+					case want == netpolicy.Reason{}:
+						if err != nil {
+							t.Errorf("%s: Check(%q, %s) = %v, want nil", rs.name, rs.host, tt.addr, err)
+						}
+					case !errors.As(err, &be) || be.Reason != want || !errors.Is(err, netpolicy.ErrBlocked):
+						t.Errorf("%s: Check(%q, %s) = %v, want %v", rs.name, rs.host, tt.addr, err, want)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -307,16 +409,21 @@ func TestNormalizeHost(t *testing.T) {
 }
 
 func FuzzCheck(f *testing.F) {
-	for _, s := range []string{"::ffff:169.254.169.254", "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::", "fd00:ec2::254", "fe80::1", "::1", "2606:4700::1111", "64:ff9b:1::a9fe:a9fe", "2001:0:808:808::5601:5601"} {
+	for _, s := range []string{"::ffff:169.254.169.254", "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::", "fd00:ec2::254", "fe80::1", "::1", "2606:4700::1111", "64:ff9b:1::a9fe:a9fe", "2001:0:808:808::5601:5601",
+		"::ffff:168.63.129.16", "fd00:ec2::23", "fd20:ce::254", "5f00::1", "3fff::1", "100::1", "2001:2::1"} {
 		b := netip.MustParseAddr(s).As16()
 		f.Add(b[:])
 	}
 	hosts, _ := netpolicy.ParsePrivateHosts("wiki.corp.example")
 	listed := netpolicy.NewRules(gate.SelfHosted, hosts)
-	forbiddenRanges := []netip.Prefix{
-		netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("169.254.0.0/16"), netip.MustParsePrefix("224.0.0.0/4"),
-		netip.MustParsePrefix("fe80::/10"), netip.MustParsePrefix("ff00::/8"), netip.MustParsePrefix("fd00:ec2::254/128"),
-	}
+	forbiddenRanges := prefixes("0.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "255.255.255.255/32",
+		"168.63.129.16/32", "192.0.0.192/32", "100.100.100.200/32",
+		"fe80::/10", "ff00::/8", "fd00:ec2::254/128", "fd00:ec2::23/128", "fd20:ce::254/128")
+	// IPv6 ranges that are never public: the blocks IANA marks not
+	// globally reachable inside 2000::/3, and everything outside it except
+	// the well-known NAT64 prefix (judged by its IPv4).
+	neverPublic := prefixes("2001::/23", "2001:db8::/32", "3fff::/20")
+	globalUnicast, nat64 := netip.MustParsePrefix("2000::/3"), netip.MustParsePrefix("64:ff9b::/96")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var a16 [16]byte
 		copy(a16[:], b)
@@ -331,6 +438,9 @@ func FuzzCheck(f *testing.F) {
 					t.Fatalf("Check(%s) = %v, class %v: forbidden range %s passed", addr, err, class, p)
 				}
 			}
+			if class == public && plain.Is6() && (!globalUnicast.Contains(plain) && !nat64.Contains(plain) || contains(neverPublic, plain)) {
+				t.Fatalf("Classify(%s) = public, outside the globally reachable IPv6 space", addr)
+			}
 			if class == forbidden && err == nil {
 				t.Fatalf("Check(%s) = nil for a forbidden address", addr)
 			}
@@ -339,4 +449,21 @@ func FuzzCheck(f *testing.F) {
 			}
 		}
 	})
+}
+
+func prefixes(ss ...string) []netip.Prefix {
+	ps := make([]netip.Prefix, len(ss))
+	for i, s := range ss {
+		ps[i] = netip.MustParsePrefix(s)
+	}
+	return ps
+}
+
+func contains(ps []netip.Prefix, a netip.Addr) bool {
+	for _, p := range ps {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }

@@ -29,7 +29,7 @@ func Assess(serverName string, d Definition) Assessment {
 		a.Supported, a.Reason = false, reasonOf(err)
 		return a
 	}
-	if _, err := CheckSchema(d.inputSchema); err != nil {
+	if _, err := d.checkedSchema(); err != nil {
 		a.Supported, a.Reason = false, reasonOf(err)
 	}
 	return a

@@ -3,19 +3,25 @@ package tool
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"unicode/utf8"
 )
 
 // Definition is a tool as a server reports it in a live discovery. It is
 // untrusted: every field comes from the MCP server. The input schema and the
-// annotations are held in canonical form (see [Canonicalize]).
+// annotations are held in canonical form (see [Canonicalize]); the verdict
+// of [CheckSchema] on the schema and the [Hash] are computed once, when the
+// definition is built.
 type Definition struct {
 	name        string
 	description string
 	inputSchema []byte
 	annotations []byte // nil when the server sent none (or null)
 	hints       hints
+
+	checked   bool              // schema and schemaErr hold CheckSchema's verdict
+	schema    Schema            // when schemaErr is nil
+	schemaErr *UnsupportedError // why the schema is unsupported
+	hash      string
 }
 
 // hints are the parsed behaviour annotations. malformed is set when the
@@ -34,6 +40,10 @@ type hints struct {
 // discovery can list the tool as unsupported. Annotations may be empty or
 // JSON null (absent) or any JSON value; anything but an object makes the
 // tool write-capable (see [WriteCapable]).
+//
+// The schema is read once: its canonical form, the schema check (as
+// [CheckSchema] reports it on the canonical form) and the hash come from
+// that one pass.
 func NewDefinition(name, description string, inputSchema, annotations json.RawMessage) (Definition, error) {
 	if name == "" {
 		return Definition{}, &FieldError{Field: "name", Reason: "must not be empty"}
@@ -41,43 +51,59 @@ func NewDefinition(name, description string, inputSchema, annotations json.RawMe
 	if !utf8.ValidString(name) {
 		return Definition{}, &FieldError{Field: "name", Reason: "must be valid UTF-8"}
 	}
-	schema, err := Canonicalize(inputSchema)
-	if err != nil {
-		return Definition{}, unsupported(jsonProblem(err))
+	p := getParser()
+	defer p.release()
+	root, fail := p.parse(inputSchema)
+	if fail.code != failNone {
+		return Definition{}, unsupported(fail.problem())
 	}
-	ann, h, err := canonicalAnnotations(annotations)
-	if err != nil {
+	d := Definition{name: name, description: description, checked: true}
+	d.inputSchema = p.canonical(root)
+	d.schema, d.schemaErr = p.checkSchema(root, true)
+	d.schema.canonical = d.inputSchema
+	var err error
+	if d.annotations, d.hints, err = p.annotations(annotations); err != nil {
 		return Definition{}, &FieldError{Field: "annotations", Reason: err.Error()}
 	}
-	return Definition{
-		name:        name,
-		description: description,
-		inputSchema: schema,
-		annotations: ann,
-		hints:       h,
-	}, nil
+	d.hash = p.hash(d)
+	return d, nil
+}
+
+// checkedSchema is [CheckSchema] of the definition's schema.
+func (d Definition) checkedSchema() (Schema, error) {
+	if !d.checked {
+		return CheckSchema(d.inputSchema)
+	}
+	if d.schemaErr != nil {
+		return Schema{}, d.schemaErr
+	}
+	return d.schema, nil
 }
 
 // canonicalAnnotations returns the canonical annotations (nil when absent)
 // and the hints parsed from them.
 func canonicalAnnotations(raw []byte) ([]byte, hints, error) {
+	p := getParser()
+	defer p.release()
+	return p.annotations(raw)
+}
+
+func (p *parser) annotations(raw []byte) ([]byte, hints, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, hints{}, nil
 	}
-	n, err := parse(raw)
-	if err != nil {
-		return nil, hints{}, err
+	n, fail := p.parse(raw)
+	if fail.code != failNone {
+		return nil, hints{}, fail.err()
 	}
-	if n.kind == kindNull {
+	if p.nodes[n].kind == kindNull {
 		return nil, hints{}, nil
 	}
-	var b bytes.Buffer
-	n.write(&b)
-	return b.Bytes(), parseHints(n), nil
+	return p.canonical(n), p.hints(n), nil
 }
 
-func parseHints(n *node) hints {
-	if n.kind != kindObject {
+func (p *parser) hints(n int) hints {
+	if p.nodes[n].kind != kindObject {
 		return hints{malformed: true}
 	}
 	var h hints
@@ -85,31 +111,17 @@ func parseHints(n *node) hints {
 		key string
 		dst **bool
 	}{{"readOnlyHint", &h.readOnly}, {"destructiveHint", &h.destructive}} {
-		v := n.get(m.key)
+		v := p.get(n, m.key)
 		switch {
-		case v == nil:
-		case v.kind == kindBool:
-			b := v.b
+		case v < 0:
+		case p.nodes[v].kind == kindBool:
+			b := p.nodes[v].b
 			*m.dst = &b
 		default:
 			h.malformed = true
 		}
 	}
 	return h
-}
-
-// jsonProblem turns a [Canonicalize] error into a short reason.
-func jsonProblem(err error) string {
-	switch {
-	case errors.Is(err, ErrDuplicateKey):
-		return "duplicate key"
-	case errors.Is(err, ErrNumberRange):
-		return "number out of range"
-	case errors.Is(err, ErrTooDeep):
-		return "nested too deeply"
-	default:
-		return "invalid JSON"
-	}
 }
 
 // Name is the tool's name on its server.

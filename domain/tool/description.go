@@ -47,6 +47,12 @@ var invisibleRanges = []struct{ lo, hi rune }{
 	{0xE0100, 0xE01EF}, // variation selectors supplement
 }
 
+// Invisible reports whether [SanitizeDescription] removes r: a character
+// that a reader cannot see (or that reorders what they see) but a model
+// reads. The web interface shows such characters as visible markers in
+// text it did not sanitise, so the admin sees what the server sent.
+func Invisible(r rune) bool { return invisible(r) }
+
 // invisible reports the characters SanitizeDescription removes: those in
 // invisibleRanges and every other format (Cf) or control (Cc) character
 // except newline and tab, which keep the admin's layout.

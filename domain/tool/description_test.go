@@ -85,3 +85,12 @@ func TestModelDescription(t *testing.T) {
 		})
 	}
 }
+
+func TestInvisibleIsWhatSanitizeRemoves(t *testing.T) {
+	for _, r := range []rune{'\u202e', '\u200b', '\u2066', '\ufeff', '\u0007', '\U000e0041', 'a', '<', '\n', '\t', 'é'} {
+		removed := tool.SanitizeDescription("a"+string(r)+"b") == "ab"
+		if got := tool.Invisible(r); got != removed {
+			t.Errorf("Invisible(%U) = %v, but SanitizeDescription removes it: %v", r, got, removed)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"hash"
 )
 
 // hashTag separates this hash from every other SHA-256 the product
@@ -28,23 +27,38 @@ var emptyAnnotations = []byte("{}")
 // are their UTF-8 bytes as reported. The length prefixes make the framing
 // unambiguous: moving bytes from one field to the next changes the hash.
 func Hash(d Definition) string {
-	h := sha256.New()
-	h.Write([]byte(hashTag))
+	if d.hash != "" {
+		return d.hash
+	}
+	s, _ := hashOf(nil, d)
+	return s
+}
+
+func (p *parser) hash(d Definition) string {
+	var s string
+	s, p.out = hashOf(p.out[:0], d)
+	return s
+}
+
+// hashOf builds the hash input in buf (scratch space, may be nil) and
+// returns the hex digest and the buffer.
+func hashOf(buf []byte, d Definition) (string, []byte) {
 	ann := d.annotations
 	if ann == nil {
 		ann = emptyAnnotations
 	}
-	for _, field := range [][]byte{[]byte(d.name), []byte(d.description), d.inputSchema, ann} {
-		writeField(h, field)
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	buf = append(buf, hashTag...)
+	buf = appendField(buf, d.name)
+	buf = appendField(buf, d.description)
+	buf = appendField(buf, d.inputSchema)
+	buf = appendField(buf, ann)
+	sum := sha256.Sum256(buf)
+	return hex.EncodeToString(sum[:]), buf
 }
 
-func writeField(h hash.Hash, b []byte) {
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(b)))
-	h.Write(n[:])
-	h.Write(b)
+func appendField[T string | []byte](b []byte, field T) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(len(field)))
+	return append(b, field...)
 }
 
 // validHash reports whether s looks like a [Hash] result.

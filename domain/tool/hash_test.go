@@ -21,6 +21,8 @@ func TestHashDiffersPerField(t *testing.T) {
 			`{"type":"object","properties":{"query":{"type":"string","description":"IGNORE PREVIOUS"}},"required":["query"]}`, `{"readOnlyHint":true}`)},
 		{"annotations", mustDefinition(t, "search", "Search the wiki", searchSchema, `{"readOnlyHint":false}`)},
 		{"annotations absent", mustDefinition(t, "search", "Search the wiki", searchSchema, ``)},
+		{"x-mcp-header added", mustDefinition(t, "search", "Search the wiki",
+			`{"type":"object","properties":{"query":{"type":"string","description":"what to look for","x-mcp-header":"Query"}},"required":["query"]}`, `{"readOnlyHint":true}`)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,6 +86,10 @@ func TestHashGolden(t *testing.T) {
 			"d45ec66f0f48c021065f9bfe2268a5fb99d4ab0ee13aa34032cf6d79530ea145"},
 		{"absent annotations", mustDefinition(t, "a", "", `{}`, ""),
 			"1da7a4a08eb6ed7c634705e83d99742e7613bc2a8001747d7d9fc65af8f81e7a"},
+		// The x-mcp-header is part of the canonical schema (docs/TOOL-HASH.md).
+		{"x-mcp-header", mustDefinition(t, "search", "Search the wiki",
+			`{"type":"object","required":["query"],"properties":{"region":{"x-mcp-header":"Region","type":"string"},"query":{"type":"string"}}}`, `{"readOnlyHint":true}`),
+			"6a72700459c1768008bf52fc762dc7416f79e74780e66734914378ac482b5b18"},
 	}
 	hexRE := regexp.MustCompile(`^[0-9a-f]{64}$`)
 	for _, tt := range tests {

@@ -1,11 +1,9 @@
 package tool
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -37,6 +35,7 @@ type Property struct {
 	typ      PropertyType
 	enum     []string
 	required bool
+	header   string
 }
 
 // Name is the property name, matching ^[A-Za-z0-9_]+$.
@@ -50,6 +49,11 @@ func (p Property) Enum() []string { return append([]string(nil), p.enum...) }
 
 // Required reports whether the schema lists the property in "required".
 func (p Property) Required() bool { return p.required }
+
+// Header is the property's x-mcp-header: the name of the HTTP header
+// (after the prefix Mcp-Param-) in which a client of protocol 2026-07-28
+// also sends the argument; empty when the schema names none.
+func (p Property) Header() string { return p.header }
 
 // Schema is a supported input schema: a flat object of scalar properties
 // (MC4, MC5). Build it with [CheckSchema]. The zero value has no
@@ -73,12 +77,22 @@ func (s Schema) Properties() []Property {
 	return out
 }
 
-func (s Schema) property(name string) (Property, bool) {
-	i := sort.Search(len(s.props), func(i int) bool { return s.props[i].name >= name })
-	if i < len(s.props) && s.props[i].name == name {
-		return s.props[i], true
+// find returns the index of the property named name, or -1.
+func (s Schema) find(name []byte) int {
+	i, ok := slices.BinarySearchFunc(s.props, name, func(q Property, name []byte) int {
+		// Comparisons with string(name) do not copy name.
+		switch {
+		case q.name < string(name):
+			return -1
+		case q.name > string(name):
+			return 1
+		}
+		return 0
+	})
+	if !ok {
+		return -1
 	}
-	return Property{}, false
+	return i
 }
 
 // CheckSchema accepts only the flat schemas the threat analysis allows
@@ -92,110 +106,150 @@ func (s Schema) property(name string) (Property, bool) {
 //     "additionalProperties": false; a missing "properties" means none;
 //   - per property: "title", "description" (strings; never shown to the
 //     model), "enum" (with "type": "string" or without "type", all values
-//     strings of at most [limits.MaxArgumentStringLen] characters), and
+//     strings of at most [limits.MaxArgumentStringLen] characters),
 //     "default" if it is itself a valid argument for the property
 //     (pydantic-based servers emit it for every optional parameter; it is
-//     never shown to the model nor sent).
+//     never shown to the model nor sent), and "x-mcp-header" (protocol
+//     2026-07-28: the client also sends the argument as the HTTP header
+//     Mcp-Param-<name>) under the go-sdk's rules: on a property whose
+//     "type" is string, integer or boolean, a non-empty HTTP token
+//     (RFC 9110 tchar), no two properties naming the same header
+//     case-insensitively. The value is part of the canonical schema, so
+//     the pinning hash covers it.
 //
 // Every other keyword is refused, including constraints we would not
 // enforce ("format", "pattern", "minLength"…): a schema is either fully
 // understood or unsupported. Errors are [*UnsupportedError].
 func CheckSchema(raw json.RawMessage) (Schema, error) {
-	root, err := parse(raw)
-	if err != nil {
-		return Schema{}, unsupported(jsonProblem(err))
+	p := getParser()
+	defer p.release()
+	root, fail := p.parse(raw)
+	if fail.code != failNone {
+		return Schema{}, unsupported(fail.problem())
 	}
-	if root.kind != kindObject {
+	s, uerr := p.checkSchema(root, false)
+	if uerr != nil {
+		return Schema{}, uerr
+	}
+	s.canonical = p.canonical(root)
+	return s, nil
+}
+
+// checkSchema is [CheckSchema] on a parsed tree. It reports the first
+// problem in the order of the members, either as the input has them
+// (CheckSchema on raw bytes) or sorted as in the canonical form (a
+// definition, whose schema was always checked in canonical form).
+func (p *parser) checkSchema(root int, sorted bool) (Schema, *UnsupportedError) {
+	if p.nodes[root].kind != kindObject {
 		return Schema{}, unsupported("not an object")
 	}
-	var props, required *node
+	props, required := -1, -1
 	sawType := false
-	for _, m := range root.obj {
-		switch m.key {
+	for j := range p.nodes[root].n {
+		k, v := p.member(root, j, sorted)
+		vk := p.nodes[v].kind
+		switch key := p.str(k); string(key) {
 		case "type":
-			if m.val.kind == kindArray {
+			if vk == kindArray {
 				return Schema{}, unsupported("type union at top level")
 			}
-			if m.val.kind != kindString || m.val.str != "object" {
+			if !p.is(v, "object") {
 				return Schema{}, unsupported("top-level type is not object")
 			}
 			sawType = true
 		case "properties":
-			if m.val.kind != kindObject {
+			if vk != kindObject {
 				return Schema{}, unsupported("properties is not an object")
 			}
-			props = m.val
+			props = v
 		case "required":
-			required = m.val
+			required = v
 		case "additionalProperties":
-			if m.val.kind != kindBool || m.val.b {
+			if vk != kindBool || p.nodes[v].b {
 				return Schema{}, unsupported("additionalProperties other than false")
 			}
 		case "$schema", "title", "description":
-			if m.val.kind != kindString {
-				return Schema{}, unsupported(m.key + " is not a string")
+			if vk != kindString {
+				return Schema{}, unsupported(string(key) + " is not a string")
 			}
 		default:
-			return Schema{}, unsupported(keywordReason(m.key, ""))
+			return Schema{}, unsupported(keywordReason(string(key), ""))
 		}
 	}
 	if !sawType {
 		return Schema{}, unsupported("missing type object")
 	}
 	s := Schema{}
-	if props != nil {
-		if len(props.obj) > limits.MaxSchemaProperties {
+	if props >= 0 {
+		n := p.nodes[props].n
+		if n > limits.MaxSchemaProperties {
 			return Schema{}, unsupported("more than " + strconv.Itoa(limits.MaxSchemaProperties) + " properties")
 		}
-		for _, m := range props.obj {
-			p, err := checkProperty(m.key, m.val)
+		s.props = make([]Property, 0, n)
+		for j := range n {
+			k, v := p.member(props, j, sorted)
+			prop, err := p.checkProperty(k, v, sorted)
 			if err != nil {
 				return Schema{}, err
 			}
-			s.props = append(s.props, p)
+			if prop.header != "" {
+				for _, q := range s.props {
+					if strings.EqualFold(q.header, prop.header) {
+						return Schema{}, unsupported("duplicate x-mcp-header in property " + prop.name)
+					}
+				}
+			}
+			s.props = append(s.props, prop)
 		}
 	}
-	sort.Slice(s.props, func(i, j int) bool { return s.props[i].name < s.props[j].name })
-	if required != nil {
-		if required.kind != kindArray {
-			return Schema{}, unsupported("required is not an array")
-		}
-		seen := map[string]bool{}
-		for _, r := range required.arr {
-			if r.kind != kindString {
-				return Schema{}, unsupported("required entry is not a string")
-			}
-			if seen[r.str] {
-				return Schema{}, unsupported("duplicate required entry")
-			}
-			seen[r.str] = true
-			i := sort.Search(len(s.props), func(i int) bool { return s.props[i].name >= r.str })
-			if i == len(s.props) || s.props[i].name != r.str {
-				return Schema{}, unsupported("required names a missing property")
-			}
-			s.props[i].required = true
+	slices.SortFunc(s.props, func(a, b Property) int { return strings.Compare(a.name, b.name) })
+	if required >= 0 {
+		if err := p.markRequired(&s, required); err != nil {
+			return Schema{}, err
 		}
 	}
 	// Checked after "required" so defaults see the final property.
-	for _, m := range propsOrEmpty(props) {
-		if d := m.val.get("default"); d != nil {
-			p, _ := s.property(m.key)
-			if reason := p.check(d); reason != "" {
-				return Schema{}, unsupported("default of property " + p.name + " " + reason)
+	if props >= 0 {
+		for j := range p.nodes[props].n {
+			k, v := p.member(props, j, sorted)
+			if d := p.get(v, "default"); d >= 0 {
+				prop := s.props[s.find(p.str(k))]
+				if reason := p.check(prop, d); reason != "" {
+					return Schema{}, unsupported("default of property " + prop.name + " " + reason)
+				}
 			}
 		}
 	}
-	var b bytes.Buffer
-	root.write(&b)
-	s.canonical = b.Bytes()
 	return s, nil
 }
 
-func propsOrEmpty(n *node) []member {
-	if n == nil {
-		return nil
+// markRequired checks "required" (distinct names of existing properties)
+// and marks those properties.
+func (p *parser) markRequired(s *Schema, required int) *UnsupportedError {
+	nd := p.nodes[required]
+	if nd.kind != kindArray {
+		return unsupported("required is not an array")
 	}
-	return n.obj
+	for j := range nd.n {
+		r := p.kids[nd.lo+j]
+		if p.nodes[r].kind != kindString {
+			return unsupported("required entry is not a string")
+		}
+		name := p.str(r)
+		// Every earlier entry named a distinct property: at most
+		// MaxSchemaProperties to compare with.
+		for _, q := range p.kids[nd.lo : nd.lo+j] {
+			if string(p.str(q)) == string(name) {
+				return unsupported("duplicate required entry")
+			}
+		}
+		i := s.find(name)
+		if i < 0 {
+			return unsupported("required names a missing property")
+		}
+		s.props[i].required = true
+	}
+	return nil
 }
 
 func keywordReason(key, prop string) string {
@@ -221,12 +275,11 @@ func keywordReason(key, prop string) string {
 // the tool's schema and in argument errors.
 const maxPropertyNameLen = 64
 
-func validPropertyName(s string) bool {
-	if s == "" || len(s) > maxPropertyNameLen {
+func validPropertyName(s []byte) bool {
+	if len(s) == 0 || len(s) > maxPropertyNameLen {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
+	for _, c := range s {
 		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
 			return false
 		}
@@ -234,99 +287,158 @@ func validPropertyName(s string) bool {
 	return true
 }
 
-func checkProperty(name string, n *node) (Property, error) {
-	if !validPropertyName(name) {
+// headerKeyword is the property keyword of protocol 2026-07-28 that
+// mirrors an argument into an HTTP header.
+const headerKeyword = "x-mcp-header"
+
+func (p *parser) checkProperty(k, n int, sorted bool) (Property, *UnsupportedError) {
+	if !validPropertyName(p.str(k)) {
 		return Property{}, unsupported("property name not allowed")
 	}
-	if n.kind != kindObject {
+	name := string(p.str(k))
+	if p.nodes[n].kind != kindObject {
 		return Property{}, unsupported("property " + name + " is not a schema object")
 	}
-	p := Property{name: name}
-	var typ, enum *node
-	for _, m := range n.obj {
-		switch m.key {
+	prop := Property{name: name}
+	typ, enum, header := -1, -1, -1
+	for j := range p.nodes[n].n {
+		mk, mv := p.member(n, j, sorted)
+		switch key := p.str(mk); string(key) {
 		case "type":
-			typ = m.val
+			typ = mv
 		case "enum":
-			enum = m.val
+			enum = mv
+		case headerKeyword:
+			header = mv
 		case "title", "description":
-			if m.val.kind != kindString {
-				return Property{}, unsupported(m.key + " of property " + name + " is not a string")
+			if p.nodes[mv].kind != kindString {
+				return Property{}, unsupported(string(key) + " of property " + name + " is not a string")
 			}
 		case "default":
-			// Checked once the property is complete (CheckSchema).
+			// Checked once the property is complete (checkSchema).
 		case "properties", "additionalProperties", "patternProperties", "required":
 			return Property{}, unsupported("nested object in property " + name)
 		default:
-			return Property{}, unsupported(keywordReason(m.key, name))
+			return Property{}, unsupported(keywordReason(string(key), name))
 		}
 	}
-	if typ != nil {
+	if typ >= 0 {
 		switch {
-		case typ.kind == kindArray:
+		case p.nodes[typ].kind == kindArray:
 			return Property{}, unsupported("type union in property " + name)
-		case typ.kind != kindString:
+		case p.nodes[typ].kind != kindString:
 			return Property{}, unsupported("type of property " + name + " is not a string")
 		}
-		switch typ.str {
+		switch t := p.str(typ); string(t) {
 		case "string":
-			p.typ = TypeString
+			prop.typ = TypeString
 		case "number":
-			p.typ = TypeNumber
+			prop.typ = TypeNumber
 		case "integer":
-			p.typ = TypeInteger
+			prop.typ = TypeInteger
 		case "boolean":
-			p.typ = TypeBoolean
+			prop.typ = TypeBoolean
 		case "object":
 			return Property{}, unsupported("nested object in property " + name)
 		case "array":
 			return Property{}, unsupported("array in property " + name)
 		default:
-			return Property{}, unsupported("type " + orUnknown(safeWord(typ.str)) + " in property " + name)
+			return Property{}, unsupported("type " + orUnknown(safeWord(string(t))) + " in property " + name)
 		}
 	}
-	if enum == nil {
-		if typ == nil {
+	if header >= 0 {
+		h, err := p.checkHeader(header, typ >= 0, prop)
+		if err != nil {
+			return Property{}, err
+		}
+		prop.header = h
+	}
+	if enum < 0 {
+		if typ < 0 {
 			return Property{}, unsupported("untyped property " + name)
 		}
-		return p, nil
+		return prop, nil
 	}
 	// An enum without "type" is accepted when all values are strings: it
 	// means the same as "type": "string" with that enum.
-	if typ != nil && p.typ != TypeString {
-		return Property{}, unsupported("enum of type " + p.typ.s + " in property " + name)
+	if typ >= 0 && prop.typ != TypeString {
+		return Property{}, unsupported("enum of type " + prop.typ.s + " in property " + name)
 	}
-	p.typ = TypeString
-	if enum.kind != kindArray {
+	prop.typ = TypeString
+	en := p.nodes[enum]
+	if en.kind != kindArray {
 		return Property{}, unsupported("enum of property " + name + " is not an array")
 	}
-	if len(enum.arr) == 0 {
+	if en.n == 0 {
 		return Property{}, unsupported("empty enum in property " + name)
 	}
-	if len(enum.arr) > limits.MaxEnumValues {
+	if en.n > limits.MaxEnumValues {
 		return Property{}, unsupported("more than " + strconv.Itoa(limits.MaxEnumValues) + " enum values in property " + name)
 	}
-	seen := map[string]bool{}
-	for _, v := range enum.arr {
-		if v.kind != kindString {
+	prop.enum = make([]string, 0, en.n)
+	for j := range en.n {
+		v := p.kids[en.lo+j]
+		if p.nodes[v].kind != kindString {
 			return Property{}, unsupported("non-string enum value in property " + name)
 		}
-		if utf8.RuneCountInString(v.str) > limits.MaxArgumentStringLen {
+		s := p.str(v)
+		if utf8.RuneCount(s) > limits.MaxArgumentStringLen {
 			return Property{}, unsupported("enum value too long in property " + name)
 		}
 		// Enum values reach the model in the tool's schema: hidden or
 		// control characters there could smuggle instructions past the
 		// admin, so such a value makes the schema unsupported.
-		if SanitizeDescription(v.str) != strings.TrimSpace(v.str) || strings.ContainsAny(v.str, "\n\r\t") {
+		if !plainText(s) {
 			return Property{}, unsupported("enum value with invisible or control characters in property " + name)
 		}
-		if seen[v.str] {
+		if slices.Contains(prop.enum, string(s)) {
 			return Property{}, unsupported("duplicate enum value in property " + name)
 		}
-		seen[v.str] = true
-		p.enum = append(p.enum, v.str)
+		prop.enum = append(prop.enum, string(s))
 	}
-	return p, nil
+	return prop, nil
+}
+
+// plainText reports whether s is what [SanitizeDescription] leaves as
+// [strings.TrimSpace] would (no invisible characters) and holds no
+// newline, carriage return or tab. Printable ASCII always is; only other
+// text is converted and checked.
+func plainText(s []byte) bool {
+	for _, c := range s {
+		if c < 0x20 || c >= 0x7f {
+			str := string(s)
+			return SanitizeDescription(str) == strings.TrimSpace(str) && !strings.ContainsAny(str, "\n\r\t")
+		}
+	}
+	return true
+}
+
+// checkHeader applies the go-sdk's rules for x-mcp-header (the client
+// leaves out of tools/list any tool that breaks them): an explicit type
+// string, integer or boolean; a non-empty string of HTTP token characters.
+// The reasons name the property, never the header text.
+func (p *parser) checkHeader(h int, typed bool, prop Property) (string, *UnsupportedError) {
+	if !typed || prop.typ != TypeString && prop.typ != TypeInteger && prop.typ != TypeBoolean {
+		return "", unsupported("x-mcp-header on a property that is not of type string, integer or boolean in property " + prop.name)
+	}
+	if p.nodes[h].kind != kindString || len(p.str(h)) == 0 {
+		return "", unsupported("x-mcp-header of property " + prop.name + " is not a non-empty string")
+	}
+	for _, c := range p.str(h) {
+		if !isTokenChar(c) {
+			return "", unsupported("x-mcp-header of property " + prop.name + " is not a valid header name")
+		}
+	}
+	return string(p.str(h)), nil
+}
+
+// isTokenChar reports an RFC 9110 tchar: the characters of a header name.
+func isTokenChar(c byte) bool {
+	switch {
+	case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
 func orUnknown(s string) string {
@@ -336,44 +448,37 @@ func orUnknown(s string) string {
 	return s
 }
 
-// check returns "" when v is a valid value of p, else the reason.
-func (p Property) check(v *node) string {
-	switch p.typ {
+// check returns "" when node v is a valid value of prop, else the reason.
+func (p *parser) check(prop Property, v int) string {
+	nd := &p.nodes[v]
+	switch prop.typ {
 	case TypeString:
-		if v.kind != kindString {
+		if nd.kind != kindString {
 			return "must be a string"
 		}
-		if utf8.RuneCountInString(v.str) > limits.MaxArgumentStringLen {
+		s := p.str(v)
+		if utf8.RuneCount(s) > limits.MaxArgumentStringLen {
 			return "longer than " + strconv.Itoa(limits.MaxArgumentStringLen) + " characters"
 		}
-		if p.enum != nil && !contains(p.enum, v.str) {
+		if prop.enum != nil && !slices.Contains(prop.enum, string(s)) {
 			return "not one of the allowed values"
 		}
 	case TypeNumber:
-		if v.kind != kindNumber {
+		if nd.kind != kindNumber {
 			return "must be a number"
 		}
 	case TypeInteger:
-		if v.kind != kindNumber || v.num != math.Trunc(v.num) {
+		if nd.kind != kindNumber || nd.num != math.Trunc(nd.num) {
 			return "must be an integer"
 		}
 	case TypeBoolean:
-		if v.kind != kindBool {
+		if nd.kind != kindBool {
 			return "must be a boolean"
 		}
 	default:
 		return "has no type"
 	}
 	return ""
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Validate checks tool-call arguments strictly, like a strict zod object:
@@ -385,28 +490,32 @@ func contains(list []string, s string) bool {
 // (runes after JSON decoding). Errors are [*ArgumentError] and never contain
 // argument values or unknown keys.
 func (s Schema) Validate(args json.RawMessage) error {
-	root, err := parse(args)
-	if err != nil {
-		if errors.Is(err, ErrDuplicateKey) {
-			return &ArgumentError{Reason: "duplicate argument"}
-		}
+	p := getParser()
+	defer p.release()
+	root, fail := p.parse(args)
+	switch fail.code {
+	case failNone:
+	case failDuplicate:
+		return &ArgumentError{Reason: "duplicate argument"}
+	default:
 		return &ArgumentError{Reason: "not valid JSON"}
 	}
-	if root.kind != kindObject {
+	if p.nodes[root].kind != kindObject {
 		return &ArgumentError{Reason: "must be a JSON object"}
 	}
-	for _, m := range root.obj {
-		p, ok := s.property(m.key)
-		if !ok {
+	for j := range p.nodes[root].n {
+		k, v := p.member(root, j, false)
+		i := s.find(p.str(k))
+		if i < 0 {
 			return &ArgumentError{Reason: "unknown argument"}
 		}
-		if reason := p.check(m.val); reason != "" {
-			return &ArgumentError{Field: p.name, Reason: reason}
+		if reason := p.check(s.props[i], v); reason != "" {
+			return &ArgumentError{Field: s.props[i].name, Reason: reason}
 		}
 	}
-	for _, p := range s.props {
-		if p.required && root.get(p.name) == nil {
-			return &ArgumentError{Field: p.name, Reason: "required"}
+	for _, prop := range s.props {
+		if prop.required && p.get(root, prop.name) < 0 {
+			return &ArgumentError{Field: prop.name, Reason: "required"}
 		}
 	}
 	return nil

@@ -48,6 +48,8 @@ func TestCheckSchemaAccepts(t *testing.T) {
 		{"max enum values", enumOf(limits.MaxEnumValues), 1},
 		{"names with digits and underscore", `{"type":"object","properties":{"_":{"type":"string"},"A9_z":{"type":"number"}}}`, 2},
 		{"required empty", `{"type":"object","required":[]}`, 0},
+		{"x-mcp-header on string, integer and boolean", `{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"},"l":{"type":"integer","x-mcp-header":"Limit"},"f":{"type":"boolean","x-mcp-header":"!#$%&'*+-.^_|~09azAZ"}}}`, 3},
+		{"x-mcp-header on a typed enum", `{"type":"object","properties":{"e":{"type":"string","enum":["a","b"],"x-mcp-header":"E"}}}`, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,6 +129,18 @@ func TestCheckSchemaRefuses(t *testing.T) {
 		{"default not in enum", obj(`{"enum":["a"],"default":"b"}`), ": default of property x not one of the allowed values"},
 		{"default object", obj(`{"type":"boolean","default":{}}`), ": default of property x must be a boolean"},
 		{"default number string", obj(`{"type":"number","default":"1"}`), ": default of property x must be a number"},
+		// x-mcp-header under the go-sdk's rules (its client drops such tools from tools/list).
+		{"x-mcp-header on number", obj(`{"type":"number","x-mcp-header":"N"}`), ": x-mcp-header on a property that is not of type string, integer or boolean in property x"},
+		{"x-mcp-header on untyped enum", obj(`{"enum":["a"],"x-mcp-header":"E"}`), ": x-mcp-header on a property that is not of type string, integer or boolean in property x"},
+		{"x-mcp-header empty", obj(`{"type":"string","x-mcp-header":""}`), ": x-mcp-header of property x is not a non-empty string"},
+		{"x-mcp-header null", obj(`{"type":"string","x-mcp-header":null}`), ": x-mcp-header of property x is not a non-empty string"},
+		{"x-mcp-header number", obj(`{"type":"string","x-mcp-header":1}`), ": x-mcp-header of property x is not a non-empty string"},
+		{"x-mcp-header with space", obj(`{"type":"string","x-mcp-header":"A B"}`), ": x-mcp-header of property x is not a valid header name"},
+		{"x-mcp-header with colon", obj(`{"type":"string","x-mcp-header":"A:B"}`), ": x-mcp-header of property x is not a valid header name"},
+		{"x-mcp-header with CRLF", obj(`{"type":"string","x-mcp-header":"A\r\nX-Evil: 1"}`), ": x-mcp-header of property x is not a valid header name"},
+		{"x-mcp-header not ASCII", obj(`{"type":"string","x-mcp-header":"Ä"}`), ": x-mcp-header of property x is not a valid header name"},
+		{"x-mcp-header duplicate ignoring case", `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"Same"},"b":{"type":"string","x-mcp-header":"sAME"}}}`, ": duplicate x-mcp-header in property b"},
+		{"x-mcp-header at top level", `{"type":"object","x-mcp-header":"Top"}`, ": keyword x-mcp-header"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,6 +151,24 @@ func TestCheckSchemaRefuses(t *testing.T) {
 				t.Errorf("CheckSchema(%q) = %v, want %v", tt.schema, err, want)
 			}
 		})
+	}
+}
+
+func TestSchemaHeaders(t *testing.T) {
+	s, err := tool.CheckSchema(json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"},"r":{"type":"string","x-mcp-header":"Region"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := s.Properties()
+	if ps[0].Header() != "" || ps[1].Header() != "Region" {
+		t.Errorf("Header() = %q, %q, want \"\", Region", ps[0].Header(), ps[1].Header())
+	}
+	// The model sees no header: it only gives arguments.
+	if strings.Contains(string(s.ModelSchema()), "x-mcp-header") {
+		t.Errorf("ModelSchema() = %s, want no x-mcp-header", s.ModelSchema())
+	}
+	if !strings.Contains(string(s.Canonical()), `"x-mcp-header":"Region"`) {
+		t.Errorf("Canonical() = %s, want the x-mcp-header kept", s.Canonical())
 	}
 }
 

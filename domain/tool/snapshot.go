@@ -35,7 +35,7 @@ func NewSnapshot(serverName string, d Definition, adminDescription string, appro
 	if _, err := ModelToolName(serverName, d.name); err != nil {
 		return Snapshot{}, err
 	}
-	schema, err := CheckSchema(d.inputSchema)
+	schema, err := d.checkedSchema()
 	if err != nil {
 		return Snapshot{}, err
 	}

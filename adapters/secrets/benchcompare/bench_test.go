@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codelotse/codelotse/adapters/secrets"
 	"github.com/codelotse/codelotse/ports"
@@ -58,6 +59,37 @@ func BenchmarkCompare(b *testing.B) {
 			for b.Loop() {
 				gl.DetectString(text)
 			}
+		})
+	}
+}
+
+// BenchmarkRatio runs both scanners on the same text in every iteration,
+// one right after the other, so that both see the same load on a shared
+// machine; it reports each one's time per scan and the ratio
+// gitleaks ÷ codelotse ("x-faster"). BenchmarkRatio/<text>.
+func BenchmarkRatio(b *testing.B) {
+	ours, gl := scanners(b)
+	for _, name := range corpus {
+		text := read(b, name)
+		b.Run(name, func(b *testing.B) {
+			var tOurs, tGL time.Duration
+			for i := 0; b.Loop(); i++ {
+				// Alternate which runs first, so neither always warms the
+				// caches for the other.
+				for j := range 2 {
+					start := time.Now()
+					if (i+j)%2 == 0 {
+						ours.Scan(text)
+						tOurs += time.Since(start)
+					} else {
+						gl.DetectString(text)
+						tGL += time.Since(start)
+					}
+				}
+			}
+			b.ReportMetric(float64(tOurs.Nanoseconds())/float64(b.N), "codelotse-ns/op")
+			b.ReportMetric(float64(tGL.Nanoseconds())/float64(b.N), "gitleaks-ns/op")
+			b.ReportMetric(float64(tGL)/float64(tOurs), "x-faster")
 		})
 	}
 }

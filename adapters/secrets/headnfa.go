@@ -1,0 +1,229 @@
+package secrets
+
+import (
+	"math/bits"
+	"regexp/syntax"
+	"unicode"
+)
+
+// headNFA answers a keyword-anchored rule's head test on ASCII text
+// without Go's regexp: a position (Glushkov) automaton of the head, whose
+// states are bit sets of at most maxHeadPositions positions. The head is
+// bounded, so its repetitions expand into a few dozen positions, and a
+// step is a handful of word operations, where the backtracker explores
+// every split of the head's optional runs. It answers only on ASCII text
+// (on a non-ASCII byte the caller runs the regexp): every class is then a
+// set of bytes, case folding included.
+type headNFA struct {
+	match    [utf8RuneSelf]posSet
+	first    posSet
+	last     posSet
+	follow   []posSet
+	nullable bool
+}
+
+const (
+	utf8RuneSelf     = 0x80
+	maxHeadPositions = 128
+)
+
+type posSet [maxHeadPositions / 64]uint64
+
+func (s posSet) or(t posSet) posSet {
+	for i := range s {
+		s[i] |= t[i]
+	}
+	return s
+}
+
+func (s posSet) and(t posSet) posSet {
+	for i := range s {
+		s[i] &= t[i]
+	}
+	return s
+}
+
+func (s posSet) empty() bool {
+	for _, w := range s {
+		if w != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// newHeadNFA builds the automaton of head, a concatenation that starts
+// with \A; nil when the head uses what the automaton does not model (other
+// assertions, too many positions).
+func newHeadNFA(head *syntax.Regexp) *headNFA {
+	if head.Op != syntax.OpConcat || len(head.Sub) == 0 || head.Sub[0].Op != syntax.OpBeginText {
+		return nil
+	}
+	body := &syntax.Regexp{Op: syntax.OpConcat, Sub: head.Sub[1:]}
+	b := &nfaBuilder{m: &headNFA{}}
+	nullable, first, last, ok := b.build(body.Simplify())
+	if !ok {
+		return nil
+	}
+	b.m.nullable, b.m.first, b.m.last = nullable, first, last
+	return b.m
+}
+
+type nfaBuilder struct {
+	m *headNFA
+	n int
+}
+
+// position adds a position that matches the ASCII bytes in set.
+func (b *nfaBuilder) position(set func(c byte) bool) (posSet, bool) {
+	if b.n == maxHeadPositions {
+		return posSet{}, false
+	}
+	p := b.n
+	b.n++
+	b.m.follow = append(b.m.follow, posSet{})
+	for c := 0; c < utf8RuneSelf; c++ {
+		if set(byte(c)) {
+			b.m.match[c][p/64] |= 1 << (p % 64)
+		}
+	}
+	var s posSet
+	s[p/64] |= 1 << (p % 64)
+	return s, true
+}
+
+// link makes every position in from followed by every position in to.
+func (b *nfaBuilder) link(from, to posSet) {
+	for i, w := range from {
+		for w != 0 {
+			p := i*64 + bits.TrailingZeros64(w)
+			w &= w - 1
+			b.m.follow[p] = b.m.follow[p].or(to)
+		}
+	}
+}
+
+// build returns whether re matches the empty string and its first and
+// last positions (Glushkov's construction).
+func (b *nfaBuilder) build(re *syntax.Regexp) (nullable bool, first, last posSet, ok bool) {
+	switch re.Op {
+	case syntax.OpEmptyMatch:
+		return true, posSet{}, posSet{}, true
+	case syntax.OpLiteral:
+		nullable = true
+		for _, r := range re.Rune {
+			fold := re.Flags&syntax.FoldCase != 0
+			s, ok := b.position(func(c byte) bool { return sameRune(rune(c), r, fold) })
+			if !ok {
+				return false, first, last, false
+			}
+			nullable, first, last = b.concat(nullable, first, last, false, s, s)
+		}
+		return nullable, first, last, true
+	case syntax.OpCharClass:
+		s, ok := b.position(func(c byte) bool { return inClass(re, rune(c)) })
+		return false, s, s, ok
+	case syntax.OpAnyCharNotNL:
+		s, ok := b.position(func(c byte) bool { return c != '\n' })
+		return false, s, s, ok
+	case syntax.OpAnyChar:
+		s, ok := b.position(func(byte) bool { return true })
+		return false, s, s, ok
+	case syntax.OpCapture:
+		return b.build(re.Sub[0])
+	case syntax.OpConcat:
+		nullable = true
+		for _, sub := range re.Sub {
+			n, f, l, ok := b.build(sub)
+			if !ok {
+				return false, first, last, false
+			}
+			nullable, first, last = b.concat(nullable, first, last, n, f, l)
+		}
+		return nullable, first, last, true
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			n, f, l, ok := b.build(sub)
+			if !ok {
+				return false, first, last, false
+			}
+			nullable, first, last = nullable || n, first.or(f), last.or(l)
+		}
+		return nullable, first, last, true
+	case syntax.OpQuest, syntax.OpStar, syntax.OpPlus:
+		n, f, l, ok := b.build(re.Sub[0])
+		if !ok {
+			return false, first, last, false
+		}
+		if re.Op != syntax.OpQuest {
+			b.link(l, f)
+		}
+		return n || re.Op != syntax.OpPlus, f, l, true
+	}
+	// Assertions and anything Simplify leaves unexpanded.
+	return false, first, last, false
+}
+
+// concat appends (n, f, l) to the sequence (nullable, first, last).
+func (b *nfaBuilder) concat(nullable bool, first, last posSet, n bool, f, l posSet) (bool, posSet, posSet) {
+	b.link(last, f)
+	if nullable {
+		first = first.or(f)
+	}
+	if n {
+		last = last.or(l)
+	} else {
+		last = l
+	}
+	return nullable && n, first, last
+}
+
+// sameRune reports whether byte c matches the literal rune r.
+func sameRune(c, r rune, fold bool) bool {
+	if c == r {
+		return true
+	}
+	if !fold {
+		return false
+	}
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f == c {
+			return true
+		}
+	}
+	return false
+}
+
+// matchPrefix reports whether a prefix of text matches the head; ok is
+// false when a non-ASCII byte is reached before the answer is known.
+func (m *headNFA) matchPrefix(text string) (matched, ok bool) {
+	if m.nullable {
+		return true, true
+	}
+	var d posSet
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c >= utf8RuneSelf {
+			return false, false
+		}
+		next := m.first
+		if i > 0 {
+			next = posSet{}
+			for j, w := range d {
+				for w != 0 {
+					next = next.or(m.follow[j*64+bits.TrailingZeros64(w)])
+					w &= w - 1
+				}
+			}
+		}
+		next = next.and(m.match[c])
+		if next.empty() {
+			return false, true
+		}
+		if !next.and(m.last).empty() {
+			return true, true
+		}
+		d = next
+	}
+	return false, true
+}

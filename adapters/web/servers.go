@@ -1,0 +1,448 @@
+package web
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/tool"
+	"github.com/codelotse/codelotse/ports"
+)
+
+type serversPage struct {
+	Servers []*server.Server
+}
+
+func (serversPage) title() (string, string) { return "MCP servers", "servers" }
+
+func (u *UI) serversPage(w http.ResponseWriter, r *http.Request, c *caller) {
+	list, err := u.d.ListServers.Handle(r.Context(), c.Principal, app.ListServers{})
+	if err != nil {
+		u.internal(w, r, c, err)
+		return
+	}
+	u.render(w, r, http.StatusOK, "servers", c, serversPage{Servers: list})
+}
+
+// serverForm is the register and edit form as the user filled it in.
+// Secrets (token, header value) are never part of it: a refused form comes
+// back without them.
+type serverForm struct {
+	Name         string
+	URL          string
+	AuthType     string
+	HeaderName   string
+	Acknowledged bool
+}
+
+type newServerPage struct {
+	Form  serverForm
+	Error *formError
+}
+
+func (newServerPage) title() (string, string) { return "Register an MCP server", "servers" }
+
+// serverFields is what the shared register/edit form component needs.
+type serverFields struct {
+	Form  serverForm
+	Error *formError
+	Edit  bool
+}
+
+// Fields is the register form.
+func (p newServerPage) Fields() serverFields { return serverFields{Form: p.Form, Error: p.Error} }
+
+// Fields is the edit form.
+func (p serverPage) Fields() serverFields {
+	return serverFields{Form: p.Edit, Error: p.EditError, Edit: true}
+}
+
+func (u *UI) newServerPage(w http.ResponseWriter, r *http.Request, c *caller) {
+	u.render(w, r, http.StatusOK, "server_new", c, newServerPage{Form: serverForm{AuthType: "none"}})
+}
+
+// authFromForm reads the authentication fields; "keep" (edit only) means
+// no change.
+func authFromForm(r *http.Request) (f serverForm, auth *app.ServerAuth) {
+	f = serverForm{
+		Name: r.PostForm.Get("name"), URL: r.PostForm.Get("url"), AuthType: r.PostForm.Get("auth"),
+		HeaderName: r.PostForm.Get("header_name"), Acknowledged: r.PostForm.Get("acknowledged") == "on",
+	}
+	switch f.AuthType {
+	case "", "keep":
+		return f, nil
+	case "bearer":
+		return f, &app.ServerAuth{Type: "bearer", Token: r.PostForm.Get("token")}
+	case "header":
+		return f, &app.ServerAuth{Type: "header", Name: f.HeaderName, Value: r.PostForm.Get("header_value")}
+	}
+	return f, &app.ServerAuth{Type: f.AuthType}
+}
+
+func (u *UI) createServer(w http.ResponseWriter, r *http.Request, c *caller) {
+	f, auth := authFromForm(r)
+	if auth == nil {
+		auth = &app.ServerAuth{Type: "none"}
+	}
+	s, err := u.d.CreateServer.Handle(r.Context(), c.Principal, app.CreateServer{
+		Name: f.Name, URL: f.URL, Auth: *auth, Acknowledged: f.Acknowledged,
+	})
+	if err != nil {
+		u.refused(w, r, c, err, "server_new", newServerPage{Form: f, Error: newFormError(err, "register")})
+		return
+	}
+	http.Redirect(w, r, "/ui/servers/"+s.ID()+"?done=registered", http.StatusSeeOther)
+}
+
+// refused shows a form again with the refusal; an internal error is a
+// page of its own.
+func (u *UI) refused(w http.ResponseWriter, r *http.Request, c *caller, err error, name string, data any) {
+	e := app.AsError(err)
+	switch e.Code {
+	case app.CodeInternal:
+		u.internal(w, r, c, err)
+	case app.CodeNotFound:
+		u.notFound(w, r, c)
+	default:
+		if data == nil {
+			data = messagePage{Heading: "Refused", Text: string(e.Code) + ": " + e.Message}
+		}
+		u.render(w, r, statusOf(e.Code), name, c, data)
+	}
+}
+
+func (u *UI) notFound(w http.ResponseWriter, r *http.Request, c *caller) {
+	u.render(w, r, http.StatusNotFound, "message", c, messagePage{Heading: "Not found", Text: "There is no such item in your organisation."})
+}
+
+// statusOf is the page's status for a refusal: 422 for rules, 409 for
+// conflicts, 502 for a failed discovery.
+func statusOf(code app.Code) int {
+	switch code {
+	case app.CodeNameTaken, app.CodeTooManyServers, app.CodeDiscoveryThrottled:
+		return http.StatusConflict
+	case app.CodeServerUnreachable, app.CodeProtocolError, app.CodeResponseTooLarge, app.CodeTimeout, app.CodeServerUnauthorized:
+		return http.StatusBadGateway
+	case app.CodeKeysUnavailable:
+		return http.StatusServiceUnavailable
+	case app.CodeForbidden:
+		return http.StatusForbidden
+	}
+	return http.StatusUnprocessableEntity
+}
+
+// serverPage is one server: its settings, the edit form, the pinned tools,
+// a discovery when one just ran, and the last calls.
+type serverPage struct {
+	S         *server.Server
+	Calls     []ports.ToolCall
+	Edit      serverForm
+	EditError *formError
+	// ActionError is a refused enable, disable or discovery.
+	ActionError *formError
+	Discovery   *discoveryView
+	Done        string
+}
+
+func (p serverPage) title() (string, string) { return "MCP server " + p.S.Name().String(), "servers" }
+
+func (u *UI) loadServerPage(r *http.Request, c *caller) (serverPage, error) {
+	s, err := u.d.GetServer.Handle(r.Context(), c.Principal, app.GetServer{ID: r.PathValue("id")})
+	if err != nil {
+		return serverPage{}, err
+	}
+	calls, err := u.d.Calls.Handle(r.Context(), c.Principal, app.ListCalls{ID: s.ID()})
+	if err != nil {
+		return serverPage{}, err
+	}
+	return serverPage{S: s, Calls: calls, Edit: serverForm{Name: s.Name().String(), URL: s.URL().String(), AuthType: "keep"}}, nil
+}
+
+func (u *UI) serverPage(w http.ResponseWriter, r *http.Request, c *caller) {
+	p, err := u.loadServerPage(r, c)
+	if err != nil {
+		u.refused(w, r, c, err, "message", nil)
+		return
+	}
+	p.Done = doneMessages[r.URL.Query().Get("done")]
+	u.render(w, r, http.StatusOK, "server", c, p)
+}
+
+var doneMessages = map[string]string{
+	"registered": "The server is registered. Discover its tools next.",
+	"saved":      "The selection is saved: the tools below are pinned with the definitions just discovered.",
+	"updated":    "The server is updated.",
+}
+
+// showRefusal re-reads the server page and shows a refusal on it.
+func (u *UI) showRefusal(w http.ResponseWriter, r *http.Request, c *caller, err error, edit func(*serverPage)) {
+	p, loadErr := u.loadServerPage(r, c)
+	if loadErr != nil {
+		u.refused(w, r, c, loadErr, "message", nil)
+		return
+	}
+	edit(&p)
+	u.refused(w, r, c, err, "server", p)
+}
+
+func (u *UI) editServer(w http.ResponseWriter, r *http.Request, c *caller) {
+	f, auth := authFromForm(r)
+	cur, err := u.d.GetServer.Handle(r.Context(), c.Principal, app.GetServer{ID: r.PathValue("id")})
+	if err != nil {
+		u.refused(w, r, c, err, "message", nil)
+		return
+	}
+	cmd := app.PatchServer{ID: cur.ID(), Auth: auth}
+	if f.Name != cur.Name().String() {
+		cmd.Name = &f.Name
+	}
+	if f.URL != cur.URL().String() {
+		cmd.URL = &f.URL
+	}
+	if f.Acknowledged {
+		cmd.Acknowledged = &f.Acknowledged
+	}
+	if _, err := u.d.PatchServer.Handle(r.Context(), c.Principal, cmd); err != nil {
+		u.showRefusal(w, r, c, err, func(p *serverPage) { p.Edit, p.EditError = f, newFormError(err, "save") })
+		return
+	}
+	http.Redirect(w, r, "/ui/servers/"+cur.ID()+"?done=updated", http.StatusSeeOther)
+}
+
+func (u *UI) enableServer(w http.ResponseWriter, r *http.Request, c *caller) {
+	enabled := r.PostForm.Get("enabled") == "true"
+	id := r.PathValue("id")
+	if _, err := u.d.PatchServer.Handle(r.Context(), c.Principal, app.PatchServer{ID: id, Enabled: &enabled}); err != nil {
+		u.showRefusal(w, r, c, err, func(p *serverPage) { p.ActionError = newFormError(err, "enabled") })
+		return
+	}
+	http.Redirect(w, r, "/ui/servers/"+id+"?done=updated", http.StatusSeeOther)
+}
+
+type deleteServerPage struct {
+	S *server.Server
+}
+
+func (p deleteServerPage) title() (string, string) { return "Delete " + p.S.Name().String(), "servers" }
+
+func (u *UI) deleteServerPage(w http.ResponseWriter, r *http.Request, c *caller) {
+	s, err := u.d.GetServer.Handle(r.Context(), c.Principal, app.GetServer{ID: r.PathValue("id")})
+	if err != nil {
+		u.refused(w, r, c, err, "message", nil)
+		return
+	}
+	u.render(w, r, http.StatusOK, "server_delete", c, deleteServerPage{S: s})
+}
+
+// deleteServer is allowed whatever the gates say, like the API's DELETE.
+func (u *UI) deleteServer(w http.ResponseWriter, r *http.Request, c *caller) {
+	if err := u.d.DeleteServer.Handle(r.Context(), c.Principal, app.DeleteServer{ID: r.PathValue("id")}); err != nil {
+		u.refused(w, r, c, err, "message", nil)
+		return
+	}
+	http.Redirect(w, r, "/ui/servers", http.StatusSeeOther)
+}
+
+// discoveryView is a live discovery shown on the server page: every tool
+// with the selection form, and the pinned tools whose live definition
+// changed. Blob carries the discovered tools through a refused save so
+// the page can be shown again with the user's choices; it is display
+// data only: a save sends names, descriptions and confirmations, and the
+// server is discovered again inside the save.
+type discoveryView struct {
+	Tools   []toolRow
+	Changed []changedTool
+	Blob    string
+	Error   *formError
+}
+
+// toolRow is one discovered tool and the user's choice for it.
+type toolRow struct {
+	app.DiscoveredTool
+	Selected     bool
+	Description  string
+	ConfirmWrite bool
+	Pinned       bool
+	Error        string
+}
+
+// changedTool is a pinned tool whose live definition differs: the pinned
+// snapshot beside the live definition, field by field.
+type changedTool struct {
+	Pinned tool.Snapshot
+	// Live is nil when the server no longer offers the tool.
+	Live   *app.DiscoveredTool
+	Fields []diffField
+	// Choices is the allowlist that re-approves: every pinned tool still
+	// offered, with its approved description.
+	Choices []tool.Snapshot
+	// KeepConfirmed are the other write-capable pinned tools, whose
+	// confirmation stands; the changed tool needs a new one.
+	KeepConfirmed []string
+}
+
+type diffField struct {
+	Name, Pinned, Live string
+	Differs            bool
+}
+
+func (u *UI) discover(w http.ResponseWriter, r *http.Request, c *caller) {
+	tools, err := u.d.Discover.Handle(r.Context(), c.Principal, app.DiscoverServer{ID: r.PathValue("id")})
+	if err != nil {
+		u.showRefusal(w, r, c, err, func(p *serverPage) { p.ActionError = newFormError(err, "discover") })
+		return
+	}
+	p, err := u.loadServerPage(r, c)
+	if err != nil {
+		u.refused(w, r, c, err, "message", nil)
+		return
+	}
+	p.Discovery = newDiscoveryView(p.S, tools, nil)
+	u.render(w, r, http.StatusOK, "server", c, p)
+}
+
+// newDiscoveryView builds the selection. Without choices (a fresh
+// discovery) the pinned tools are selected with their approved
+// descriptions, and other tools are offered with the server's description
+// as the domain sanitises it, cut to the limit: what the model would see.
+func newDiscoveryView(s *server.Server, tools []app.DiscoveredTool, choices map[string]app.ToolChoice) *discoveryView {
+	pinned := map[string]tool.Snapshot{}
+	for _, t := range s.Tools() {
+		pinned[t.Name()] = t
+	}
+	v := &discoveryView{Blob: encodeBlob(tools)}
+	live := map[string]*app.DiscoveredTool{}
+	for i := range tools {
+		t := tools[i]
+		live[t.Name] = &tools[i]
+		row := toolRow{DiscoveredTool: t, Description: tool.SanitizeDescription(t.Description)}
+		if snap, ok := pinned[t.Name]; ok {
+			row.Pinned, row.Selected, row.Description, row.ConfirmWrite = true, true, snap.Description(), snap.WriteCapable()
+		}
+		if choices != nil {
+			ch, ok := choices[t.Name]
+			row.Selected, row.ConfirmWrite = ok, ch.ConfirmWrite
+			if ok {
+				row.Description = ch.Description
+			}
+		}
+		v.Tools = append(v.Tools, row)
+	}
+	for _, snap := range s.Tools() {
+		l := live[snap.Name()]
+		if l != nil && l.Hash == snap.Hash() {
+			continue
+		}
+		v.Changed = append(v.Changed, newChangedTool(s, snap, l, live))
+	}
+	return v
+}
+
+func newChangedTool(s *server.Server, snap tool.Snapshot, l *app.DiscoveredTool, live map[string]*app.DiscoveredTool) changedTool {
+	ct := changedTool{Pinned: snap, Live: l}
+	for _, other := range s.Tools() {
+		if live[other.Name()] == nil {
+			continue
+		}
+		ct.Choices = append(ct.Choices, other)
+		if other.WriteCapable() && other.Name() != snap.Name() {
+			ct.KeepConfirmed = append(ct.KeepConfirmed, other.Name())
+		}
+	}
+	liveDesc, liveSchema, liveAnn := "(no longer offered)", "", ""
+	if l != nil {
+		liveDesc, liveSchema, liveAnn = l.Description, prettyJSON(l.InputSchema), prettyJSON(l.Annotations)
+	}
+	pinnedSchema, pinnedAnn := prettyJSON(snap.InputSchema()), prettyJSON(snap.Annotations())
+	ct.Fields = []diffField{
+		{Name: "Description (approved admin text / live server text)", Pinned: snap.Description(), Live: liveDesc, Differs: snap.Description() != liveDesc},
+		{Name: "Input schema", Pinned: pinnedSchema, Live: liveSchema, Differs: pinnedSchema != liveSchema},
+		{Name: "Annotations", Pinned: pinnedAnn, Live: liveAnn, Differs: pinnedAnn != liveAnn},
+	}
+	return ct
+}
+
+func prettyJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "{}"
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// encodeBlob and decodeBlob carry a discovery through a form as base64
+// of its JSON, so no server text, invisible characters included, lands
+// raw in an attribute.
+func encodeBlob(tools []app.DiscoveredTool) string {
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func decodeBlob(s string) []app.DiscoveredTool {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil
+	}
+	var tools []app.DiscoveredTool
+	if json.Unmarshal(b, &tools) != nil {
+		return nil
+	}
+	return tools
+}
+
+// saveTools saves the selection through the same use case as PUT
+// …/tools: names, descriptions and write confirmations only.
+func (u *UI) saveTools(w http.ResponseWriter, r *http.Request, c *caller) {
+	id := r.PathValue("id")
+	selected := r.PostForm["select"]
+	choices := make([]app.ToolChoice, 0, len(selected))
+	byName := map[string]app.ToolChoice{}
+	for _, name := range selected {
+		ch := app.ToolChoice{Name: name, Description: r.PostForm.Get("desc:" + name), ConfirmWrite: r.PostForm.Get("confirm:"+name) == "on"}
+		choices = append(choices, ch)
+		byName[name] = ch
+	}
+	if _, err := u.d.SaveTools.Handle(r.Context(), c.Principal, app.SaveTools{ID: id, Tools: choices}); err != nil {
+		u.showRefusal(w, r, c, err, func(p *serverPage) {
+			tools := decodeBlob(r.PostForm.Get("discovery"))
+			if len(tools) == 0 {
+				p.ActionError = newFormError(err, "discover")
+				return
+			}
+			p.Discovery = newDiscoveryView(p.S, tools, byName)
+			p.Discovery.Error = newFormError(err, "save")
+			for i, ch := range choices {
+				reason := p.Discovery.Error.Field(fmt.Sprintf("tools[%d].description", i))
+				for j := range p.Discovery.Tools {
+					if p.Discovery.Tools[j].Name == ch.Name && reason != "" {
+						p.Discovery.Tools[j].Error = "Description " + reason
+					}
+				}
+			}
+		})
+		return
+	}
+	http.Redirect(w, r, "/ui/servers/"+id+"?done=saved", http.StatusSeeOther)
+}
+
+// writeHint says why a tool counts as write-capable.
+func writeHint(t app.DiscoveredTool) string {
+	if !t.WriteCapable {
+		return "read-only"
+	}
+	if strings.Contains(string(t.Annotations), `"destructiveHint":true`) {
+		return "destructive"
+	}
+	return "may change data (not marked read-only)"
+}

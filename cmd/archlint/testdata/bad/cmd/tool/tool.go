@@ -1,0 +1,3 @@
+package tool
+
+var Y = 2

@@ -1,0 +1,339 @@
+package helm_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/cli/values"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/getter"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/releaseutil"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	chartDir     = "codelotse"
+	airgapValues = "codelotse/values-airgap.yaml"
+)
+
+// required are the values every install must give (README: Operations).
+var required = []string{"database.existingSecret=codelotse-db", "encryption.existingSecret=codelotse-keys", "llm.existingSecret=codelotse-llm"}
+
+// object is one rendered manifest decoded into its typed API struct.
+type object struct {
+	source string
+	kind   string
+	name   string
+	obj    any
+	hook   *release.Hook // nil for a release resource
+}
+
+// render renders the chart as `helm install codelotse codelotse -f FILES --set SET`
+// would, and decodes every manifest strictly.
+func render(files []string, set ...string) ([]object, error) {
+	return renderExactly(files, append(slices.Clone(required), set...))
+}
+
+// renderExactly renders with the given values only.
+func renderExactly(files, set []string) ([]object, error) {
+	ch, err := loader.Load(chartDir)
+	if err != nil {
+		return nil, err
+	}
+	opts := values.Options{ValueFiles: files, Values: set}
+	vals, err := opts.MergeValues(getter.Providers{})
+	if err != nil {
+		return nil, err
+	}
+	caps := chartutil.DefaultCapabilities
+	top, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{Name: "codelotse", Namespace: "review", IsInstall: true}, caps)
+	if err != nil {
+		return nil, err
+	}
+	out, err := engine.Render(ch, top)
+	if err != nil {
+		return nil, err
+	}
+	for name := range out {
+		if strings.HasSuffix(name, "NOTES.txt") {
+			delete(out, name)
+		}
+	}
+	hooks, manifests, err := releaseutil.SortManifests(out, caps.APIVersions, releaseutil.InstallOrder)
+	if err != nil {
+		return nil, err
+	}
+	var objs []object
+	for _, m := range manifests {
+		o, err := decode(m.Name, m.Content)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, o)
+	}
+	for _, h := range hooks {
+		o, err := decode(h.Path, h.Manifest)
+		if err != nil {
+			return nil, err
+		}
+		o.hook = h
+		objs = append(objs, o)
+	}
+	return objs, nil
+}
+
+// decode refuses duplicate keys, unknown kinds and unknown fields: what
+// the API server would reject (or silently drop) fails here.
+func decode(source, manifest string) (object, error) {
+	js, err := yaml.YAMLToJSONStrict([]byte(manifest))
+	if err != nil {
+		return object{}, fmt.Errorf("%s: %w", source, err)
+	}
+	var tm metav1.TypeMeta
+	if err := json.Unmarshal(js, &tm); err != nil {
+		return object{}, fmt.Errorf("%s: %w", source, err)
+	}
+	var obj any
+	switch tm.APIVersion + " " + tm.Kind {
+	case "apps/v1 Deployment":
+		obj = &appsv1.Deployment{}
+	case "batch/v1 Job":
+		obj = &batchv1.Job{}
+	case "v1 Service":
+		obj = &corev1.Service{}
+	case "v1 ServiceAccount":
+		obj = &corev1.ServiceAccount{}
+	case "v1 Secret":
+		obj = &corev1.Secret{}
+	case "v1 ConfigMap":
+		obj = &corev1.ConfigMap{}
+	case "policy/v1 PodDisruptionBudget":
+		obj = &policyv1.PodDisruptionBudget{}
+	case "networking.k8s.io/v1 NetworkPolicy":
+		obj = &networkingv1.NetworkPolicy{}
+	case "monitoring.coreos.com/v1 ServiceMonitor":
+		obj = &monitoringv1.ServiceMonitor{}
+	default:
+		return object{}, fmt.Errorf("%s: no typed struct for %q %q", source, tm.APIVersion, tm.Kind)
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(obj); err != nil {
+		return object{}, fmt.Errorf("%s: %s: %w", source, tm.Kind, err)
+	}
+	name := obj.(metav1.Object).GetName()
+	if name == "" {
+		return object{}, fmt.Errorf("%s: %s without a name", source, tm.Kind)
+	}
+	return object{source: source, kind: tm.Kind, name: name, obj: obj}, nil
+}
+
+func mustRender(t *testing.T, files []string, set ...string) []object {
+	t.Helper()
+	objs, err := render(files, set...)
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	return objs
+}
+
+func TestDefaultProfile(t *testing.T) {
+	objs := mustRender(t, nil)
+	expectKinds(t, objs, map[string]int{"Deployment": 2, "Job": 1, "Service": 2, "ServiceAccount": 1,
+		"PodDisruptionBudget": 2, "NetworkPolicy": 2})
+	for _, c := range standardChecks {
+		t.Run(c.name, func(t *testing.T) {
+			if problems := c.check(objs, profile{}); len(problems) > 0 {
+				t.Errorf("%s", strings.Join(problems, "\n"))
+			}
+		})
+	}
+	// The standard profile's default egress includes https anywhere for MCP
+	// servers and the model, so the air-gap egress check must reject it:
+	// proof that the check looks at what the default renders.
+	if problems := checkAirgapEgress(objs, airgapProfile); len(problems) == 0 {
+		t.Error("the default profile passes the air-gap egress check; the check sees nothing")
+	}
+}
+
+func TestAirgapProfile(t *testing.T) {
+	objs := mustRender(t, []string{airgapValues})
+	expectKinds(t, objs, map[string]int{"Deployment": 2, "Job": 1, "Service": 2, "ServiceAccount": 1,
+		"PodDisruptionBudget": 2, "NetworkPolicy": 2})
+	for _, c := range append(slices.Clone(standardChecks), airgapChecks...) {
+		t.Run(c.name, func(t *testing.T) {
+			if problems := c.check(objs, airgapProfile); len(problems) > 0 {
+				t.Errorf("%s", strings.Join(problems, "\n"))
+			}
+		})
+	}
+}
+
+// TestAirgapRefusesMCPContextAllowed: whatever sets QUAVON_MCP_CONTEXT (or
+// opens egress) under the air-gap profile fails the render, with a message
+// that says why.
+func TestAirgapRefuses(t *testing.T) {
+	tests := []struct {
+		name string
+		set  []string
+		want string
+	}{
+		{"mcpContext allowed", []string{"mcpContext=allowed"}, "air-gap profile requires mcpContext=disabled"},
+		{"api extraEnv", []string{"api.extraEnv[0].name=QUAVON_MCP_CONTEXT", "api.extraEnv[0].value=allowed"}, "api.extraEnv may not set it"},
+		{"worker extraEnv", []string{"worker.extraEnv[0].name=QUAVON_MCP_CONTEXT", "worker.extraEnv[0].value=allowed"}, "worker.extraEnv may not set it"},
+		{"migrate extraEnv", []string{"migrate.extraEnv[0].name=QUAVON_MCP_CONTEXT", "migrate.extraEnv[0].value=allowed"}, "migrate.extraEnv may not set it"},
+		{"network policy off", []string{"networkPolicy.enabled=false"}, "requires networkPolicy.enabled=true"},
+		{"extra egress", []string{"networkPolicy.extraEgress[0].ports[0].port=443"}, "networkPolicy.extraEgress must be empty"},
+		{"database anywhere", []string{"database.networkPeers[0].ipBlock.cidr=0.0.0.0/0"}, "refuses egress to 0.0.0.0/0"},
+		{"dns anywhere", []string{"networkPolicy.dns[0].ipBlock.cidr=::/0"}, "refuses egress to ::/0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := render([]string{airgapValues}, tt.set...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("render with %v = %v, want an error containing %q", tt.set, err, tt.want)
+			}
+		})
+	}
+	// The same settings render outside the air-gap profile (except extraEnv
+	// naming a variable the chart sets, refused everywhere).
+	if _, err := render(nil, "mcpContext=allowed", "database.networkPeers[0].ipBlock.cidr=10.0.0.5/32"); err != nil {
+		t.Errorf("the standard profile refuses mcpContext=allowed: %v", err)
+	}
+}
+
+func TestRefusesBadValues(t *testing.T) {
+	tests := []struct {
+		name string
+		set  []string
+		want string
+	}{
+		{"no database secret", []string{"database.existingSecret="}, "database.existingSecret is required"},
+		{"MCP context without a key ring", []string{"mcpContext=allowed", "encryption.existingSecret="}, "mcpContext=allowed needs encryption.existingSecret"},
+		{"mcpContext typo", []string{"mcpContext=yes"}, `at '/mcpContext': value must be one of 'allowed', 'disabled'`},
+		{"edition typo", []string{"edition=cloud"}, `at '/edition': value must be one of 'self-hosted', 'enterprise'`},
+		// values.schema.json refuses unknown keys: a secret cannot be given
+		// as a value, and a misspelt setting is not silently ignored.
+		{"database URL as a value", []string{"database.url=postgres://app:pw@db/codelotse"}, "additional properties 'url' not allowed"},
+		{"key ring as a value", []string{"encryption.keys=k1:c2VjcmV0"}, "additional properties 'keys' not allowed"},
+		{"misspelt key", []string{"mcpcontext=allowed"}, "additional properties 'mcpcontext' not allowed"},
+		{"extraEnv overrides the database", []string{"api.extraEnv[0].name=QUAVON_DATABASE_URL", "api.extraEnv[0].value=postgres://x"}, "api.extraEnv may not set QUAVON_DATABASE_URL"},
+		{"extraEnv overrides the switch", []string{"worker.extraEnv[0].name=QUAVON_MCP_CONTEXT", "worker.extraEnv[0].value=allowed"}, "worker.extraEnv may not set QUAVON_MCP_CONTEXT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := render(nil, tt.set...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("render with %v = %v, want an error containing %q", tt.set, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestValuesReachTheContainers(t *testing.T) {
+	objs := mustRender(t, nil, "mcpContext=allowed", "edition=enterprise", "privateHosts={wiki.internal,jira.internal}",
+		"otel.endpoint=http://otel-collector:4318", "api.replicas=3", "worker.replicas=5",
+		"api.extraEnv[0].name=QUAVON_MCP_CALL_TIMEOUT_MS", "api.extraEnv[0].value=5000")
+	want := map[string]string{"QUAVON_MCP_CONTEXT": "allowed", "QUAVON_EDITION": "enterprise",
+		"QUAVON_MCP_PRIVATE_HOSTS": "wiki.internal,jira.internal", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel-collector:4318"}
+	for _, p := range pods(objs) {
+		for _, c := range p.spec.Containers {
+			for name, v := range want {
+				if got := envValue(c, name); got != v {
+					t.Errorf("%s/%s: %s = %q, want %q", p.name, c.Name, name, got, v)
+				}
+			}
+		}
+	}
+	replicas := map[string]int32{}
+	for _, o := range objs {
+		if d, ok := o.obj.(*appsv1.Deployment); ok {
+			replicas[d.Labels["app.kubernetes.io/component"]] = *d.Spec.Replicas
+			if c := d.Spec.Template.Spec.Containers[0]; d.Name == "codelotse-api" && envValue(c, "QUAVON_MCP_CALL_TIMEOUT_MS") != "5000" {
+				t.Errorf("api.extraEnv did not reach the api container: %v", c.Env)
+			}
+		}
+	}
+	if replicas["api"] != 3 || replicas["worker"] != 5 {
+		t.Errorf("replicas = %v, want api 3 and worker 5", replicas)
+	}
+}
+
+func TestServiceMonitor(t *testing.T) {
+	if n := count(mustRender(t, nil), "ServiceMonitor"); n != 0 {
+		t.Errorf("a ServiceMonitor by default (%d); it needs the prometheus-operator CRD", n)
+	}
+	objs := mustRender(t, []string{airgapValues}, "metrics.serviceMonitor.enabled=true")
+	var sm *monitoringv1.ServiceMonitor
+	for _, o := range objs {
+		if s, ok := o.obj.(*monitoringv1.ServiceMonitor); ok {
+			sm = s
+		}
+	}
+	if sm == nil {
+		t.Fatal("metrics.serviceMonitor.enabled=true rendered no ServiceMonitor")
+	}
+	if len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Path != "/metrics" || sm.Spec.Endpoints[0].Port != "http" {
+		t.Errorf("ServiceMonitor endpoints = %+v, want port http path /metrics", sm.Spec.Endpoints)
+	}
+	scraped := map[string]bool{}
+	for _, o := range objs {
+		if s, ok := o.obj.(*corev1.Service); ok && matches(&sm.Spec.Selector, s.Labels) {
+			scraped[s.Labels["app.kubernetes.io/component"]] = true
+		}
+	}
+	if !scraped["api"] || !scraped["worker"] {
+		t.Errorf("the ServiceMonitor selects the Services of %v, want api and worker", scraped)
+	}
+}
+
+func expectKinds(t *testing.T, objs []object, want map[string]int) {
+	t.Helper()
+	got := map[string]int{}
+	for _, o := range objs {
+		got[o.kind]++
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("%d %s rendered, want %d", got[k], k, n)
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("unexpected %s rendered", k)
+		}
+	}
+}
+
+func count(objs []object, kind string) int {
+	n := 0
+	for _, o := range objs {
+		if o.kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+func envValue(c corev1.Container, name string) string {
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}

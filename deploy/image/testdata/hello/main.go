@@ -1,0 +1,6 @@
+// Command hello is the test image's binary.
+package main
+
+import "fmt"
+
+func main() { fmt.Println("hello") }

@@ -1,0 +1,745 @@
+package tool
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The JSON reader behind [Canonicalize], [CheckSchema], [NewDefinition]
+// and [Schema.Validate]: one hand-written pass over the bytes checks the
+// syntax, UTF-8, surrogate escapes, numbers, duplicate keys and depth, and
+// builds a flat tree (nodes and child indexes in two slices, strings as
+// spans of the input). The canonical form, the schema check and the hash
+// are then computed from that tree without reading the input again.
+//
+// Its refusals are those of the encoding/json-based reader it replaced
+// (kept as the oracle of the differential fuzz test), in the same order of
+// precedence: a syntax error or invalid UTF-8 anywhere is ErrInvalidJSON;
+// else a lone surrogate escape anywhere; else the first, in document
+// order, of a number out of range, a duplicate key or nesting deeper than
+// MaxJSONDepth. Error values are built only by a caller that returns
+// them ([parseFailure.err]).
+
+// maxSyntaxDepth is encoding/json's nesting limit: deeper input is a
+// syntax error there, so it is here.
+const maxSyntaxDepth = 10000
+
+type kind uint8
+
+const (
+	kindNull kind = iota
+	kindBool
+	kindNumber
+	kindString
+	kindArray
+	kindObject
+)
+
+// jnode is one JSON value of the tree.
+//
+//   - string: the decoded text is src[lo:hi], or strs[lo:hi] when esc;
+//   - number: the literal is src[lo:hi], num its value; plainInt marks an
+//     integer literal of at most 15 digits, whose canonical form is the
+//     literal itself (except -0);
+//   - array: its n elements are kids[lo:lo+n];
+//   - object: kids[lo:lo+2n] are its n (key, value) pairs in input order,
+//     kids[lo+2n:lo+3n] the member ordinals sorted by key (RFC 8785).
+//
+// pos is the offset of the value's first byte, end the offset just past
+// it (the offset encoding/json's decoder reported in its errors).
+type jnode struct {
+	kind     kind
+	b        bool
+	esc      bool
+	plainInt bool
+	lo, hi   int
+	n        int
+	pos, end int
+	num      float64
+}
+
+// failCode is why the input was refused.
+type failCode uint8
+
+const (
+	failNone failCode = iota
+	failSyntax
+	failSurrogate
+	failRange
+	failDuplicate
+	failDepth
+)
+
+// parseFailure is a refusal without its error value; offset is the byte
+// offset the message names (numbers and duplicate keys).
+type parseFailure struct {
+	code   failCode
+	offset int
+}
+
+// err is the refusal as [Canonicalize] returns it.
+func (f parseFailure) err() error {
+	switch f.code {
+	case failNone:
+		return nil
+	case failSurrogate:
+		return fmt.Errorf("%w: lone surrogate", ErrInvalidJSON)
+	case failRange:
+		return fmt.Errorf("%w at offset %d", ErrNumberRange, f.offset)
+	case failDuplicate:
+		return fmt.Errorf("%w at offset %d", ErrDuplicateKey, f.offset)
+	case failDepth:
+		return fmt.Errorf("%w (limit %d)", ErrTooDeep, MaxJSONDepth)
+	}
+	return ErrInvalidJSON
+}
+
+// problem is the short reason of an unsupported schema.
+func (f parseFailure) problem() string {
+	switch f.code {
+	case failDuplicate:
+		return "duplicate key"
+	case failRange:
+		return "number out of range"
+	case failDepth:
+		return "nested too deeply"
+	}
+	return "invalid JSON"
+}
+
+// parser holds the tree of one input and the scratch space of the
+// canonical form; parsers are pooled, so a discovery of many tools reuses
+// the same slices.
+type parser struct {
+	src   []byte
+	i     int
+	nodes []jnode
+	kids  []int
+	stack []int  // children of the containers being read
+	strs  []byte // decoded strings that had escapes
+	out   []byte // canonical form, hash input
+
+	lone    bool         // a lone surrogate escape was seen
+	fail    parseFailure // the first semantic refusal by position
+	failPos int
+}
+
+var parsers = sync.Pool{New: func() any { return new(parser) }}
+
+// maxPooledNodes keeps a parser that read a huge input out of the pool,
+// so one hostile document does not pin its memory.
+const maxPooledNodes = 1 << 14
+
+func getParser() *parser { return parsers.Get().(*parser) }
+
+func (p *parser) release() {
+	if cap(p.nodes) > maxPooledNodes || cap(p.out) > 1<<20 || cap(p.strs) > 1<<20 {
+		return
+	}
+	p.src = nil
+	parsers.Put(p)
+}
+
+// parse reads src, which must be exactly one JSON value with optional
+// white space around it, and returns the index of its root node.
+func (p *parser) parse(src []byte) (int, parseFailure) {
+	p.src, p.i = src, 0
+	p.nodes, p.kids, p.stack, p.strs = p.nodes[:0], p.kids[:0], p.stack[:0], p.strs[:0]
+	p.lone, p.fail, p.failPos = false, parseFailure{}, 0
+	p.skipSpace()
+	root := p.value(0)
+	if root < 0 {
+		return 0, parseFailure{code: failSyntax}
+	}
+	if p.skipSpace(); p.i != len(src) {
+		return 0, parseFailure{code: failSyntax}
+	}
+	if p.lone {
+		return 0, parseFailure{code: failSurrogate}
+	}
+	if p.fail.code != failNone {
+		return 0, p.fail
+	}
+	return root, parseFailure{}
+}
+
+// refuse records a semantic refusal at input position pos; the earliest
+// one wins, whatever order they are found in.
+func (p *parser) refuse(code failCode, pos, offset int) {
+	if p.fail.code == failNone || pos < p.failPos {
+		p.fail, p.failPos = parseFailure{code: code, offset: offset}, pos
+	}
+}
+
+func (p *parser) skipSpace() {
+	for p.i < len(p.src) {
+		switch p.src[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) add(n jnode) int {
+	p.nodes = append(p.nodes, n)
+	return len(p.nodes) - 1
+}
+
+// value reads one value at p.i; depth is the nesting of its container.
+// It returns -1 on a syntax error.
+func (p *parser) value(depth int) int {
+	if p.i >= len(p.src) {
+		return -1
+	}
+	switch c := p.src[p.i]; {
+	case c == '{':
+		return p.object(depth + 1)
+	case c == '[':
+		return p.array(depth + 1)
+	case c == '"':
+		return p.string()
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	case c == 't':
+		return p.literal("true", jnode{kind: kindBool, b: true})
+	case c == 'f':
+		return p.literal("false", jnode{kind: kindBool})
+	case c == 'n':
+		return p.literal("null", jnode{kind: kindNull})
+	}
+	return -1
+}
+
+func (p *parser) literal(word string, n jnode) int {
+	if len(p.src)-p.i < len(word) || string(p.src[p.i:p.i+len(word)]) != word {
+		return -1
+	}
+	n.pos, n.end = p.i, p.i+len(word)
+	p.i += len(word)
+	return p.add(n)
+}
+
+// open starts a container at p.i.
+func (p *parser) open(depth int) (pos, base int, ok bool) {
+	pos = p.i
+	if depth > maxSyntaxDepth {
+		return 0, 0, false
+	}
+	if depth > MaxJSONDepth {
+		p.refuse(failDepth, pos, 0)
+	}
+	p.i++
+	p.skipSpace()
+	return pos, len(p.stack), true
+}
+
+func (p *parser) array(depth int) int {
+	pos, base, ok := p.open(depth)
+	if !ok {
+		return -1
+	}
+	if p.i < len(p.src) && p.src[p.i] == ']' {
+		p.i++
+		return p.add(jnode{kind: kindArray, lo: len(p.kids), pos: pos, end: p.i})
+	}
+	for {
+		v := p.value(depth)
+		if v < 0 {
+			return -1
+		}
+		p.stack = append(p.stack, v)
+		p.skipSpace()
+		if p.i >= len(p.src) {
+			return -1
+		}
+		c := p.src[p.i]
+		p.i++
+		if c == ']' {
+			break
+		}
+		if c != ',' {
+			return -1
+		}
+		p.skipSpace()
+	}
+	lo := len(p.kids)
+	p.kids = append(p.kids, p.stack[base:]...)
+	p.stack = p.stack[:base]
+	return p.add(jnode{kind: kindArray, lo: lo, n: len(p.kids) - lo, pos: pos, end: p.i})
+}
+
+func (p *parser) object(depth int) int {
+	pos, base, ok := p.open(depth)
+	if !ok {
+		return -1
+	}
+	if p.i < len(p.src) && p.src[p.i] == '}' {
+		p.i++
+		return p.add(jnode{kind: kindObject, lo: len(p.kids), pos: pos, end: p.i})
+	}
+	for {
+		if p.i >= len(p.src) || p.src[p.i] != '"' {
+			return -1
+		}
+		k := p.string()
+		if k < 0 {
+			return -1
+		}
+		p.skipSpace()
+		if p.i >= len(p.src) || p.src[p.i] != ':' {
+			return -1
+		}
+		p.i++
+		p.skipSpace()
+		v := p.value(depth)
+		if v < 0 {
+			return -1
+		}
+		p.stack = append(p.stack, k, v)
+		p.skipSpace()
+		if p.i >= len(p.src) {
+			return -1
+		}
+		c := p.src[p.i]
+		p.i++
+		if c == '}' {
+			break
+		}
+		if c != ',' {
+			return -1
+		}
+		p.skipSpace()
+	}
+	lo := len(p.kids)
+	n := (len(p.stack) - base) / 2
+	p.kids = append(p.kids, p.stack[base:]...)
+	p.stack = p.stack[:base]
+	for m := range n {
+		p.kids = append(p.kids, m)
+	}
+	pairs, order := p.kids[lo:lo+2*n], p.kids[lo+2*n:lo+3*n]
+	// Stable, so that among equal keys the second in input order follows
+	// the first: that one is where the old reader saw the duplicate.
+	slices.SortStableFunc(order, func(a, b int) int {
+		return compareUTF16(p.str(pairs[2*a]), p.str(pairs[2*b]))
+	})
+	for j := 1; j < n; j++ {
+		prev, cur := pairs[2*order[j-1]], pairs[2*order[j]]
+		if string(p.str(prev)) == string(p.str(cur)) {
+			k := &p.nodes[cur]
+			p.refuse(failDuplicate, k.pos, k.end)
+		}
+	}
+	return p.add(jnode{kind: kindObject, lo: lo, n: n, pos: pos, end: p.i})
+}
+
+// string reads a string at p.i (the opening quote).
+func (p *parser) string() int {
+	pos := p.i
+	p.i++
+	start := p.i
+	for p.i < len(p.src) {
+		c := p.src[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return p.add(jnode{kind: kindString, lo: start, hi: p.i - 1, pos: pos, end: p.i})
+		case c == '\\':
+			return p.escaped(pos, start)
+		case c < 0x20:
+			return -1
+		case c < utf8.RuneSelf:
+			p.i++
+		default:
+			r, size := utf8.DecodeRune(p.src[p.i:])
+			if r == utf8.RuneError && size == 1 {
+				return -1
+			}
+			p.i += size
+		}
+	}
+	return -1
+}
+
+// escaped finishes a string that has escapes, decoding it into p.strs.
+func (p *parser) escaped(pos, start int) int {
+	lo := len(p.strs)
+	p.strs = append(p.strs, p.src[start:p.i]...)
+	for p.i < len(p.src) {
+		c := p.src[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return p.add(jnode{kind: kindString, esc: true, lo: lo, hi: len(p.strs), pos: pos, end: p.i})
+		case c == '\\':
+			if p.i+1 >= len(p.src) {
+				return -1
+			}
+			e := p.src[p.i+1]
+			p.i += 2
+			switch e {
+			case '"', '\\', '/':
+				p.strs = append(p.strs, e)
+			case 'b':
+				p.strs = append(p.strs, '\b')
+			case 'f':
+				p.strs = append(p.strs, '\f')
+			case 'n':
+				p.strs = append(p.strs, '\n')
+			case 'r':
+				p.strs = append(p.strs, '\r')
+			case 't':
+				p.strs = append(p.strs, '\t')
+			case 'u':
+				r, ok := hex4(p.src, p.i)
+				if !ok {
+					return -1
+				}
+				p.i += 4
+				if utf16.IsSurrogate(r) {
+					r = p.lowSurrogate(r)
+				}
+				p.strs = utf8.AppendRune(p.strs, r)
+			default:
+				return -1
+			}
+		case c < 0x20:
+			return -1
+		case c < utf8.RuneSelf:
+			p.strs = append(p.strs, c)
+			p.i++
+		default:
+			r, size := utf8.DecodeRune(p.src[p.i:])
+			if r == utf8.RuneError && size == 1 {
+				return -1
+			}
+			p.strs = append(p.strs, p.src[p.i:p.i+size]...)
+			p.i += size
+		}
+	}
+	return -1
+}
+
+// lowSurrogate completes the high surrogate hi with the \u escape at p.i,
+// or notes a lone surrogate (and leaves a malformed escape to the syntax
+// check of the next round).
+func (p *parser) lowSurrogate(hi rune) rune {
+	if hi < 0xdc00 && p.i+6 <= len(p.src) && p.src[p.i] == '\\' && p.src[p.i+1] == 'u' {
+		if lo, ok := hex4(p.src, p.i+2); ok && lo >= 0xdc00 && lo <= 0xdfff {
+			p.i += 6
+			return utf16.DecodeRune(hi, lo)
+		}
+	}
+	p.lone = true
+	return utf8.RuneError
+}
+
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// number reads a number at p.i.
+func (p *parser) number() int {
+	src, pos := p.src, p.i
+	i := pos
+	if src[i] == '-' {
+		i++
+	}
+	digits := i
+	switch {
+	case i < len(src) && src[i] == '0':
+		i++
+	case i < len(src) && src[i] >= '1' && src[i] <= '9':
+		for i < len(src) && src[i] >= '0' && src[i] <= '9' {
+			i++
+		}
+	default:
+		return -1
+	}
+	intEnd := i
+	if i < len(src) && src[i] == '.' {
+		i++
+		if i >= len(src) || src[i] < '0' || src[i] > '9' {
+			return -1
+		}
+		for i < len(src) && src[i] >= '0' && src[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
+		i++
+		if i < len(src) && (src[i] == '+' || src[i] == '-') {
+			i++
+		}
+		if i >= len(src) || src[i] < '0' || src[i] > '9' {
+			return -1
+		}
+		for i < len(src) && src[i] >= '0' && src[i] <= '9' {
+			i++
+		}
+	}
+	p.i = i
+	n := jnode{kind: kindNumber, lo: pos, hi: i, pos: pos, end: i}
+	if intEnd == i && i-digits <= 15 {
+		// Exact in a float64, and printed as is by ECMAScript.
+		var v int64
+		for _, c := range src[digits:i] {
+			v = v*10 + int64(c-'0')
+		}
+		n.num, n.plainInt = float64(v), true
+		if src[pos] == '-' {
+			n.num = -n.num
+		}
+		return p.add(n)
+	}
+	f, err := strconv.ParseFloat(string(src[pos:i]), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		p.refuse(failRange, pos, i)
+	}
+	n.num = f
+	return p.add(n)
+}
+
+// str is the decoded text of the string node n.
+func (p *parser) str(n int) []byte {
+	nd := &p.nodes[n]
+	if nd.esc {
+		return p.strs[nd.lo:nd.hi]
+	}
+	return p.src[nd.lo:nd.hi]
+}
+
+// is reports whether node n is the string s.
+func (p *parser) is(n int, s string) bool {
+	return p.nodes[n].kind == kindString && string(p.str(n)) == s
+}
+
+// member returns the j-th (key, value) pair of object n, in input order or
+// sorted by key.
+func (p *parser) member(n, j int, sorted bool) (key, val int) {
+	nd := &p.nodes[n]
+	if sorted {
+		j = p.kids[nd.lo+2*nd.n+j]
+	}
+	return p.kids[nd.lo+2*j], p.kids[nd.lo+2*j+1]
+}
+
+// get returns the value of object n's member key, or -1.
+func (p *parser) get(n int, key string) int {
+	for j := range p.nodes[n].n {
+		if k, v := p.member(n, j, false); string(p.str(k)) == key {
+			return v
+		}
+	}
+	return -1
+}
+
+// compareUTF16 orders UTF-8 strings by their UTF-16 code units, as RFC
+// 8785 section 3.2.3 asks: byte order, except that characters above U+FFFF
+// (surrogate pairs in UTF-16) sort before U+E000–U+FFFF.
+func compareUTF16(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	if i == n {
+		return cmp.Compare(len(a), len(b))
+	}
+	// The runes differing at i start at the same offset in both.
+	for i > 0 && a[i]&0xc0 == 0x80 {
+		i--
+	}
+	ra, _ := utf8.DecodeRune(a[i:])
+	rb, _ := utf8.DecodeRune(b[i:])
+	return cmp.Compare(utf16Order(ra), utf16Order(rb))
+}
+
+func utf16Order(r rune) rune {
+	switch {
+	case r >= 0x10000:
+		return 0xd800 + (r - 0x10000)
+	case r >= 0xe000:
+		return r + 0x110000
+	}
+	return r
+}
+
+// canonical returns the canonical form of node n, written in p.out and
+// copied out.
+func (p *parser) canonical(n int) []byte {
+	p.out = p.write(p.out[:0], n)
+	return append([]byte(nil), p.out...)
+}
+
+func (p *parser) write(b []byte, n int) []byte {
+	nd := &p.nodes[n]
+	switch nd.kind {
+	case kindNull:
+		return append(b, "null"...)
+	case kindBool:
+		if nd.b {
+			return append(b, "true"...)
+		}
+		return append(b, "false"...)
+	case kindNumber:
+		if nd.plainInt && nd.num != 0 {
+			return append(b, p.src[nd.lo:nd.hi]...)
+		}
+		return appendNumber(b, nd.num)
+	case kindString:
+		if !nd.esc {
+			// Without escapes the text has no quote, backslash or control
+			// character: its canonical form is the input.
+			b = append(b, '"')
+			b = append(b, p.src[nd.lo:nd.hi]...)
+			return append(b, '"')
+		}
+		return appendString(b, p.strs[nd.lo:nd.hi])
+	case kindArray:
+		b = append(b, '[')
+		for j := range nd.n {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = p.write(b, p.kids[nd.lo+j])
+		}
+		return append(b, ']')
+	}
+	b = append(b, '{')
+	for j := range nd.n {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		k, v := p.member(n, j, true)
+		b = p.write(b, k)
+		b = append(b, ':')
+		b = p.write(b, v)
+	}
+	return append(b, '}')
+}
+
+// appendString escapes only what RFC 8785 section 3.2.2.2 requires: the
+// quote, the backslash and control characters. HTML characters, U+2028 and
+// U+2029 stay literal, unlike encoding/json's default.
+func appendString(b, s []byte) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	for _, c := range s {
+		switch c {
+		case '"':
+			b = append(b, '\\', '"')
+		case '\\':
+			b = append(b, '\\', '\\')
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			if c < 0x20 {
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			} else {
+				b = append(b, c)
+			}
+		}
+	}
+	return append(b, '"')
+}
+
+// appendNumber is ECMAScript's Number::toString (ECMA-262 section
+// 6.1.6.1.20) as RFC 8785 section 3.2.2.3 prescribes: the shortest digits
+// that round-trip, plain notation for exponents from -6 to 20, otherwise
+// d.ddde±x. -0 becomes 0.
+func appendNumber(b []byte, f float64) []byte {
+	if f == 0 {
+		return append(b, '0')
+	}
+	if f < 0 {
+		b = append(b, '-')
+		f = -f
+	}
+	// 'e' with precision -1 gives the shortest round-trip digits: d.dddde±XX.
+	var buf [32]byte
+	s := strconv.AppendFloat(buf[:0], f, 'e', -1, 64)
+	var digitBuf [24]byte
+	digits := digitBuf[:0]
+	j := 0
+	for ; s[j] != 'e'; j++ {
+		if s[j] != '.' {
+			digits = append(digits, s[j])
+		}
+	}
+	exp := 0
+	for _, c := range s[j+2:] {
+		exp = exp*10 + int(c-'0')
+	}
+	if s[j+1] == '-' {
+		exp = -exp
+	}
+	k := len(digits)
+	n := exp + 1 // ECMAScript's n: the decimal point sits after n digits.
+	switch {
+	case k <= n && n <= 21:
+		b = append(b, digits...)
+		for range n - k {
+			b = append(b, '0')
+		}
+	case 0 < n && n <= 21:
+		b = append(b, digits[:n]...)
+		b = append(b, '.')
+		b = append(b, digits[n:]...)
+	case -6 < n && n <= 0:
+		b = append(b, '0', '.')
+		for range -n {
+			b = append(b, '0')
+		}
+		b = append(b, digits...)
+	default:
+		b = append(b, digits[0])
+		if k > 1 {
+			b = append(b, '.')
+			b = append(b, digits[1:]...)
+		}
+		b = append(b, 'e')
+		e := n - 1
+		if e < 0 {
+			b = append(b, '-')
+			e = -e
+		} else {
+			b = append(b, '+')
+		}
+		b = strconv.AppendInt(b, int64(e), 10)
+	}
+	return b
+}
