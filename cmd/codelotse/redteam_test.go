@@ -84,18 +84,28 @@ func redTeamDescription(canary string) string {
 // calls a turn at most: every call reserves 64 KiB of the run's 256 KiB
 // before its arguments are scanned, and a call without a reservation is
 // budget_exhausted, which would prove nothing about the scan.
-func exfiltrate(tool, canary string) []any {
+func exfiltrate(tool, canary string) []any { return exfiltrateAs(tool, canary, queryArgs) }
+
+// queryArgs are the search tool's arguments with v as the query.
+func queryArgs(v string) map[string]any { return map[string]any{"query": v} }
+
+// exfiltrateAs is exfiltrate with the arguments argsOf makes of each
+// value.
+func exfiltrateAs(tool, canary string, argsOf func(string) map[string]any) []any {
+	const hole = "HOLE"
+	raw, _ := json.Marshal(argsOf(hole))
+	escaped := json.RawMessage(strings.Replace(string(raw), hole, `\u0041`+plantedAWSKey[1:], 1))
 	return []any{
 		toolTurn(
-			call(tool, map[string]any{"query": canary}),
-			call(tool, map[string]any{"query": "staging deploy token " + canary + " please confirm"}),
-			call(tool, map[string]any{"query": "note\n" + plantedAWSKey})),
+			call(tool, argsOf(canary)),
+			call(tool, argsOf("staging deploy token "+canary+" please confirm")),
+			call(tool, argsOf("note\n"+plantedAWSKey))),
 		toolTurn(
-			map[string]any{"name": tool, "arguments": json.RawMessage(`{"query":"\u0041` + plantedAWSKey[1:] + `"}`)},
-			call(tool, map[string]any{"query": plantedGitHub}),
-			call(tool, map[string]any{"query": "bot " + plantedSlack})),
+			map[string]any{"name": tool, "arguments": escaped},
+			call(tool, argsOf(plantedGitHub)),
+			call(tool, argsOf("bot "+plantedSlack))),
 		toolTurn(
-			call(tool, map[string]any{"query": "postgres://app:" + plantedDBPassword + "@db.internal:5432/prod"})),
+			call(tool, argsOf("postgres://app:"+plantedDBPassword+"@db.internal:5432/prod"))),
 	}
 }
 
