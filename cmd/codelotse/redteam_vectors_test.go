@@ -428,7 +428,7 @@ func vectorRedirect(t *testing.T, s *redTeam) {
 	always := s.hostile.endpoint("redirect_always", http.RedirectHandler(target.url(), http.StatusPermanentRedirect))
 	rt := s.start(t, canary, quietFinder(toolTurn(call("mcp_redirect_same_search", map[string]any{"query": "cache"}),
 		call("mcp_redirect_other_search", map[string]any{"query": "cache"}))))
-	alwaysID := registerServer(t, rt.c, always.name, always.url(), "rt-bearer-redirect-always")
+	alwaysID := registerServer(t, rt.c, always.name, always.url(), rt.bearer(always))
 	d := rt.c.do("POST", "/v1/mcp/servers/"+alwaysID+"/discover", nil)
 	expect(t, "discover through a 308", d, http.StatusBadGateway, "server_unreachable")
 	if g := rt.c.do("GET", "/v1/mcp/servers/"+alwaysID, nil); g.Body["lastError"] != "redirect_refused" {
@@ -450,11 +450,12 @@ func vectorRedirect(t *testing.T, s *redTeam) {
 // vectorServerRequests: sampling, elicitation and roots requests from the
 // server on the response stream of tools/call, in both protocol eras, on
 // the standalone GET stream, and inside a result that asks for input
-// (2026-07-28), with a log notification besides. The client opens no GET stream, answers each request on
-// the response stream with "method not found" and nothing else, and the
-// call's own result still arrives; the result that asks for input is an
-// error and is not retried; the requests' and the notification's text
-// reaches neither the model nor the service's logs.
+// (2026-07-28), with a log notification besides. The client opens no GET
+// stream, answers each request on the response stream with "method not
+// found" and nothing else, and the call's own result still arrives; the
+// result that asks for input is an error and is not retried; the
+// requests' and the notification's text reaches neither the model nor
+// the service's logs.
 func vectorServerRequests(t *testing.T, s *redTeam) {
 	canary := newCanary(t)
 	const marker = "server-request-marker"
