@@ -104,14 +104,7 @@ func (rt *router) authenticate(r *http.Request) (ports.Principal, error) {
 	return p, nil
 }
 
-func hasPermission(p ports.Principal, perm string) bool {
-	for _, have := range p.Permissions {
-		if have == perm {
-			return true
-		}
-	}
-	return false
-}
+func hasPermission(p ports.Principal, perm string) bool { return slices.Contains(p.Permissions, perm) }
 
 // statusOf maps the contract's codes to HTTP statuses.
 var statusOf = map[app.Code]int{

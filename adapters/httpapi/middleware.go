@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -62,11 +63,7 @@ func withRequestLog(log zerolog.Logger, m HTTPMetrics, next http.Handler) http.H
 		if rec.status >= 500 {
 			ev = log.Error()
 		}
-		pattern := r.Pattern
-		if pattern == "" {
-			pattern = "unmatched"
-		}
-		ev.Str("method", r.Method).Str("route", pattern).Int("status", rec.status).
+		ev.Str("method", r.Method).Str("route", cmp.Or(r.Pattern, "unmatched")).Int("status", rec.status).
 			Dur("duration", time.Since(start)).Str("tenant_id", info.tenantID).
 			Str("request_id", id).Msg("request")
 	})

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -94,9 +95,7 @@ func (r *PromptLogRotator) Batch(ctx context.Context, after string, limit int) (
 	if limit <= 0 {
 		return []ports.SealedPromptLog{}, nil
 	}
-	if after == "" {
-		after = "00000000-0000-0000-0000-000000000000"
-	}
+	after = cmp.Or(after, "00000000-0000-0000-0000-000000000000")
 	var rows []struct {
 		ID       string `bun:"id"`
 		ReviewID string `bun:"review_id"`

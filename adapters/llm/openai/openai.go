@@ -30,6 +30,7 @@ package openai
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -146,17 +147,11 @@ func New(opts Options) (*Client, error) {
 		apiKey:   opts.APIKey,
 		model:    opts.Model,
 		http:     opts.HTTPClient,
-		timeout:  opts.Timeout,
-		maxBytes: opts.MaxResponseBytes,
+		timeout:  cmp.Or(opts.Timeout, DefaultTimeout),
+		maxBytes: cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes),
 	}
 	if c.http == nil {
 		c.http = &http.Client{}
-	}
-	if c.timeout == 0 {
-		c.timeout = DefaultTimeout
-	}
-	if c.maxBytes == 0 {
-		c.maxBytes = DefaultMaxResponseBytes
 	}
 	return c, nil
 }
