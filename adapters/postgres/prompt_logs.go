@@ -70,7 +70,7 @@ func (r promptLogRepo) List(ctx context.Context, reviewID string, now time.Time)
 }
 
 func (r promptLogRepo) DeleteAll(ctx context.Context) (int64, error) {
-	res, err := r.t.tx.NewRaw("DELETE FROM prompt_logs WHERE tenant_id = ?", r.t.tenantID).Exec(ctx)
+	res, err := r.t.tx.NewDelete().Table("prompt_logs").Where("tenant_id = ?", r.t.tenantID).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: delete prompt logs: %w", err)
 	}

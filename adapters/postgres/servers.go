@@ -148,11 +148,11 @@ func (r serverRepo) Insert(ctx context.Context, s *server.Server, encryptedCrede
 	if err != nil {
 		return fmt.Errorf("postgres: insert server: lock tenant: %w", err)
 	}
-	var count int
-	if err := r.t.tx.NewRaw("SELECT count(*) FROM mcp_servers WHERE tenant_id = ?", r.t.tenantID).Scan(ctx, &count); err != nil {
+	count, err := r.t.tx.NewSelect().Table("mcp_servers").Where("tenant_id = ?", r.t.tenantID).Count(ctx)
+	if err != nil {
 		return fmt.Errorf("postgres: insert server: count: %w", err)
 	}
-	if count >= max {
+	if count >= int64(max) {
 		return ports.ErrTooManyServers
 	}
 	err = inSavepoint(ctx, r.t.tx, func(ctx context.Context, tx bun.Tx) error {
