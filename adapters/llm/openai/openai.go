@@ -1,7 +1,8 @@
 // Package openai is the model adapter for an OpenAI-compatible
 // chat-completions endpoint with tool calling: it implements
 // [ports.Model] with the standard library alone (net/http,
-// encoding/json), no SDK.
+// encoding/json), no SDK: ARCHITECTURE.md ("Dependencies and why") says
+// why not openai-go.
 //
 // One [Client.Complete] is one POST {BaseURL}/chat/completions. The
 // adapter does not retry: the pipeline decides what a failed turn means.
