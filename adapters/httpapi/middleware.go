@@ -60,12 +60,8 @@ func withRequestLog(log zerolog.Logger, m HTTPMetrics, next http.Handler) http.H
 		if status >= 500 {
 			ev = l.Error()
 		}
-		tenantID := ""
-		if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
-			tenantID = info.tenantID
-		}
 		ev.Str("method", r.Method).Str("route", cmp.Or(r.Pattern, "unmatched")).Int("status", status).
-			Dur("duration", d).Str("tenant_id", tenantID).Msg("request")
+			Dur("duration", d).Str("tenant_id", logTenant(r.Context())).Msg("request")
 	})(next)
 	// The span and the tenant slot go into the context before
 	// AccessHandler, so the request it passes on, which the mux gives its
