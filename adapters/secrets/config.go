@@ -31,7 +31,8 @@ type allowSpec struct {
 	StopWords   []string `toml:"stopwords"`
 }
 
-// configSpec is the parsed gitleaks.toml.
+// configSpec is the parsed gitleaks.toml. The title, minVersion and
+// description fields are read only so that strict decoding accepts them.
 type configSpec struct {
 	Title       string     `toml:"title"`
 	MinVersion  string     `toml:"minVersion"`
