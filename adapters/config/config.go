@@ -4,6 +4,7 @@
 package config
 
 import (
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"net"
@@ -103,11 +104,7 @@ func Load(getenv func(string) string) (Config, error) {
 	// words allowed and disabled mean something, so " allowed" (a quoting
 	// slip in a deployment template) stops the instance instead of
 	// silently turning MCP context on. Unset or empty means disabled.
-	instance := getenv("QUAVON_MCP_CONTEXT")
-	if instance == "" {
-		instance = "disabled"
-	}
-	if c.Instance, err = gate.ParseInstance(instance); err != nil {
+	if c.Instance, err = gate.ParseInstance(cmp.Or(getenv("QUAVON_MCP_CONTEXT"), "disabled")); err != nil {
 		errs = append(errs, &Error{"QUAVON_MCP_CONTEXT", "must be allowed or disabled"})
 	}
 	if c.Edition, err = gate.ParseEdition(get("QUAVON_EDITION", "self-hosted")); err != nil {
