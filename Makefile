@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 COVERAGE_MIN := 90
 
-.PHONY: all build run demo test test-go test-signedoff cover-domain lint generate check-generate bench fuzz clean
+.PHONY: all build run demo test test-go test-signedoff cover-domain bench-smoke lint generate check-generate bench fuzz clean
 
 all: build
 
@@ -23,8 +23,8 @@ demo:
 	./.ci/demo
 
 ## test: lint, every test (PostgreSQL integration tests included) in both
-## builds, and the domain's coverage floor.
-test: lint test-go test-signedoff cover-domain
+## builds, the domain's coverage floor, and every benchmark once.
+test: lint test-go test-signedoff cover-domain bench-smoke
 
 test-go:
 	$(GO) test -race -count=1 ./...
@@ -58,6 +58,12 @@ check-generate:
 		cp $$bak cmd/codelotse/wire_gen.go; rm -f $$bak; \
 		echo "cmd/codelotse/wire_gen.go is stale: run make generate and commit it"; exit 1; fi; \
 	rm -f $$bak
+
+# bench-smoke runs every benchmark once (the gitleaks comparison, a
+# module of its own, included), so that none can rot unnoticed.
+bench-smoke:
+	$(GO) test -run='^$$' -bench=. -benchtime=1x ./...
+	cd adapters/secrets/benchcompare && $(GO) test -run='^$$' -bench=. -benchtime=1x .
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

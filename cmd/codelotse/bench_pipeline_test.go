@@ -154,6 +154,7 @@ func newBenchEnv(b *testing.B, scanner ports.SecretScanner, result string, gateO
 			Title: "Add a session cache", Diff: "+cache := map[string]string{}\n", Files: map[string]string{"a.go": "package a\n"}}},
 		calls: e.calls,
 	}
+	tx.reviews.calls = e.calls
 	instance := gate.InstanceAllowed
 	if !gateOpen {
 		instance = gate.InstanceDisabled
@@ -188,7 +189,7 @@ func (e *benchEnv) loop(b *testing.B, calls int, status string) {
 	if status == app.CallOK && !strings.Contains(e.model.lastAnswer, "<untrusted") {
 		b.Fatalf("the model did not get a wrapped answer: %.200q", e.model.lastAnswer)
 	}
-	*e.calls = benchCallLog{}
+	e.calls.n, e.calls.total = 0, 0
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := runner.RunReview(ctx, benchTenant, benchReview); err != nil {
@@ -252,10 +253,14 @@ func (p benchPolicies) Repository(context.Context, string) (policy.McpSection, b
 // benchReviews starts the same queued run every time and forgets the result.
 type benchReviews struct {
 	ports.ReviewRepo
-	run ports.ReviewRun
+	run   ports.ReviewRun
+	calls *benchCallLog
 }
 
+// Start begins a new run: the call log forgets the previous run's usage,
+// so every iteration has the whole budget.
 func (r benchReviews) Start(_ context.Context, _ string, at time.Time) (ports.ReviewRun, error) {
+	r.calls.newRun()
 	run := r.run
 	run.Status, run.StartedAt = ports.ReviewRunning, at
 	return run, nil
@@ -263,22 +268,51 @@ func (r benchReviews) Start(_ context.Context, _ string, at time.Time) (ports.Re
 func (r benchReviews) Finish(context.Context, ports.ReviewRun) error { return nil }
 
 // benchCallLog keeps the number of records, the last one and the sum of
-// their durations.
+// their durations over all runs, and the usage of the current run (as
+// adapters/postgres sums it) for the budget and the stats.
 type benchCallLog struct {
 	ports.CallLog
 	mu    sync.Mutex
 	n     int
 	total time.Duration
 	last  ports.ToolCall
+	usage ports.ReviewUsage
+}
+
+func (c *benchCallLog) newRun() {
+	c.mu.Lock()
+	c.usage = ports.ReviewUsage{}
+	c.mu.Unlock()
 }
 
 func (c *benchCallLog) Record(_ context.Context, tc ports.ToolCall) error {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.n++
 	c.total += tc.Duration
 	c.last = tc
-	c.mu.Unlock()
+	if tc.ArgumentsHash != "" && tc.Status != app.CallBudgetExhausted {
+		c.usage.Reserved++
+	}
+	switch tc.Status {
+	case app.CallOK, app.CallError:
+		c.usage.Sent++
+		c.usage.Bytes += min(tc.ResponseBytes, limits.CallReservation)
+	case app.CallTooLarge:
+		c.usage.Sent++
+		c.usage.Bytes += limits.CallReservation
+	case app.CallUnavailable:
+		c.usage.Sent++
+	case app.CallBlocked:
+		c.usage.Blocked++
+	}
 	return nil
+}
+
+func (c *benchCallLog) ReviewUsage(context.Context, string) (ports.ReviewUsage, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.usage, nil
 }
 
 type benchConnector struct {
