@@ -106,12 +106,13 @@ func benchCorpus(b *testing.B, name string) string {
 }
 
 const (
-	benchTenant = "aaaaaaaa-0000-4000-8000-0000000000b1"
-	benchRepo   = "11111111-1111-4111-8111-1111111111b1"
-	benchServer = "51515151-0000-4000-8000-0000000000b1"
-	benchReview = "77777777-0000-4000-8000-0000000000b1"
-	benchSchema = `{"type":"object","properties":{"query":{"type":"string","description":"what to look for"},"space":{"type":"string","enum":["eng","ops","sales"]},"limit":{"type":"integer","default":10}},"required":["query"],"additionalProperties":false}`
-	benchArgs   = `{"query": "cache eviction policy for the session store", "space": "eng", "limit": 5}`
+	benchTenant      = "aaaaaaaa-0000-4000-8000-0000000000b1"
+	benchRepo        = "11111111-1111-4111-8111-1111111111b1"
+	benchServer      = "51515151-0000-4000-8000-0000000000b1"
+	benchReview      = "77777777-0000-4000-8000-0000000000b1"
+	benchSchema      = `{"type":"object","properties":{"query":{"type":"string","description":"what to look for"},"space":{"type":"string","enum":["eng","ops","sales"]},"limit":{"type":"integer","default":10}},"required":["query"],"additionalProperties":false}`
+	benchDescription = "Search the design wiki."
+	benchArgs        = `{"query": "cache eviction policy for the session store", "space": "eng", "limit": 5}`
 )
 
 type benchEnv struct {
@@ -120,15 +121,37 @@ type benchEnv struct {
 	model *benchModel
 }
 
-func newBenchEnv(b *testing.B, scanner ports.SecretScanner, result string, gateOpen bool) *benchEnv {
+// benchDefinition is the wiki's search tool as discovery stores it.
+func benchDefinition(b *testing.B) tool.Definition {
 	b.Helper()
-	def, err := tool.NewDefinition("search", "Search the design wiki.", json.RawMessage(benchSchema), json.RawMessage(`{"readOnlyHint":true}`))
+	def, err := tool.NewDefinition("search", benchDescription, json.RawMessage(benchSchema), json.RawMessage(`{"readOnlyHint":true}`))
 	if err != nil {
 		b.Fatal(err)
 	}
+	return def
+}
+
+// newBenchEnv is a review whose server's session is in memory and
+// answers result.
+func newBenchEnv(b *testing.B, scanner ports.SecretScanner, result string, gateOpen bool) *benchEnv {
+	b.Helper()
+	def := benchDefinition(b)
+	live := ports.ListedTool{Name: "search", Description: def.Description(), Definition: def}
+	conn := benchConnector{tools: []ports.ListedTool{live}, result: ports.ToolResult{Texts: []string{result}}}
+	return newBenchEnvAt(b, scanner, "https://wiki.example.com/mcp", def, conn, gateOpen)
+}
+
+// newBenchEnvAt is a review of a private repository whose policy selects
+// one server, wiki at serverURL with def (the search tool) allowlisted,
+// reached through conn; the store is in memory.
+func newBenchEnvAt(b *testing.B, scanner ports.SecretScanner, serverURL string, def tool.Definition, conn ports.MCPConnector, gateOpen bool) *benchEnv {
+	b.Helper()
 	t0 := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 	name, _ := server.ParseName("wiki")
-	u, _ := server.ParseURL("https://wiki.example.com/mcp")
+	u, err := server.ParseURL(serverURL)
+	if err != nil {
+		b.Fatal(err)
+	}
 	srv, err := server.NewServer(benchServer, benchTenant, name, u, server.NoCredential(), true, t0)
 	if err != nil {
 		b.Fatal(err)
@@ -159,10 +182,9 @@ func newBenchEnv(b *testing.B, scanner ports.SecretScanner, result string, gateO
 	if !gateOpen {
 		instance = gate.InstanceDisabled
 	}
-	live := ports.ListedTool{Name: "search", Description: def.Description(), Definition: def}
 	e.deps = app.ReviewDeps{
 		Tenants:   benchTenants{tx: tx},
-		Connector: benchConnector{tools: []ports.ListedTool{live}, result: ports.ToolResult{Texts: []string{result}}},
+		Connector: conn,
 		Model:     e.model,
 		Scanner:   scanner,
 		Metrics:   benchMetrics{},
