@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 COVERAGE_MIN := 90
 
-.PHONY: all build run demo test test-go test-signedoff cover-domain bench-smoke lint generate check-generate bench fuzz clean
+.PHONY: all build run demo test test-go test-signedoff cover-domain bench-smoke lint generate check-generate bench loadtest fuzz clean
 
 all: build
 
@@ -67,6 +67,12 @@ bench-smoke:
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+## loadtest: the API's GET routes at 500 and 1,000 requests per second
+## against the real binary on a fresh database (docs/BENCHMARKS.md).
+## LOADTEST_FLAGS passes options, e.g. -duration 20s -rounds 3.
+loadtest:
+	cd loadtest && $(GO) run . -repo .. $(LOADTEST_FLAGS)
 
 ## fuzz: a short run of every fuzz target (make test runs their seed corpora).
 FUZZTIME ?= 20s
