@@ -1,0 +1,80 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// The tenant and system transactions begin in one round trip: BEGIN and
+// the statements that scope the transaction (SET LOCAL ROLE, set_config)
+// go to the server as one simple-protocol query. database/sql has no
+// option for that, so the connections of [DB.Bun] are pgx's stdlib
+// connections with BeginTx replaced: a transaction whose context carries
+// a begin query (withBeginQuery) starts with that query instead of a bare
+// BEGIN. Every other method is stdlib's.
+//
+// When the query fails after its BEGIN (a role that cannot be switched
+// to), the connection is left inside an aborted transaction; pgxpool
+// destroys a connection released in that state, so it never serves
+// another request.
+
+type beginQueryKey struct{}
+
+// withBeginQuery makes the next transaction begun with ctx start with q,
+// which must begin with BEGIN and take no arguments.
+func withBeginQuery(ctx context.Context, q string) context.Context {
+	return context.WithValue(ctx, beginQueryKey{}, q)
+}
+
+// openSQL is stdlib.OpenDBFromPool with the begin hook.
+func openSQL(pool *pgxpool.Pool) *sql.DB {
+	db := sql.OpenDB(beginConnector{stdlib.GetPoolConnector(pool)})
+	// As stdlib.OpenDBFromPool: pgxpool keeps the idle connections.
+	db.SetMaxIdleConns(0)
+	return db
+}
+
+type beginConnector struct{ driver.Connector }
+
+func (c beginConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sc, ok := conn.(*stdlib.Conn)
+	if !ok {
+		_ = conn.Close()
+		return nil, fmt.Errorf("postgres: unexpected driver connection %T", conn)
+	}
+	return beginConn{sc}, nil
+}
+
+// beginConn is a stdlib connection whose BeginTx honours withBeginQuery.
+type beginConn struct{ *stdlib.Conn }
+
+func (c beginConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	q, ok := ctx.Value(beginQueryKey{}).(string)
+	if !ok || opts.Isolation != driver.IsolationLevel(sql.LevelDefault) || opts.ReadOnly {
+		return c.Conn.BeginTx(ctx, opts)
+	}
+	tx, err := c.Conn.Conn().BeginTx(ctx, pgx.TxOptions{BeginQuery: q})
+	if err != nil {
+		return nil, err
+	}
+	return pgxTx{ctx: ctx, tx: tx}, nil
+}
+
+// pgxTx is a pgx transaction as a driver.Tx (stdlib's own is unexported).
+type pgxTx struct {
+	ctx context.Context
+	tx  pgx.Tx
+}
+
+func (t pgxTx) Commit() error   { return t.tx.Commit(t.ctx) }
+func (t pgxTx) Rollback() error { return t.tx.Rollback(t.ctx) }
