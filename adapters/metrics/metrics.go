@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	rtmetrics "runtime/metrics"
 	"sort"
 	"sync"
 )
@@ -74,7 +75,42 @@ func (r *Registry) WriteTo(w io.Writer) (int64, error) {
 		n, err = fmt.Fprintf(w, "%s{outcome=%q} %d\n", Name, o, counts[i])
 		total += int64(n)
 	}
+	if err == nil {
+		n, err = writeRuntime(w)
+		total += int64(n)
+	}
 	return total, err
+}
+
+// runtimeGauges are the process's goroutines and live heap, under the
+// Prometheus client's usual names, so that a soak test (docs/BENCHMARKS.md)
+// or an operator can see a leak; runtime/metrics reads them without
+// stopping the world.
+var runtimeGauges = []struct{ name, help, sample string }{
+	{"go_goroutines", "Number of goroutines that currently exist.", "/sched/goroutines:goroutines"},
+	{"go_gc_heap_live_bytes", "Heap memory marked live by the last garbage collection.", "/gc/heap/live:bytes"},
+	{"go_heap_objects_bytes", "Heap memory occupied by objects, live or not yet swept.", "/memory/classes/heap/objects:bytes"},
+}
+
+func writeRuntime(w io.Writer) (int, error) {
+	samples := make([]rtmetrics.Sample, len(runtimeGauges))
+	for i, g := range runtimeGauges {
+		samples[i].Name = g.sample
+	}
+	rtmetrics.Read(samples)
+	total := 0
+	for i, g := range runtimeGauges {
+		var v uint64
+		if samples[i].Value.Kind() == rtmetrics.KindUint64 {
+			v = samples[i].Value.Uint64()
+		}
+		n, err := fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s %d\n", g.name, g.help, g.name, g.name, v)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 // Handler serves GET /metrics.

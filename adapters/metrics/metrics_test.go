@@ -2,6 +2,8 @@ package metrics_test
 
 import (
 	"net/http/httptest"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +20,7 @@ func TestRegistryExposesEveryOutcome(t *testing.T) {
 	}
 	wg.Wait()
 	r.McpCall("made_up")
+	runtime.GC() // so that the live heap of the last collection is known
 	rec := httptest.NewRecorder()
 	r.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body := rec.Body.String()
@@ -32,10 +35,29 @@ func TestRegistryExposesEveryOutcome(t *testing.T) {
 			t.Errorf("metrics lack %q:\n%s", want, body)
 		}
 	}
+	for _, gauge := range []string{"go_goroutines", "go_gc_heap_live_bytes", "go_heap_objects_bytes"} {
+		if v := sample(body, gauge); v <= 0 {
+			t.Errorf("%s = %v, want a positive gauge:\n%s", gauge, v, body)
+		}
+	}
 	if strings.Contains(body, "made_up") {
 		t.Errorf("an unknown outcome became a label value:\n%s", body)
 	}
 	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
 		t.Errorf("Content-Type = %q", ct)
 	}
+}
+
+// sample is the value of an unlabelled sample in body, or -1.
+func sample(body, name string) float64 {
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return -1
+			}
+			return f
+		}
+	}
+	return -1
 }
