@@ -135,7 +135,9 @@ var reviewSet = wire.NewSet(
 
 func providePool(db *postgres.DB) *pgxpool.Pool { return db.Pool() }
 
-func provideWorkerOptions(db *postgres.DB) worker.Options { return worker.Options{Retention: db} }
+func provideWorkerOptions(db *postgres.DB, cfg config.Config) worker.Options {
+	return worker.Options{Retention: db, Workers: cfg.WorkerConcurrency}
+}
 
 // service is what `codelotse serve` runs: the API and the worker; and
 // what `codelotse worker` runs: the worker with a probe server (health,

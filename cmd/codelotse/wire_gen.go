@@ -116,7 +116,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Warn:      v3,
 	}
 	reviewRunner := app.NewReviewRunner(reviewDeps)
-	workerOptions := provideWorkerOptions(db)
+	workerOptions := provideWorkerOptions(db, cfg)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
@@ -257,7 +257,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 		Warn:      v,
 	}
 	reviewRunner := app.NewReviewRunner(reviewDeps)
-	workerOptions := provideWorkerOptions(db)
+	workerOptions := provideWorkerOptions(db, cfg)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
