@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 COVERAGE_MIN := 90
 
-.PHONY: all build run demo test test-go test-signedoff cover-domain bench-smoke lint generate check-generate bench loadtest fuzz clean
+.PHONY: all build run demo test test-go test-signedoff cover-domain bench-smoke lint generate check-generate bench loadtest soak fuzz clean
 
 all: build
 
@@ -73,6 +73,12 @@ bench:
 ## LOADTEST_FLAGS passes options, e.g. -duration 20s -rounds 3.
 loadtest:
 	cd loadtest && $(GO) run . -repo .. $(LOADTEST_FLAGS)
+
+## soak: waves of 100 concurrent reviews through `codelotse worker` (River,
+## PostgreSQL, five loopback MCP servers, the scripted model); prints the
+## worker's goroutines and heap and River's throughput (docs/BENCHMARKS.md).
+soak:
+	cd loadtest && $(GO) run . -soak -repo .. $(SOAK_FLAGS)
 
 ## fuzz: a short run of every fuzz target (make test runs their seed corpora).
 FUZZTIME ?= 20s

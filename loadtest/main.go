@@ -47,6 +47,7 @@ func main() {
 }
 
 type options struct {
+	soak     bool
 	repo     string
 	duration time.Duration
 	warmup   time.Duration
@@ -55,11 +56,17 @@ type options struct {
 	servers  int
 	repos    int
 	logLevel string
+
+	reviews, waves, mcpServers int
 }
 
 func parseOptions() (options, error) {
 	var o options
 	rates := flag.String("rates", "500,1000", "arrival rates in requests per second, comma-separated")
+	flag.BoolVar(&o.soak, "soak", false, "run the worker soak instead of the API load (soak.go)")
+	flag.IntVar(&o.reviews, "reviews", 100, "soak: reviews submitted at once per wave")
+	flag.IntVar(&o.waves, "waves", 3, "soak: waves of reviews")
+	flag.IntVar(&o.mcpServers, "mcp-servers", 5, "soak: loopback MCP servers, each called once per review")
 	flag.StringVar(&o.repo, "repo", "..", "the repository's root")
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per route and rate")
 	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured time at the same rate before each measurement")
@@ -88,75 +95,125 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-
-	bin := filepath.Join(tmp, "codelotse")
-	build := exec.Command("go", "build", "-tags", "signedoff", "-o", bin, "./cmd/codelotse")
-	build.Dir, build.Stdout, build.Stderr = o.repo, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("build: %w", err)
-	}
-
 	adminDSN, dsn, dbName, err := freshDSN()
 	if err != nil {
 		return err
 	}
 	defer dropDatabase(adminDSN, dbName)
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	addr, err := freeAddr()
+	in, err := newInstance(o, tmp, dsn)
 	if err != nil {
 		return err
 	}
-	env := append(os.Environ(),
+	defer in.stop()
+	if o.soak {
+		return soak(o, in)
+	}
+	return loadAPI(o, in)
+}
+
+// instance is the built binary, its environment and the processes it
+// started.
+type instance struct {
+	bin, tmp, dsn string
+	env           []string
+	procs         []*exec.Cmd
+}
+
+// newInstance builds the signed-off binary, migrates the fresh database
+// and prepares the environment of an instance that allows MCP context
+// with localhost as a private host.
+func newInstance(o options, tmp, dsn string) (*instance, error) {
+	in := &instance{bin: filepath.Join(tmp, "codelotse"), tmp: tmp, dsn: dsn}
+	build := exec.Command("go", "build", "-tags", "signedoff", "-o", in.bin, "./cmd/codelotse")
+	build.Dir, build.Stdout, build.Stderr = o.repo, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, fmt.Errorf("build: %w", err)
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	in.env = append(os.Environ(),
 		"QUAVON_DATABASE_URL="+dsn,
-		"QUAVON_HTTP_ADDR="+addr,
 		"QUAVON_MCP_CONTEXT=allowed",
 		"QUAVON_MCP_PRIVATE_HOSTS=localhost",
 		"QUAVON_ENCRYPTION_KEYS=k1:"+base64.StdEncoding.EncodeToString(key),
 		"QUAVON_LOG_LEVEL="+o.logLevel,
 	)
-	cli := func(args ...string) (string, error) {
-		c := exec.Command(bin, args...)
-		c.Env = env
-		var out, errOut bytes.Buffer
-		c.Stdout, c.Stderr = &out, &errOut
-		if err := c.Run(); err != nil {
-			return "", fmt.Errorf("codelotse %s: %w: %s", args[0], err, strings.TrimSpace(errOut.String()))
-		}
-		return strings.TrimSpace(out.String()), nil
+	if _, err := in.cli("migrate", "--create-database"); err != nil {
+		return nil, err
 	}
-	if _, err := cli("migrate", "--create-database"); err != nil {
-		return err
-	}
-	tenant, err := cli("tenants", "create", "--name", "load")
-	if err != nil {
-		return err
-	}
-	token, err := cli("tokens", "create", "--tenant", tenant, "--permissions", "tenant:manage,repo:manage")
-	if err != nil {
-		return err
-	}
+	return in, nil
+}
 
-	logFile, err := os.Create(filepath.Join(tmp, "api.log"))
+func (in *instance) cli(args ...string) (string, error) {
+	c := exec.Command(in.bin, args...)
+	c.Env = in.env
+	var out, errOut bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errOut
+	if err := c.Run(); err != nil {
+		return "", fmt.Errorf("codelotse %s: %w: %s", args[0], err, strings.TrimSpace(errOut.String()))
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+// tenant creates a tenant and a token with both permissions and returns a
+// client for base with that token.
+func (in *instance) tenant(base string) (*client, error) {
+	tenant, err := in.cli("tenants", "create", "--name", "load")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer logFile.Close()
-	api := exec.Command(bin, "api")
-	api.Env, api.Stdout, api.Stderr = env, logFile, logFile
-	if err := api.Start(); err != nil {
-		return err
+	token, err := in.cli("tokens", "create", "--tenant", tenant, "--permissions", "tenant:manage,repo:manage")
+	if err != nil {
+		return nil, err
 	}
-	defer func() {
-		_ = api.Process.Signal(syscall.SIGTERM)
-		_ = api.Wait()
-	}()
+	return &client{base: base, token: token}, nil
+}
+
+// start runs `codelotse command` on a free loopback address with extra
+// environment, logging to a file, and waits until it is ready. It
+// returns the process and its base URL.
+func (in *instance) start(command string, extraEnv ...string) (*exec.Cmd, string, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	logFile, err := os.Create(filepath.Join(in.tmp, command+".log"))
+	if err != nil {
+		return nil, "", err
+	}
+	p := exec.Command(in.bin, command)
+	p.Env = append(append(append([]string(nil), in.env...), "QUAVON_HTTP_ADDR="+addr), extraEnv...)
+	p.Stdout, p.Stderr = logFile, logFile
+	if err := p.Start(); err != nil {
+		logFile.Close()
+		return nil, "", err
+	}
+	in.procs = append(in.procs, p)
 	base := "http://" + addr
 	if err := waitReady(base + "/readyz"); err != nil {
+		return nil, "", err
+	}
+	return p, base, nil
+}
+
+// stop ends every process it started with SIGTERM and waits for them.
+func (in *instance) stop() {
+	for _, p := range in.procs {
+		_ = p.Process.Signal(syscall.SIGTERM)
+		_ = p.Wait()
+	}
+}
+
+// loadAPI drives the GET routes of `codelotse api` at fixed rates.
+func loadAPI(o options, in *instance) error {
+	api, base, err := in.start("api")
+	if err != nil {
 		return err
 	}
-
-	c := &client{base: base, token: token}
+	c, err := in.tenant(base)
+	if err != nil {
+		return err
+	}
 	var repoID string
 	for i := range o.repos {
 		var r struct{ ID string }
@@ -185,7 +242,7 @@ func run() error {
 	}
 
 	fmt.Printf("API pid %d on %s; %d repositories, %d servers; %d round(s) of %s per route and rate after %s warm-up; GOMAXPROCS of the API: default (%d CPUs)\n",
-		api.Process.Pid, addr, o.repos, o.servers, o.rounds, o.duration, o.warmup, runtime.NumCPU())
+		api.Process.Pid, base, o.repos, o.servers, o.rounds, o.duration, o.warmup, runtime.NumCPU())
 	fmt.Printf("%-5s %-28s %6s %7s %8s %8s %8s %8s %8s %7s %9s\n", "round", "route", "rate", "reqs", "success", "p50", "p90", "p99", "max", "errors", "cpu/req")
 	var all []row
 	for round := 1; round <= o.rounds; round++ {
@@ -208,9 +265,6 @@ func run() error {
 		}
 	}
 	summarise(all)
-	if err := api.Process.Signal(syscall.SIGTERM); err == nil {
-		_ = api.Wait()
-	}
 	return nil
 }
 
