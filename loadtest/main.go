@@ -58,6 +58,7 @@ type options struct {
 	logLevel string
 
 	reviews, waves, mcpServers int
+	settle                     time.Duration
 }
 
 func parseOptions() (options, error) {
@@ -67,6 +68,7 @@ func parseOptions() (options, error) {
 	flag.IntVar(&o.reviews, "reviews", 100, "soak: reviews submitted at once per wave")
 	flag.IntVar(&o.waves, "waves", 3, "soak: waves of reviews")
 	flag.IntVar(&o.mcpServers, "mcp-servers", 5, "soak: loopback MCP servers, each called once per review")
+	flag.DurationVar(&o.settle, "settle", 125*time.Second, "soak: idle time after the last wave before the last reading (the runtime collects an idle heap after 2 minutes)")
 	flag.StringVar(&o.repo, "repo", "..", "the repository's root")
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per route and rate")
 	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured time at the same rate before each measurement")

@@ -124,12 +124,15 @@ func soak(o options, in *instance) error {
 			fmt.Printf("  %d reviews without %d MCP calls in their stats\n", res.badStats, len(ids))
 		}
 	}
-	time.Sleep(5 * time.Second)
+	// The live heap is the one marked by the last collection, which ran
+	// during a wave; an idle Go process is collected at the latest two
+	// minutes after its last collection, so the idle figure waits for it.
+	time.Sleep(o.settle)
 	settled, err := scrape(workerBase, worker.Process.Pid)
 	if err != nil {
 		return err
 	}
-	settled.print("idle 5 s", "")
+	settled.print("idle", "")
 	fmt.Printf("MCP calls ok: %.0f (want %d)\n", settled.callsOK, o.waves*o.reviews*len(ids))
 	return nil
 }
