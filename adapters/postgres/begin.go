@@ -63,6 +63,9 @@ func (c beginConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.T
 	if !ok || opts.Isolation != driver.IsolationLevel(sql.LevelDefault) || opts.ReadOnly {
 		return c.Conn.BeginTx(ctx, opts)
 	}
+	if c.Conn.Conn().IsClosed() {
+		return nil, driver.ErrBadConn // as stdlib: database/sql retries on another connection
+	}
 	tx, err := c.Conn.Conn().BeginTx(ctx, pgx.TxOptions{BeginQuery: q})
 	if err != nil {
 		return nil, err

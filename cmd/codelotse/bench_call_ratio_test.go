@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -137,6 +139,8 @@ func startBenchMCP(b *testing.B, pki *localpki.PKI, text string) string {
 		DisableLocalhostProtection: true,
 	})
 	srv := httptest.NewUnstartedServer(h)
+	// A session's close resets its connections; that is not news.
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{pki.Leaf}}
 	srv.StartTLS()
 	b.Cleanup(srv.Close)
