@@ -241,11 +241,29 @@ func runWave(c *client, repoID string, n, wantCalls int) (waveResult, error) {
 
 // riverThroughput is completed review jobs per second of the jobs
 // created since start, from the first attempt to the last finalisation,
-// as River recorded them.
+// as River recorded them. River's completer records completions in
+// batches, shortly after the review itself is done, so it first waits
+// (at most 30 s) until every job of the wave is finalised.
 func riverThroughput(db *pgx.Conn, start time.Time) (float64, error) {
+	ctx := context.Background()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var open int
+		err := db.QueryRow(ctx, `SELECT count(*) FROM river_job
+			WHERE kind = 'review_run' AND created_at >= $1 AND finalized_at IS NULL`, start).Scan(&open)
+		if err != nil {
+			return 0, err
+		}
+		if open == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("%d review jobs not finalised 30 s after their reviews were done", open)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	var n int
 	var secs float64
-	err := db.QueryRow(context.Background(), `SELECT count(*), coalesce(extract(epoch FROM max(finalized_at) - min(attempted_at)), 0)
+	err := db.QueryRow(ctx, `SELECT count(*), coalesce(extract(epoch FROM max(finalized_at) - min(attempted_at)), 0)
 		FROM river_job WHERE kind = 'review_run' AND state = 'completed' AND created_at >= $1`, start).Scan(&n, &secs)
 	if err != nil || secs == 0 {
 		return 0, err
