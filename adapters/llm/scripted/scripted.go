@@ -196,10 +196,10 @@ func (t turn) response(step string, n int) (ports.ModelResponse, error) {
 }
 
 // Complete logs the request (when a log is set) and answers the step's
-// next turn (per process, or per review with perReview), or empty content
-// once the step's turns have run out. A step
-// other than finder, verifier and summary is an error wrapping
-// [ErrUnknownStep]; it is logged all the same. A log that cannot be
+// next turn (of the process, or of the review with perReview), or empty
+// content once the step's turns have run out. A step other than finder,
+// verifier and summary is an error wrapping [ErrUnknownStep]; it is
+// logged all the same. A log that cannot be
 // written is an error too, and the turn is not used up.
 func (m *Model) Complete(ctx context.Context, req ports.ModelRequest) (ports.ModelResponse, error) {
 	if err := ctx.Err(); err != nil {
