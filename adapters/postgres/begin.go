@@ -19,6 +19,15 @@ import (
 // a begin query (withBeginQuery) starts with that query instead of a bare
 // BEGIN. Every other method is stdlib's.
 //
+// The same connections run bun's queries without pgx's statement cache.
+// bun writes every value into the query text, so a query's text names its
+// tenant and ids; with the cache (pgx's default mode) nearly every query
+// would be a new statement to prepare, an extra round trip, and a cache
+// entry and a server-side prepared statement evicted soon after. A query
+// without arguments therefore runs in pgx's exec mode: parse, bind,
+// describe and execute as one round trip on the unnamed statement.
+// Queries with arguments (River's job insert) keep pgx's default.
+//
 // When the query fails after its BEGIN (a role that cannot be switched
 // to), the connection is left inside an aborted transaction; pgxpool
 // destroys a connection released in that state, so it never serves
@@ -71,6 +80,15 @@ func (c beginConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.T
 		return nil, err
 	}
 	return pgxTx{ctx: ctx, tx: tx}, nil
+}
+
+// QueryContext runs a query without arguments in pgx's exec mode (see
+// above); stdlib passes the mode on to pgx as a query option.
+func (c beginConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if len(args) == 0 {
+		args = []driver.NamedValue{{Ordinal: 1, Value: pgx.QueryExecModeExec}}
+	}
+	return c.Conn.QueryContext(ctx, query, args)
 }
 
 // pgxTx is a pgx transaction as a driver.Tx (stdlib's own is unexported).

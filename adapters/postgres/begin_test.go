@@ -48,3 +48,21 @@ func TestBeginQuery(t *testing.T) {
 		t.Errorf("next transaction: setting = %q, %v; want a clean transaction", got, err)
 	}
 }
+
+// bun's queries (every value written into the text) are not prepared:
+// they would fill pgx's statement cache and the server's prepared
+// statements with one entry per tenant and id.
+func TestBunQueriesAreNotPrepared(t *testing.T) {
+	ctx := t.Context()
+	db := open(t, withPoolSize1(pgtest.DSN(t)))
+	for i := range 3 {
+		var v int
+		if err := db.Bun().NewRaw("SELECT ?::int", i).Scan(ctx, &v); err != nil || v != i {
+			t.Fatalf("SELECT %d = %d, %v", i, v, err)
+		}
+	}
+	var n int
+	if err := db.Bun().NewRaw("SELECT count(*) FROM pg_prepared_statements").Scan(ctx, &n); err != nil || n != 0 {
+		t.Errorf("prepared statements on the connection = %d (err %v), want 0", n, err)
+	}
+}
