@@ -60,10 +60,12 @@ check-generate:
 	rm -f $$bak
 
 # bench-smoke runs every benchmark once (the gitleaks comparison, a
-# module of its own, included), so that none can rot unnoticed.
+# module of its own, included) and vets the load test's module, so that
+# none can rot unnoticed.
 bench-smoke:
 	$(GO) test -run='^$$' -bench=. -benchtime=1x ./...
 	cd adapters/secrets/benchcompare && $(GO) test -run='^$$' -bench=. -benchtime=1x .
+	cd loadtest && $(GO) vet ./...
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

@@ -74,7 +74,7 @@ func parseOptions() (options, error) {
 	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured time at the same rate before each measurement")
 	flag.IntVar(&o.rounds, "rounds", 2, "rounds over every route and rate (interleaved)")
 	flag.IntVar(&o.servers, "servers", 20, "MCP servers to register (at most 20 per tenant)")
-	flag.IntVar(&o.repos, "repos", 50, "repositories to create")
+	flag.IntVar(&o.repos, "repos", 1000, "repositories to create")
 	flag.StringVar(&o.logLevel, "log-level", "info", "QUAVON_LOG_LEVEL of the API")
 	flag.Parse()
 	for _, f := range strings.Split(*rates, ",") {
@@ -216,13 +216,13 @@ func loadAPI(o options, in *instance) error {
 	if err != nil {
 		return err
 	}
-	var repoID string
+	var repoIDs []string
 	for i := range o.repos {
 		var r struct{ ID string }
 		if err := c.post("/v1/repositories", map[string]any{"name": fmt.Sprintf("acme/repo-%03d", i), "visibility": "private"}, &r); err != nil {
 			return err
 		}
-		repoID = r.ID
+		repoIDs = append(repoIDs, r.ID)
 	}
 	for i := range o.servers {
 		body := map[string]any{"name": fmt.Sprintf("srv%02d", i), "url": fmt.Sprintf("https://localhost:%d/mcp", 40000+i),
@@ -232,14 +232,20 @@ func loadAPI(o options, in *instance) error {
 		}
 	}
 
-	routes := []string{"/v1/repositories", "/v1/mcp/servers", "/v1/mcp/status"}
-	if status, err := c.get(routes[0]); err != nil || status != http.StatusOK {
-		fmt.Printf("note: GET /v1/repositories answers %d (%v); driving GET /v1/repositories/{id} instead\n", status, err)
-		routes[0] = "/v1/repositories/" + repoID
+	// Each route is a list of paths the attack cycles through: the
+	// single-repository route visits every repository, as traffic of many
+	// users would, rather than one id over and over.
+	routes := [][]string{{"/v1/repositories"}, {"/v1/mcp/servers"}, {"/v1/mcp/status"}}
+	if status, err := c.get(routes[0][0]); err != nil || status != http.StatusOK {
+		fmt.Printf("note: GET /v1/repositories answers %d (%v); driving GET /v1/repositories/{id} over the %d repositories instead\n", status, err, len(repoIDs))
+		routes[0] = nil
+		for _, id := range repoIDs {
+			routes[0] = append(routes[0], "/v1/repositories/"+id)
+		}
 	}
 	for _, r := range routes {
-		if status, err := c.get(r); err != nil || status != http.StatusOK {
-			return fmt.Errorf("GET %s: %d %v", r, status, err)
+		if status, err := c.get(r[0]); err != nil || status != http.StatusOK {
+			return fmt.Errorf("GET %s: %d %v", r[0], status, err)
 		}
 	}
 
@@ -260,7 +266,7 @@ func loadAPI(o options, in *instance) error {
 				if err != nil {
 					return err
 				}
-				r := row{round: round, route: label(route), rate: rate, m: m, cpu: (after - before) / time.Duration(max(m.Requests, 1))}
+				r := row{round: round, route: label(route[0]), rate: rate, m: m, cpu: (after - before) / time.Duration(max(m.Requests, 1))}
 				all = append(all, r)
 				r.print()
 			}
@@ -346,13 +352,17 @@ func label(route string) string {
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }
 func us(d time.Duration) string { return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond)) }
 
-// attack sends GET route at rate for d and returns the closed metrics.
-func attack(c *client, route string, rate int, d time.Duration) *vegeta.Metrics {
-	target := vegeta.Target{Method: http.MethodGet, URL: c.base + route,
-		Header: http.Header{"Authorization": {"Bearer " + c.token}}}
+// attack sends GET to the paths, in turn, at rate for d and returns the
+// closed metrics.
+func attack(c *client, paths []string, rate int, d time.Duration) *vegeta.Metrics {
+	header := http.Header{"Authorization": {"Bearer " + c.token}}
+	targets := make([]vegeta.Target, len(paths))
+	for i, p := range paths {
+		targets[i] = vegeta.Target{Method: http.MethodGet, URL: c.base + p, Header: header}
+	}
 	attacker := vegeta.NewAttacker(vegeta.KeepAlive(true), vegeta.Timeout(10*time.Second))
 	var m vegeta.Metrics
-	for res := range attacker.Attack(vegeta.NewStaticTargeter(target), vegeta.Rate{Freq: rate, Per: time.Second}, d, route) {
+	for res := range attacker.Attack(vegeta.NewStaticTargeter(targets...), vegeta.Rate{Freq: rate, Per: time.Second}, d, paths[0]) {
 		m.Add(res)
 	}
 	m.Close()
