@@ -5,7 +5,8 @@
 // a tenant, a token, repositories and MCP servers, and then drives each
 // route at each rate with vegeta's constant-rate attacker, printing
 // p50/p90/p99/max latency, errors and the API process's CPU time per
-// request. The database is dropped at the end.
+// request. The database is dropped at the end. With -soak it runs the
+// worker soak instead (`make soak`, soak.go).
 //
 // It is a module of its own so that vegeta stays out of the service's
 // dependencies.
