@@ -57,6 +57,7 @@ type options struct {
 	servers  int
 	repos    int
 	logLevel string
+	only     string
 
 	reviews, waves, mcpServers int
 	settle                     time.Duration
@@ -77,6 +78,7 @@ func parseOptions() (options, error) {
 	flag.IntVar(&o.servers, "servers", 20, "MCP servers to register (at most 20 per tenant)")
 	flag.IntVar(&o.repos, "repos", 1000, "repositories to create")
 	flag.StringVar(&o.logLevel, "log-level", "info", "QUAVON_LOG_LEVEL of the API")
+	flag.StringVar(&o.only, "only", "", "drive only the routes whose path contains this text (for profiling)")
 	flag.Parse()
 	for _, f := range strings.Split(*rates, ",") {
 		r, err := strconv.Atoi(strings.TrimSpace(f))
@@ -249,6 +251,7 @@ func loadAPI(o options, in *instance) error {
 			return fmt.Errorf("GET %s: %d %v", r[0], status, err)
 		}
 	}
+	routes = slices.DeleteFunc(routes, func(r []string) bool { return !strings.Contains(r[0], o.only) })
 
 	fmt.Printf("API pid %d on %s; %d repositories, %d servers; %d round(s) of %s per route and rate after %s warm-up; GOMAXPROCS of the API: default (%d CPUs)\n",
 		api.Process.Pid, base, o.repos, o.servers, o.rounds, o.duration, o.warmup, runtime.NumCPU())
