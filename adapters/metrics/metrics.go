@@ -75,10 +75,6 @@ func (r *Registry) WriteTo(w io.Writer) (int64, error) {
 		n, err = fmt.Fprintf(w, "%s{outcome=%q} %d\n", Name, o, counts[i])
 		total += int64(n)
 	}
-	if err == nil {
-		n, err = writeRuntime(w)
-		total += int64(n)
-	}
 	return total, err
 }
 
@@ -113,10 +109,13 @@ func writeRuntime(w io.Writer) (int, error) {
 	return total, nil
 }
 
-// Handler serves GET /metrics.
+// Handler serves GET /metrics: the registry's counters, then the
+// runtime gauges.
 func (r *Registry) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		_, _ = r.WriteTo(w)
+		if _, err := r.WriteTo(w); err == nil {
+			_, _ = writeRuntime(w)
+		}
 	})
 }
