@@ -140,8 +140,8 @@ var reviewSet = wire.NewSet(
 
 func providePool(db *postgres.DB) *pgxpool.Pool { return db.Pool() }
 
-func provideWorkerOptions(retention *app.RetentionJob, m worker.Metrics) worker.Options {
-	return worker.Options{Retention: retention, Metrics: m}
+func provideWorkerOptions(retention *app.RetentionJob, m worker.Metrics, cfg config.Config) worker.Options {
+	return worker.Options{Retention: retention, Metrics: m, Workers: cfg.WorkerConcurrency}
 }
 
 // service is what `codelotse serve` runs: the API and the worker; and

@@ -153,7 +153,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	reviewRunner := app.NewReviewRunner(reviewDeps)
 	retention := postgres.NewRetention(db)
 	retentionJob := app.NewRetentionJob(retention, registry, clock)
-	workerOptions := provideWorkerOptions(retentionJob, registry)
+	workerOptions := provideWorkerOptions(retentionJob, registry, cfg)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
@@ -330,7 +330,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 	reviewRunner := app.NewReviewRunner(reviewDeps)
 	retention := postgres.NewRetention(db)
 	retentionJob := app.NewRetentionJob(retention, registry, clock)
-	workerOptions := provideWorkerOptions(retentionJob, registry)
+	workerOptions := provideWorkerOptions(retentionJob, registry, cfg)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
