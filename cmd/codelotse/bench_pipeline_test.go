@@ -17,6 +17,7 @@ import (
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -246,6 +247,12 @@ func (t *benchTx) Repositories() ports.RepositoryRepo { return t.repos }
 func (t *benchTx) Policies() ports.PolicyRepo         { return t.policies }
 func (t *benchTx) Reviews() ports.ReviewRepo          { return t.reviews }
 func (t *benchTx) Calls() ports.CallLog               { return t.calls }
+func (t *benchTx) Settings() ports.SettingsRepo       { return benchSettings{} }
+
+// benchSettings: the tenant keeps no debug prompt logs (the default).
+type benchSettings struct{ ports.SettingsRepo }
+
+func (benchSettings) Get(context.Context) (settings.Settings, error) { return settings.Default(), nil }
 
 type benchServers struct {
 	ports.ServerRepo
