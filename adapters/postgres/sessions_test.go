@@ -49,14 +49,26 @@ func TestSessions(t *testing.T) {
 		t.Errorf("last seen = %v, want the later touch", got.LastSeenAt)
 	}
 
-	// Expiry by age and by idleness.
-	old := sha256Of("session-old")
-	if err := s.Create(ctx, old, ports.Principal{TokenID: tokenID}, at.Add(-9*time.Hour)); err != nil {
-		t.Fatal(err)
+	// Expiry by age or by idleness: one session old and idle, one only
+	// idle, one only old (touched just now).
+	for _, c := range []struct {
+		name           string
+		created, touch time.Time
+	}{
+		{"session-old", at.Add(-9 * time.Hour), at.Add(-9 * time.Hour)},
+		{"session-idle", at.Add(-time.Hour), at.Add(-time.Hour)},
+		{"session-aged", at.Add(-9 * time.Hour), at},
+	} {
+		if err := s.Create(ctx, sha256Of(c.name), ports.Principal{TokenID: tokenID}, c.created); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Touch(ctx, sha256Of(c.name), c.touch); err != nil {
+			t.Fatal(err)
+		}
 	}
 	n, err := s.DeleteExpired(ctx, at.Add(-8*time.Hour), at.Add(-30*time.Minute))
-	if err != nil || n != 1 {
-		t.Errorf("DeleteExpired = %d, %v; want the old session only", n, err)
+	if err != nil || n != 3 {
+		t.Errorf("DeleteExpired = %d, %v; want the old, the idle and the aged session", n, err)
 	}
 	if _, err := s.Lookup(ctx, hash[:]); err != nil {
 		t.Errorf("the live session is gone: %v", err)

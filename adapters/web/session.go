@@ -174,7 +174,7 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 	// A session the browser still held ends: one browser, one session.
 	if old, err := r.Cookie(CookieName); err == nil {
 		if err := u.d.SignOut.Handle(r.Context(), accounts.SignOut{Secret: old.Value}); err != nil {
-			u.log.Warn().Err(err).Msg("web: could not end the previous session")
+			u.logFor(r).Warn().Err(err).Msg("web: could not end the previous session")
 		}
 	}
 	u.setCookie(w, s.Secret)

@@ -23,6 +23,7 @@ import (
 	"github.com/codelotse/codelotse/app/operations"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -297,15 +298,13 @@ func printVersion(w io.Writer) error {
 }
 
 // runAll runs the API and the worker until ctx is done (SIGTERM) or one of
-// them fails; a failure stops the other. Both stop gracefully.
+// them returns; whichever returns first stops the other. Both stop
+// gracefully; the result is the first error.
 func runAll(ctx context.Context, api func(context.Context, func(net.Addr)) error, work func(context.Context) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errc := make(chan error, 2)
-	go func() { errc <- api(ctx, nil) }()
-	go func() { errc <- work(ctx) }()
-	first := <-errc
-	cancel()
-	second := <-errc
-	return errors.Join(first, second)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var g errgroup.Group
+	g.Go(func() error { defer stop(); return api(ctx, nil) })
+	g.Go(func() error { defer stop(); return work(ctx) })
+	return g.Wait()
 }

@@ -144,8 +144,8 @@ var reviewSet = wire.NewSet(
 
 func providePool(db *postgres.DB) *pgxpool.Pool { return db.Pool() }
 
-func provideWorkerOptions(retention *operations.RetentionJob, m worker.Metrics) worker.Options {
-	return worker.Options{Retention: retention, Metrics: m}
+func provideWorkerOptions(retention *operations.RetentionJob, m worker.Metrics, cfg config.Config) worker.Options {
+	return worker.Options{Retention: retention, Metrics: m, Workers: cfg.WorkerConcurrency}
 }
 
 // accountCommands are the operator's commands on tenants and tokens; they

@@ -199,7 +199,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	reviewRunner := review.NewReviewRunner(reviewReviewDeps)
 	retention := postgres.NewRetention(db)
 	retentionJob := operations.NewRetentionJob(retention, metricsRegistry, clock)
-	workerOptions := provideWorkerOptions(retentionJob, metricsRegistry)
+	workerOptions := provideWorkerOptions(retentionJob, metricsRegistry, cfg)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
@@ -418,7 +418,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 	reviewRunner := review.NewReviewRunner(reviewDeps)
 	retention := postgres.NewRetention(db)
 	retentionJob := operations.NewRetentionJob(retention, metricsRegistry, clock)
-	workerOptions := provideWorkerOptions(retentionJob, metricsRegistry)
+	workerOptions := provideWorkerOptions(retentionJob, metricsRegistry, cfg)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
