@@ -4,14 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
-)
 
-// Review run statuses.
-const (
-	ReviewQueued  = "queued"
-	ReviewRunning = "running"
-	ReviewDone    = "done"
-	ReviewFailed  = "failed"
+	"github.com/codelotse/codelotse/domain/review"
 )
 
 // Finding is one verified finding of a review.
@@ -41,7 +35,7 @@ type ReviewStats struct {
 type ReviewRun struct {
 	ID            string
 	RepositoryID  string
-	Status        string
+	Status        review.RunStatus
 	Title         string
 	Description   string
 	Diff          string
@@ -167,5 +161,5 @@ type SecretScanner interface {
 
 // Metrics counts MCP context calls by outcome (quavon_mcp_context_calls_total).
 type Metrics interface {
-	McpCall(outcome string)
+	McpCall(outcome review.CallStatus)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/codelotse/codelotse/domain/review"
+
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/domain/server"
 )
@@ -137,7 +139,7 @@ type ToolCall struct {
 	ServerID      string
 	ReviewID      string // "" outside a review
 	Tool          string
-	Status        string
+	Status        review.CallStatus
 	Duration      time.Duration
 	RequestBytes  int
 	ResponseBytes int

@@ -46,7 +46,7 @@ type reviewJSON struct {
 
 func newReviewJSON(r ports.ReviewRun) reviewJSON {
 	v := reviewJSON{
-		ID: r.ID, Status: r.Status, Findings: r.Findings, Summary: r.Summary, Stats: r.Stats,
+		ID: r.ID, Status: string(r.Status), Findings: r.Findings, Summary: r.Summary, Stats: r.Stats,
 		CreatedAt: timeJSON(r.CreatedAt), FinishedAt: timeJSON(r.FinishedAt),
 	}
 	if v.Findings == nil {
@@ -71,7 +71,7 @@ func (g *ReviewRoutes) register(rt *router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusAccepted, reviewQueuedJSON{ID: run.ID, Status: run.Status}, nil
+		return http.StatusAccepted, reviewQueuedJSON{ID: run.ID, Status: string(run.Status)}, nil
 	})
 	rt.handle("GET /v1/reviews/{id}", app.PermRepoManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		run, err := g.get.Handle(r.Context(), p, review.GetReview{ID: r.PathValue("id")})

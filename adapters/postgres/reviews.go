@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -36,7 +37,7 @@ type reviewRow struct {
 
 func (r reviewRow) toPort() ports.ReviewRun {
 	run := ports.ReviewRun{
-		ID: r.ID, RepositoryID: r.RepositoryID, Status: r.Status,
+		ID: r.ID, RepositoryID: r.RepositoryID, Status: review.RunStatus(r.Status),
 		Title: r.Title, Description: r.Description, Diff: r.Diff, Files: r.Files,
 		PromptVersion: r.PromptVersion.String, Findings: r.Findings, Summary: r.Summary, Stats: r.Stats,
 		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt.Time, FinishedAt: r.FinishedAt.Time,
@@ -70,7 +71,7 @@ func (rr reviewRepo) Insert(ctx context.Context, r ports.ReviewRun) error {
 		files = map[string]string{}
 	}
 	row := reviewRow{
-		ID: r.ID, TenantID: rr.t.tenantID, RepositoryID: r.RepositoryID, Status: ports.ReviewQueued,
+		ID: r.ID, TenantID: rr.t.tenantID, RepositoryID: r.RepositoryID, Status: string(review.Queued),
 		Title: r.Title, Description: r.Description, Diff: r.Diff, Files: files,
 		Findings: []ports.Finding{}, CreatedAt: r.CreatedAt,
 	}
@@ -138,10 +139,10 @@ func (rr reviewRepo) Start(ctx context.Context, id string, at time.Time) (ports.
 	}
 	var row reviewRow
 	err := rr.t.tx.NewUpdate().Model(&row).
-		Set("status = ?", ports.ReviewRunning).
+		Set("status = ?", review.Running).
 		Set("started_at = coalesce(rv.started_at, ?)", at).
 		Where("rv.id = ? AND rv.tenant_id = ?", id, rr.t.tenantID).
-		Where("rv.status IN (?, ?)", ports.ReviewQueued, ports.ReviewRunning).
+		Where("rv.status IN (?, ?)", review.Queued, review.Running).
 		Returning("*").Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ports.ReviewRun{}, rr.missingOrFinished(ctx, "start review", id)
@@ -158,8 +159,8 @@ func (rr reviewRepo) Start(ctx context.Context, id string, at time.Time) (ports.
 // [ports.ErrConflict] and keeps its result, so a late failure never
 // overwrites a finished review; a missing run is [ports.ErrNotFound].
 func (rr reviewRepo) Finish(ctx context.Context, r ports.ReviewRun) error {
-	if r.Status != ports.ReviewDone && r.Status != ports.ReviewFailed {
-		return fmt.Errorf("postgres: finish review: status %q is not %s or %s", r.Status, ports.ReviewDone, ports.ReviewFailed)
+	if !r.Status.Finished() {
+		return fmt.Errorf("postgres: finish review: status %q is not %s or %s", r.Status, review.Done, review.Failed)
 	}
 	if !isUUID(r.ID) {
 		return fmt.Errorf("postgres: finish review: %w", ports.ErrNotFound)
@@ -185,7 +186,7 @@ func (rr reviewRepo) Finish(ctx context.Context, r ports.ReviewRun) error {
 		Set("prompt_version = nullif(?, '')", r.PromptVersion).
 		Set("finished_at = coalesce(?, now())", finishedAt).
 		Where("rv.id = ? AND rv.tenant_id = ?", r.ID, rr.t.tenantID).
-		Where("rv.status IN (?, ?)", ports.ReviewQueued, ports.ReviewRunning).
+		Where("rv.status IN (?, ?)", review.Queued, review.Running).
 		Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: finish review: %w", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -167,7 +168,7 @@ func TestReviewRepo(t *testing.T) {
 			t.Fatalf("Get: %v", err)
 		}
 		want := run
-		want.Status = ports.ReviewQueued
+		want.Status = review.Queued
 		want.Findings = []ports.Finding{}
 		if diff := cmp.Diff(want, got, ignoreTimes); diff != "" {
 			t.Errorf("Get after Insert (-want +got):\n%s", diff)
@@ -192,12 +193,12 @@ func TestReviewRepo(t *testing.T) {
 	first := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error {
 		got, err := tx.Reviews().Start(ctx, run.ID, first)
-		if err != nil || got.Status != ports.ReviewRunning || !got.StartedAt.Equal(first) {
+		if err != nil || got.Status != review.Running || !got.StartedAt.Equal(first) {
 			t.Errorf("Start = %s at %v, %v; want running at %v", got.Status, got.StartedAt, err, first)
 		}
 		// A retry starts a running run again and keeps the first start.
 		got, err = tx.Reviews().Start(ctx, run.ID, first.Add(time.Minute))
-		if err != nil || got.Status != ports.ReviewRunning || !got.StartedAt.Equal(first) {
+		if err != nil || got.Status != review.Running || !got.StartedAt.Equal(first) {
 			t.Errorf("Start again = %s at %v, %v; want running at %v", got.Status, got.StartedAt, err, first)
 		}
 		if got.Diff != run.Diff || got.Files["a.go"] != run.Files["a.go"] {
@@ -208,7 +209,7 @@ func TestReviewRepo(t *testing.T) {
 
 	prompt := "mcp-v1"
 	done := run
-	done.Status = ports.ReviewDone
+	done.Status = review.Done
 	done.PromptVersion = "review-v1.5"
 	done.Findings = []ports.Finding{{Path: "a.go", Line: 1, Title: "t", Body: "b", Evidence: "+y"}}
 	done.Summary = "One paragraph."
@@ -234,12 +235,12 @@ func TestReviewRepo(t *testing.T) {
 			t.Errorf("Start of a done run = %v, want ErrConflict", err)
 		}
 		failed := done
-		failed.Status = ports.ReviewFailed
+		failed.Status = review.Failed
 		if err := tx.Reviews().Finish(ctx, failed); !errors.Is(err, ports.ErrConflict) {
 			t.Errorf("Finish of a done run = %v, want ErrConflict", err)
 		}
 		bad := done
-		bad.Status = ports.ReviewRunning
+		bad.Status = review.Running
 		if err := tx.Reviews().Finish(ctx, bad); err == nil {
 			t.Error("Finish with status running succeeded, want an error")
 		}
@@ -253,14 +254,14 @@ func TestReviewRepo(t *testing.T) {
 		if err := tx.Reviews().Insert(ctx, plain); err != nil {
 			return err
 		}
-		return tx.Reviews().Finish(ctx, ports.ReviewRun{ID: plain.ID, Status: ports.ReviewFailed})
+		return tx.Reviews().Finish(ctx, ports.ReviewRun{ID: plain.ID, Status: review.Failed})
 	})
 	f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error {
 		got, err := tx.Reviews().Get(ctx, plain.ID)
 		if err != nil {
 			return err
 		}
-		if got.Status != ports.ReviewFailed || got.Stats != (ports.ReviewStats{}) || got.PromptVersion != "" || got.FinishedAt.IsZero() {
+		if got.Status != review.Failed || got.Stats != (ports.ReviewStats{}) || got.PromptVersion != "" || got.FinishedAt.IsZero() {
 			t.Errorf("failed run = %s, stats %+v, prompt %q, finished %v; want failed, zero stats, no prompt, a finish time",
 				got.Status, got.Stats, got.PromptVersion, got.FinishedAt)
 		}
@@ -280,7 +281,7 @@ func TestReviewRepo(t *testing.T) {
 			if _, err := tx.Reviews().Start(ctx, id, time.Now()); !errors.Is(err, ports.ErrNotFound) {
 				t.Errorf("B Start(%q) = %v, want ErrNotFound", id, err)
 			}
-			if err := tx.Reviews().Finish(ctx, ports.ReviewRun{ID: id, Status: ports.ReviewFailed}); !errors.Is(err, ports.ErrNotFound) {
+			if err := tx.Reviews().Finish(ctx, ports.ReviewRun{ID: id, Status: review.Failed}); !errors.Is(err, ports.ErrNotFound) {
 				t.Errorf("B Finish(%q) = %v, want ErrNotFound", id, err)
 			}
 		}

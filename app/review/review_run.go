@@ -7,6 +7,8 @@ import (
 	"io"
 	"time"
 
+	dreview "github.com/codelotse/codelotse/domain/review"
+
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/budget"
 	"github.com/codelotse/codelotse/domain/gate"
@@ -73,7 +75,7 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 		return err
 	}
 	mcp.close()
-	run.Status = ports.ReviewDone
+	run.Status = dreview.Done
 	run.PromptVersion = ReviewPromptVersion
 	run.Findings = out.Findings
 	run.Summary = out.Summary
@@ -107,7 +109,7 @@ func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run ports.Re
 			fields["error"] = err.Error()
 		}
 		h.d.warn("mcp context skipped: "+why, fields)
-		h.d.Metrics.McpCall(CallUnavailable)
+		h.d.Metrics.McpCall(dreview.CallUnavailable)
 		return nil
 	}
 	var (
@@ -161,10 +163,10 @@ func (h *ReviewRunner) FailReview(ctx context.Context, tenantID, reviewID string
 		if err != nil {
 			return err
 		}
-		if run.Status == ports.ReviewDone || run.Status == ports.ReviewFailed {
+		if run.Status.Finished() {
 			return nil
 		}
-		run.Status = ports.ReviewFailed
+		run.Status = dreview.Failed
 		run.FinishedAt = h.d.Clock.Now()
 		return tx.Reviews().Finish(ctx, run)
 	})

@@ -20,6 +20,7 @@ import (
 
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/ports"
@@ -169,19 +170,19 @@ func (c *Calls) ReviewUsage(_ context.Context, reviewID string) (ports.ReviewUsa
 		if r.ReviewID != reviewID {
 			continue
 		}
-		if r.Status != "budget_exhausted" && r.ArgumentsHash != "" {
+		if r.Status != review.CallBudgetExhausted && r.ArgumentsHash != "" {
 			u.Reserved++
 		}
 		switch r.Status {
-		case "ok", "error":
+		case review.CallOK, review.CallError:
 			u.Sent++
 			u.Bytes += min(r.ResponseBytes, limits.CallReservation)
-		case "too_large":
+		case review.CallTooLarge:
 			u.Sent++
 			u.Bytes += limits.CallReservation
-		case "unavailable":
+		case review.CallUnavailable:
 			u.Sent++
-		case "blocked":
+		case review.CallBlocked:
 			u.Blocked++
 		}
 	}
@@ -594,10 +595,10 @@ func (f *Reviews) Start(_ context.Context, id string, at time.Time) (ports.Revie
 	if !ok {
 		return r, ports.ErrNotFound
 	}
-	if r.Status == ports.ReviewDone || r.Status == ports.ReviewFailed {
+	if r.Status.Finished() {
 		return r, ports.ErrConflict
 	}
-	r.Status, r.StartedAt = ports.ReviewRunning, at
+	r.Status, r.StartedAt = review.Running, at
 	f.Runs[id] = r
 	return r, nil
 }

@@ -1,0 +1,45 @@
+package review
+
+import "testing"
+
+func TestRunStatusTransitions(t *testing.T) {
+	for _, tt := range []struct {
+		s                  RunStatus
+		canStart, finished bool
+	}{
+		{Queued, true, false},
+		{Running, true, false},
+		{Done, false, true},
+		{Failed, false, true},
+		{"", false, false},
+		{"cancelled", false, false},
+	} {
+		if got := tt.s.CanStart(); got != tt.canStart {
+			t.Errorf("%q.CanStart() = %v, want %v", tt.s, got, tt.canStart)
+		}
+		if got := tt.s.Finished(); got != tt.finished {
+			t.Errorf("%q.Finished() = %v, want %v", tt.s, got, tt.finished)
+		}
+	}
+	if n := len(RunStatuses()); n != 4 {
+		t.Errorf("RunStatuses() has %d states, want 4", n)
+	}
+}
+
+func TestCallStatusesAreAClosedSet(t *testing.T) {
+	want := []string{"ok", "error", "blocked", "too_large", "unavailable", "budget_exhausted", "invalid_arguments"}
+	got := CallStatuses()
+	if len(got) != len(want) {
+		t.Fatalf("CallStatuses() = %v, want %v", got, want)
+	}
+	for i, s := range got {
+		if string(s) != want[i] || !s.Valid() {
+			t.Errorf("CallStatuses()[%d] = %q (valid %v), want %q", i, s, s.Valid(), want[i])
+		}
+	}
+	for _, s := range []CallStatus{"", "OK", "timeout", "ok "} {
+		if s.Valid() {
+			t.Errorf("%q.Valid() = true", s)
+		}
+	}
+}
