@@ -9,7 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	dreview "github.com/codelotse/codelotse/domain/review"
 
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/ports"
@@ -51,14 +52,12 @@ type Pipeline struct {
 	FinderWallClock time.Duration
 }
 
-// Limits of the repository tools' answers, of the verifier, of one
-// model turn's tool calls (calls beyond it are answered, not run) and the
-// least evidence that proves a finding.
+// Limits of the repository tools' answers, of the verifier and of one
+// model turn's tool calls (calls beyond it are answered, not run).
 const (
 	repoToolAnswerChars = 20000
 	verifierMaxSteps    = 4
 	maxToolCallsPerTurn = 16
-	minEvidenceChars    = 8
 )
 
 // Run runs the pipeline. A model error fails the run (the job is retried);
@@ -266,21 +265,15 @@ func (r repoTools) call(c ports.ModelToolCall) string {
 	return `{"error": "unknown tool"}`
 }
 
-// proves reports whether evidence appears verbatim in the diff or a file.
+// proves applies the evidence rule ([dreview.Proves]) to the diff and the
+// review's files.
 func (r repoTools) proves(evidence string) bool {
-	evidence = strings.TrimSpace(evidence)
-	if utf8.RuneCountInString(evidence) < minEvidenceChars {
-		return false // "+" or a letter is in every diff: it proves nothing
-	}
-	if strings.Contains(r.diff, evidence) {
-		return true
-	}
+	sources := make([]string, 0, 1+len(r.files))
+	sources = append(sources, r.diff)
 	for _, content := range r.files {
-		if strings.Contains(content, evidence) {
-			return true
-		}
+		sources = append(sources, content)
 	}
-	return false
+	return dreview.Proves(evidence, sources...)
 }
 
 // capChars cuts s to at most n characters (runes).

@@ -43,3 +43,26 @@ func TestCallStatusesAreAClosedSet(t *testing.T) {
 		}
 	}
 }
+
+func TestProves(t *testing.T) {
+	diff, file := "+\tcache.Set(key, value)\n", "package cache\n\nfunc Set() {}\n"
+	for _, tt := range []struct {
+		evidence string
+		want     bool
+	}{
+		{"cache.Set(key, value)", true},
+		{"  cache.Set(key  ", true}, // trimmed, 13 characters
+		{"func Set() {}", true},     // in a file
+		{"cache.Get(key)", false},   // not there
+		{"cache.S", false},          // 7 characters: too short to prove anything
+		{"+", false},
+		{"        ", false},
+	} {
+		if got := Proves(tt.evidence, diff, file); got != tt.want {
+			t.Errorf("Proves(%q) = %v, want %v", tt.evidence, got, tt.want)
+		}
+	}
+	if Proves("cache.Set(key, value)") {
+		t.Error("evidence proves something without any source")
+	}
+}
