@@ -8,29 +8,6 @@ import (
 	"github.com/codelotse/codelotse/domain/review"
 )
 
-// Finding is one verified finding of a review.
-type Finding struct {
-	Path     string `json:"path"`
-	Line     int    `json:"line"`
-	Title    string `json:"title"`
-	Body     string `json:"body"`
-	Evidence string `json:"evidence"`
-}
-
-// McpStats are a run's MCP statistics: the MCP prompt version (nil when no
-// tool was offered), calls made, bytes accepted and calls blocked.
-type McpStats struct {
-	Prompt  *string `json:"prompt"`
-	Calls   int     `json:"calls"`
-	Bytes   int     `json:"bytes"`
-	Blocked int     `json:"blocked"`
-}
-
-// ReviewStats are a run's statistics.
-type ReviewStats struct {
-	Mcp McpStats `json:"mcp"`
-}
-
 // ReviewRun is a review request and, once done, its result.
 type ReviewRun struct {
 	ID            string
@@ -41,9 +18,9 @@ type ReviewRun struct {
 	Diff          string
 	Files         map[string]string
 	PromptVersion string
-	Findings      []Finding
+	Findings      []review.Finding
 	Summary       string
-	Stats         ReviewStats
+	Stats         review.Stats
 	CreatedAt     time.Time
 	StartedAt     time.Time
 	FinishedAt    time.Time

@@ -85,8 +85,8 @@ func (r *mcpRun) usage(ctx context.Context) (ports.ReviewUsage, error) {
 
 // stats are the run's MCP statistics, read from its call records: calls
 // that reached a server, bytes the budget kept, calls blocked.
-func (r *mcpRun) stats(ctx context.Context, promptUsed bool) ports.McpStats {
-	var st ports.McpStats
+func (r *mcpRun) stats(ctx context.Context, promptUsed bool) dreview.McpStats {
+	var st dreview.McpStats
 	if promptUsed {
 		v := McpPromptVersion
 		st.Prompt = &v

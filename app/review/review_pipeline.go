@@ -36,7 +36,7 @@ type ReviewPipelineInput struct {
 
 // ReviewPipelineOutput is the pipeline's result.
 type ReviewPipelineOutput struct {
-	Findings []ports.Finding
+	Findings []dreview.Finding
 	Summary  string
 	// McpPrompt is true when the finder prompt carried McpToolsSection.
 	McpPrompt bool
@@ -107,8 +107,8 @@ func (p *Pipeline) Run(ctx context.Context, in ReviewPipelineInput) (ReviewPipel
 
 // verify asks the verifier, then keeps a candidate only when the model
 // kept it and its evidence is found, verbatim, in the diff or a file.
-func (p *Pipeline) verify(ctx context.Context, in ReviewPipelineInput, repo repoTools, candidates []ports.Finding) ([]ports.Finding, error) {
-	kept := []ports.Finding{}
+func (p *Pipeline) verify(ctx context.Context, in ReviewPipelineInput, repo repoTools, candidates []dreview.Finding) ([]dreview.Finding, error) {
+	kept := []dreview.Finding{}
 	if len(candidates) == 0 {
 		return kept, nil
 	}
@@ -202,14 +202,31 @@ func reviewMessage(in ReviewPipelineInput) string {
 
 // parseFindings reads the finder's final answer; anything unreadable is
 // no finding.
-func parseFindings(content string) []ports.Finding {
+func parseFindings(content string) []dreview.Finding {
 	var out struct {
-		Findings []ports.Finding `json:"findings"`
+		Findings []modelFinding `json:"findings"`
 	}
 	if json.Unmarshal([]byte(jsonObject(content)), &out) != nil {
 		return nil
 	}
-	return out.Findings
+	if out.Findings == nil {
+		return nil
+	}
+	findings := make([]dreview.Finding, 0, len(out.Findings))
+	for _, f := range out.Findings {
+		findings = append(findings, dreview.Finding(f))
+	}
+	return findings
+}
+
+// modelFinding is a finding as the finder and the verifier answer it (the
+// JSON their prompts ask for).
+type modelFinding struct {
+	Path     string `json:"path"`
+	Line     int    `json:"line"`
+	Title    string `json:"title"`
+	Body     string `json:"body"`
+	Evidence string `json:"evidence"`
 }
 
 // jsonObject cuts the outermost {...} out of a model answer, which may

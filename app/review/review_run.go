@@ -79,7 +79,7 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 	run.PromptVersion = ReviewPromptVersion
 	run.Findings = out.Findings
 	run.Summary = out.Summary
-	run.Stats = ports.ReviewStats{Mcp: mcp.stats(ctx, out.McpPrompt)}
+	run.Stats = dreview.Stats{Mcp: mcp.stats(ctx, out.McpPrompt)}
 	run.FinishedAt = h.d.Clock.Now()
 	err = h.d.Tenants.InTenant(context.WithoutCancel(ctx), tenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		return tx.Reviews().Finish(ctx, run)

@@ -24,3 +24,29 @@ func Proves(evidence string, sources ...string) bool {
 	}
 	return false
 }
+
+// Finding is one verified finding of a review: where, what, and the
+// evidence ([Proves]) that kept it. Each adapter has its own wire format
+// of it (the API's view, the stored JSONB, the model's answer).
+type Finding struct {
+	Path     string
+	Line     int
+	Title    string
+	Body     string
+	Evidence string
+}
+
+// McpStats are a run's MCP statistics: the MCP prompt version (nil when no
+// tool was offered), calls that reached a server, bytes the budget kept
+// and calls blocked.
+type McpStats struct {
+	Prompt  *string
+	Calls   int
+	Bytes   int
+	Blocked int
+}
+
+// Stats are a run's statistics.
+type Stats struct {
+	Mcp McpStats
+}
