@@ -5,9 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/codelotse/codelotse/domain/review"
-
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/server"
 )
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/id"
-
 	"github.com/codelotse/codelotse/ports"
 )
 

@@ -4,13 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	dreview "github.com/codelotse/codelotse/domain/review"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	dreview "github.com/codelotse/codelotse/domain/review"
 
 	"github.com/codelotse/codelotse/adapters/secrets"
 	"github.com/codelotse/codelotse/app"
