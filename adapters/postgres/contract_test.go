@@ -1,0 +1,25 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/codelotse/codelotse/adapters/postgres"
+	"github.com/codelotse/codelotse/adapters/postgres/pgtest"
+	"github.com/codelotse/codelotse/ports/porttest"
+)
+
+// The port contract suites of ports/porttest, against PostgreSQL: the
+// reference the in-memory fakes are held to. One database serves every
+// subtest of a suite; each subtest makes tenants of its own.
+func contract(t *testing.T) porttest.Open {
+	db := pgtest.New(t)
+	h := porttest.Harness{
+		Tenants:     postgres.NewTenants(db),
+		Accounts:    postgres.NewAccounts(db),
+		Credentials: postgres.NewRotator(db),
+		PromptLogs:  postgres.NewPromptLogRotator(db),
+	}
+	return func(*testing.T) porttest.Harness { return h }
+}
+
+func TestContractServerRepo(t *testing.T) { porttest.ServerRepo(t, contract(t)) }
