@@ -22,4 +22,6 @@ func contract(t *testing.T) porttest.Open {
 	return func(*testing.T) porttest.Harness { return h }
 }
 
-func TestContractServerRepo(t *testing.T) { porttest.ServerRepo(t, contract(t)) }
+func TestContractServerRepo(t *testing.T)     { porttest.ServerRepo(t, contract(t)) }
+func TestContractRepositoryRepo(t *testing.T) { porttest.RepositoryRepo(t, contract(t)) }
+func TestContractPolicyRepo(t *testing.T)     { porttest.PolicyRepo(t, contract(t)) }
