@@ -25,3 +25,5 @@ func contract(t *testing.T) porttest.Open {
 func TestContractServerRepo(t *testing.T)     { porttest.ServerRepo(t, contract(t)) }
 func TestContractRepositoryRepo(t *testing.T) { porttest.RepositoryRepo(t, contract(t)) }
 func TestContractPolicyRepo(t *testing.T)     { porttest.PolicyRepo(t, contract(t)) }
+func TestContractAuditLog(t *testing.T)       { porttest.AuditLog(t, contract(t)) }
+func TestContractCallLog(t *testing.T)        { porttest.CallLog(t, contract(t)) }
