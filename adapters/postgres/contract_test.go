@@ -27,3 +27,4 @@ func TestContractRepositoryRepo(t *testing.T) { porttest.RepositoryRepo(t, contr
 func TestContractPolicyRepo(t *testing.T)     { porttest.PolicyRepo(t, contract(t)) }
 func TestContractAuditLog(t *testing.T)       { porttest.AuditLog(t, contract(t)) }
 func TestContractCallLog(t *testing.T)        { porttest.CallLog(t, contract(t)) }
+func TestContractReviewRepo(t *testing.T)     { porttest.ReviewRepo(t, contract(t)) }
