@@ -28,3 +28,5 @@ func TestContractPolicyRepo(t *testing.T)     { porttest.PolicyRepo(t, contract(
 func TestContractAuditLog(t *testing.T)       { porttest.AuditLog(t, contract(t)) }
 func TestContractCallLog(t *testing.T)        { porttest.CallLog(t, contract(t)) }
 func TestContractReviewRepo(t *testing.T)     { porttest.ReviewRepo(t, contract(t)) }
+func TestContractSettingsRepo(t *testing.T)   { porttest.SettingsRepo(t, contract(t)) }
+func TestContractPromptLogRepo(t *testing.T)  { porttest.PromptLogRepo(t, contract(t)) }
