@@ -22,11 +22,14 @@ func contract(t *testing.T) porttest.Open {
 	return func(*testing.T) porttest.Harness { return h }
 }
 
-func TestContractServerRepo(t *testing.T)     { porttest.ServerRepo(t, contract(t)) }
-func TestContractRepositoryRepo(t *testing.T) { porttest.RepositoryRepo(t, contract(t)) }
-func TestContractPolicyRepo(t *testing.T)     { porttest.PolicyRepo(t, contract(t)) }
-func TestContractAuditLog(t *testing.T)       { porttest.AuditLog(t, contract(t)) }
-func TestContractCallLog(t *testing.T)        { porttest.CallLog(t, contract(t)) }
-func TestContractReviewRepo(t *testing.T)     { porttest.ReviewRepo(t, contract(t)) }
-func TestContractSettingsRepo(t *testing.T)   { porttest.SettingsRepo(t, contract(t)) }
-func TestContractPromptLogRepo(t *testing.T)  { porttest.PromptLogRepo(t, contract(t)) }
+func TestContractServerRepo(t *testing.T)        { porttest.ServerRepo(t, contract(t)) }
+func TestContractRepositoryRepo(t *testing.T)    { porttest.RepositoryRepo(t, contract(t)) }
+func TestContractPolicyRepo(t *testing.T)        { porttest.PolicyRepo(t, contract(t)) }
+func TestContractAuditLog(t *testing.T)          { porttest.AuditLog(t, contract(t)) }
+func TestContractCallLog(t *testing.T)           { porttest.CallLog(t, contract(t)) }
+func TestContractReviewRepo(t *testing.T)        { porttest.ReviewRepo(t, contract(t)) }
+func TestContractSettingsRepo(t *testing.T)      { porttest.SettingsRepo(t, contract(t)) }
+func TestContractPromptLogRepo(t *testing.T)     { porttest.PromptLogRepo(t, contract(t)) }
+func TestContractAccounts(t *testing.T)          { porttest.Accounts(t, contract(t)) }
+func TestContractCredentialRotator(t *testing.T) { porttest.CredentialRotator(t, contract(t)) }
+func TestContractPromptLogRotator(t *testing.T)  { porttest.PromptLogRotator(t, contract(t)) }
