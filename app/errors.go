@@ -1,5 +1,8 @@
-// Package app holds the use cases: one file each, a command struct with the
-// edge's validation tags, and a handler whose dependencies are ports.
+// Package app is the shared root of the application modules
+// (app/registry, app/repositories, app/review, app/accounts,
+// app/operations): the contract's error codes, the gates, the status
+// query, the permissions and the few helpers more than one module needs.
+// It imports no module; every module may import it (cmd/archlint).
 package app
 
 import (

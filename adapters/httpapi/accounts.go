@@ -1,8 +1,8 @@
 package httpapi
 
-import "github.com/codelotse/codelotse/app"
+import "github.com/codelotse/codelotse/app/accounts"
 
 // The application's token authenticator is what the server authenticates
 // with; tenants and tokens themselves are created by the CLI only, so
 // there are no account routes.
-var _ Authenticator = (*app.Authenticator)(nil)
+var _ Authenticator = (*accounts.Authenticator)(nil)

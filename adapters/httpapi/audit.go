@@ -7,16 +7,17 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/accounts"
 	"github.com/codelotse/codelotse/ports"
 )
 
 // AuditRoutes serves GET /v1/audit?limit=N (tenant:manage).
 type AuditRoutes struct {
-	audit *app.AuditHandler
+	audit *accounts.AuditHandler
 }
 
 // NewAuditRoutes returns the audit route group.
-func NewAuditRoutes(audit *app.AuditHandler) *AuditRoutes {
+func NewAuditRoutes(audit *accounts.AuditHandler) *AuditRoutes {
 	return &AuditRoutes{audit: audit}
 }
 
@@ -34,7 +35,7 @@ type auditJSON struct {
 
 func (g *AuditRoutes) register(rt *router) {
 	rt.handle("GET /v1/audit", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
-		limit, err := queryLimit(r, app.DefaultAuditLimit, app.MaxAuditLimit)
+		limit, err := queryLimit(r, accounts.DefaultAuditLimit, accounts.MaxAuditLimit)
 		if err != nil {
 			return 0, nil, err
 		}

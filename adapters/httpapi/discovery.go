@@ -5,19 +5,20 @@ import (
 	"net/http"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/registry"
 	"github.com/codelotse/codelotse/ports"
 )
 
 // DiscoveryRoutes serves discovery, the tool allowlist and the call
 // records of a server (tenant:manage).
 type DiscoveryRoutes struct {
-	discover *app.DiscoverServerHandler
-	save     *app.SaveToolsHandler
-	calls    *app.ListCallsHandler
+	discover *registry.DiscoverServerHandler
+	save     *registry.SaveToolsHandler
+	calls    *registry.ListCallsHandler
 }
 
 // NewDiscoveryRoutes returns the route group.
-func NewDiscoveryRoutes(discover *app.DiscoverServerHandler, save *app.SaveToolsHandler, calls *app.ListCallsHandler) *DiscoveryRoutes {
+func NewDiscoveryRoutes(discover *registry.DiscoverServerHandler, save *registry.SaveToolsHandler, calls *registry.ListCallsHandler) *DiscoveryRoutes {
 	return &DiscoveryRoutes{discover: discover, save: save, calls: calls}
 }
 
@@ -67,7 +68,7 @@ type callsJSON struct {
 
 func (g *DiscoveryRoutes) register(rt *router) {
 	rt.gated("POST /v1/mcp/servers/{id}/discover", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
-		list, err := g.discover.Handle(r.Context(), p, app.DiscoverServer{ID: r.PathValue("id")})
+		list, err := g.discover.Handle(r.Context(), p, registry.DiscoverServer{ID: r.PathValue("id")})
 		if err != nil {
 			return 0, nil, err
 		}
@@ -91,18 +92,18 @@ func (g *DiscoveryRoutes) register(rt *router) {
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err
 		}
-		choices := make([]app.ToolChoice, len(req.Tools))
+		choices := make([]registry.ToolChoice, len(req.Tools))
 		for i, t := range req.Tools {
-			choices[i] = app.ToolChoice{Name: t.Name, Description: t.Description, ConfirmWrite: t.ConfirmWrite}
+			choices[i] = registry.ToolChoice{Name: t.Name, Description: t.Description, ConfirmWrite: t.ConfirmWrite}
 		}
-		s, err := g.save.Handle(r.Context(), p, app.SaveTools{ID: r.PathValue("id"), Tools: choices})
+		s, err := g.save.Handle(r.Context(), p, registry.SaveTools{ID: r.PathValue("id"), Tools: choices})
 		if err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, NewServerView(s), nil
 	})
 	rt.handle("GET /v1/mcp/servers/{id}/calls", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
-		list, err := g.calls.Handle(r.Context(), p, app.ListCalls{ID: r.PathValue("id")})
+		list, err := g.calls.Handle(r.Context(), p, registry.ListCalls{ID: r.PathValue("id")})
 		if err != nil {
 			return 0, nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -12,12 +13,12 @@ import (
 // /v1/mcp/defaults, tenant:manage) and repository policies (GET and PUT
 // /v1/repositories/{id}/policy, repo:manage).
 type PolicyRoutes struct {
-	defaults *app.DefaultsHandler
-	policies *app.PolicyHandler
+	defaults *repositories.DefaultsHandler
+	policies *repositories.PolicyHandler
 }
 
 // NewPolicyRoutes returns the policy route group.
-func NewPolicyRoutes(defaults *app.DefaultsHandler, policies *app.PolicyHandler) *PolicyRoutes {
+func NewPolicyRoutes(defaults *repositories.DefaultsHandler, policies *repositories.PolicyHandler) *PolicyRoutes {
 	return &PolicyRoutes{defaults: defaults, policies: policies}
 }
 
@@ -48,7 +49,7 @@ type policyJSON struct {
 	McpActive bool           `json:"mcpActive"`
 }
 
-func toPolicyJSON(v app.PolicyView) policyJSON {
+func toPolicyJSON(v repositories.PolicyView) policyJSON {
 	e := v.Effective
 	return policyJSON{
 		Mcp: toMcpSectionJSON(v.Stored),
@@ -71,11 +72,11 @@ type mcpInputJSON struct {
 	MaxCalls *int     `json:"maxCalls"`
 }
 
-func (m mcpRequest) input() app.McpInput {
+func (m mcpRequest) input() repositories.McpInput {
 	if m.Mcp == nil {
-		return app.McpInput{}
+		return repositories.McpInput{}
 	}
-	return app.McpInput{Mode: m.Mcp.Mode, Servers: m.Mcp.Servers, MaxCalls: m.Mcp.MaxCalls}
+	return repositories.McpInput{Mode: m.Mcp.Mode, Servers: m.Mcp.Servers, MaxCalls: m.Mcp.MaxCalls}
 }
 
 func (g *PolicyRoutes) register(rt *router) {
@@ -109,7 +110,7 @@ func (g *PolicyRoutes) register(rt *router) {
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err
 		}
-		v, err := g.policies.Put(r.Context(), p, app.PutPolicy{RepositoryID: r.PathValue("id"), Mcp: req.input()})
+		v, err := g.policies.Put(r.Context(), p, repositories.PutPolicy{RepositoryID: r.PathValue("id"), Mcp: req.input()})
 		if err != nil {
 			return 0, nil, err
 		}

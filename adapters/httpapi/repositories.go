@@ -4,18 +4,19 @@ import (
 	"net/http"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/ports"
 )
 
 // RepositoryRoutes serves /v1/repositories: create, read and change the
 // visibility (tenant:manage), and the list (tenant:manage or repo:manage).
 type RepositoryRoutes struct {
-	repos  *app.RepositoryHandler
-	lister *app.RepositoryLister
+	repos  *repositories.RepositoryHandler
+	lister *repositories.RepositoryLister
 }
 
 // NewRepositoryRoutes returns the repository route group.
-func NewRepositoryRoutes(repos *app.RepositoryHandler, lister *app.RepositoryLister) *RepositoryRoutes {
+func NewRepositoryRoutes(repos *repositories.RepositoryHandler, lister *repositories.RepositoryLister) *RepositoryRoutes {
 	return &RepositoryRoutes{repos: repos, lister: lister}
 }
 
@@ -49,11 +50,11 @@ type updateRepositoryRequest struct {
 
 func (g *RepositoryRoutes) register(rt *router) {
 	rt.handleAny("GET /v1/repositories", []string{app.PermTenantManage, app.PermRepoManage}, func(r *http.Request, p ports.Principal) (int, any, error) {
-		limit, err := queryLimit(r, app.DefaultRepositoryPage, app.MaxRepositoryPage)
+		limit, err := queryLimit(r, repositories.DefaultRepositoryPage, repositories.MaxRepositoryPage)
 		if err != nil {
 			return 0, nil, err
 		}
-		items, err := g.lister.List(r.Context(), p, app.ListRepositories{Limit: limit, After: r.URL.Query().Get("after")})
+		items, err := g.lister.List(r.Context(), p, repositories.ListRepositories{Limit: limit, After: r.URL.Query().Get("after")})
 		if err != nil {
 			return 0, nil, err
 		}
@@ -68,7 +69,7 @@ func (g *RepositoryRoutes) register(rt *router) {
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err
 		}
-		repo, err := g.repos.Create(r.Context(), p, app.CreateRepository{Name: req.Name, Visibility: req.Visibility})
+		repo, err := g.repos.Create(r.Context(), p, repositories.CreateRepository{Name: req.Name, Visibility: req.Visibility})
 		if err != nil {
 			return 0, nil, err
 		}
@@ -94,7 +95,7 @@ func (g *RepositoryRoutes) register(rt *router) {
 			// Nothing to change: answer the repository as it is.
 			repo, err = g.repos.Get(r.Context(), p, r.PathValue("id"))
 		} else {
-			repo, err = g.repos.Update(r.Context(), p, app.UpdateRepository{ID: r.PathValue("id"), Visibility: *req.Visibility})
+			repo, err = g.repos.Update(r.Context(), p, repositories.UpdateRepository{ID: r.PathValue("id"), Visibility: *req.Visibility})
 		}
 		if err != nil {
 			return 0, nil, err

@@ -14,6 +14,9 @@ import (
 
 	"github.com/codelotse/codelotse/adapters/httpapi"
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/accounts"
+	"github.com/codelotse/codelotse/app/repositories"
+	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/domain/settings"
@@ -239,10 +242,10 @@ func newRestAPI(t *testing.T, gates app.Gates) (*httptest.Server, *restStore) {
 	}
 	routes := []httpapi.Routes{
 		httpapi.NewStatusRoutes(app.NewStatusHandler(gates)),
-		httpapi.NewRepositoryRoutes(app.NewRepositoryHandler(store, restClock{}), app.NewRepositoryLister(store, gates)),
-		httpapi.NewSettingsRoutes(app.NewSettingsHandler(store, restKeys, restClock{}), app.NewPromptLogHandler(store, restKeys, restClock{})),
-		httpapi.NewPolicyRoutes(app.NewDefaultsHandler(store, gates, restClock{}), app.NewPolicyHandler(store, gates, restClock{})),
-		httpapi.NewAuditRoutes(app.NewAuditHandler(store)),
+		httpapi.NewRepositoryRoutes(repositories.NewRepositoryHandler(store, restClock{}), repositories.NewRepositoryLister(store, gates)),
+		httpapi.NewSettingsRoutes(accounts.NewSettingsHandler(store, restKeys, restClock{}), review.NewPromptLogHandler(store, restKeys, restClock{})),
+		httpapi.NewPolicyRoutes(repositories.NewDefaultsHandler(store, gates, restClock{}), repositories.NewPolicyHandler(store, gates, restClock{})),
+		httpapi.NewAuditRoutes(accounts.NewAuditHandler(store)),
 	}
 	srv := httpapi.NewServer("127.0.0.1:0", zerolog.Nop(), restReady{}, tokens, gates, routes, nil)
 	ts := httptest.NewServer(srv.Handler())

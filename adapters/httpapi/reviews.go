@@ -5,17 +5,18 @@ import (
 	"net/http"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/ports"
 )
 
 // ReviewRoutes serves review requests and their results (repo:manage).
 type ReviewRoutes struct {
-	reviews *app.ReviewHandler
+	reviews *review.ReviewHandler
 }
 
 // NewReviewRoutes returns the route group.
-func NewReviewRoutes(reviews *app.ReviewHandler) *ReviewRoutes {
+func NewReviewRoutes(reviews *review.ReviewHandler) *ReviewRoutes {
 	return &ReviewRoutes{reviews: reviews}
 }
 
@@ -63,7 +64,7 @@ func (g *ReviewRoutes) register(rt *router) {
 		if err := rt.decode(r, &req, limits.MaxReviewRequestBody); err != nil {
 			return 0, nil, err
 		}
-		run, err := g.reviews.Submit(r.Context(), p, app.SubmitReview{
+		run, err := g.reviews.Submit(r.Context(), p, review.SubmitReview{
 			RepositoryID: r.PathValue("id"), Title: req.Title, Description: req.Description, Diff: req.Diff, Files: req.Files,
 		})
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/registry"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
@@ -15,20 +16,20 @@ import (
 // read, change and delete MCP servers. Discovery and the tool allowlist
 // are another route group.
 type ServerRoutes struct {
-	create *app.CreateServerHandler
-	get    *app.GetServerHandler
-	list   *app.ListServersHandler
-	patch  *app.PatchServerHandler
-	del    *app.DeleteServerHandler
+	create *registry.CreateServerHandler
+	get    *registry.GetServerHandler
+	list   *registry.ListServersHandler
+	patch  *registry.PatchServerHandler
+	del    *registry.DeleteServerHandler
 }
 
 // NewServerRoutes returns the server route group.
 func NewServerRoutes(
-	create *app.CreateServerHandler,
-	get *app.GetServerHandler,
-	list *app.ListServersHandler,
-	patch *app.PatchServerHandler,
-	del *app.DeleteServerHandler,
+	create *registry.CreateServerHandler,
+	get *registry.GetServerHandler,
+	list *registry.ListServersHandler,
+	patch *registry.PatchServerHandler,
+	del *registry.DeleteServerHandler,
 ) *ServerRoutes {
 	return &ServerRoutes{create: create, get: get, list: list, patch: patch, del: del}
 }
@@ -136,11 +137,11 @@ type serverAuthRequest struct {
 	Value string `json:"value" validate:"max=4096"`
 }
 
-func (a *serverAuthRequest) auth() *app.ServerAuth {
+func (a *serverAuthRequest) auth() *registry.ServerAuth {
 	if a == nil {
 		return nil
 	}
-	return &app.ServerAuth{Type: a.Type, Token: a.Token, Name: a.Name, Value: a.Value}
+	return &registry.ServerAuth{Type: a.Type, Token: a.Token, Name: a.Name, Value: a.Value}
 }
 
 // createServerRequest is the body of POST /v1/mcp/servers. There is no
@@ -169,7 +170,7 @@ func (g *ServerRoutes) register(rt *router) {
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err
 		}
-		s, err := g.create.Handle(r.Context(), p, app.CreateServer{
+		s, err := g.create.Handle(r.Context(), p, registry.CreateServer{
 			Name: req.Name, URL: req.URL, Auth: *req.Auth.auth(), Acknowledged: req.Acknowledged,
 		})
 		if err != nil {
@@ -178,7 +179,7 @@ func (g *ServerRoutes) register(rt *router) {
 		return http.StatusCreated, NewServerView(s), nil
 	})
 	rt.handle("GET /v1/mcp/servers", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
-		list, err := g.list.Handle(r.Context(), p, app.ListServers{})
+		list, err := g.list.Handle(r.Context(), p, registry.ListServers{})
 		if err != nil {
 			return 0, nil, err
 		}
@@ -189,7 +190,7 @@ func (g *ServerRoutes) register(rt *router) {
 		return http.StatusOK, out, nil
 	})
 	rt.handle("GET /v1/mcp/servers/{id}", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
-		s, err := g.get.Handle(r.Context(), p, app.GetServer{ID: r.PathValue("id")})
+		s, err := g.get.Handle(r.Context(), p, registry.GetServer{ID: r.PathValue("id")})
 		if err != nil {
 			return 0, nil, err
 		}
@@ -200,7 +201,7 @@ func (g *ServerRoutes) register(rt *router) {
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err
 		}
-		s, err := g.patch.Handle(r.Context(), p, app.PatchServer{
+		s, err := g.patch.Handle(r.Context(), p, registry.PatchServer{
 			ID: r.PathValue("id"), Name: req.Name, URL: req.URL, Auth: req.Auth.auth(),
 			Acknowledged: req.Acknowledged, Enabled: req.Enabled,
 		})
@@ -210,7 +211,7 @@ func (g *ServerRoutes) register(rt *router) {
 		return http.StatusOK, NewServerView(s), nil
 	})
 	rt.handle("DELETE /v1/mcp/servers/{id}", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
-		if err := g.del.Handle(r.Context(), p, app.DeleteServer{ID: r.PathValue("id")}); err != nil {
+		if err := g.del.Handle(r.Context(), p, registry.DeleteServer{ID: r.PathValue("id")}); err != nil {
 			return 0, nil, err
 		}
 		return http.StatusNoContent, nil, nil

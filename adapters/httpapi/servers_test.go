@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/registry"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/netpolicy"
@@ -189,7 +190,7 @@ func (srvReady) Ping(context.Context) error { return nil }
 func newServerAPI(t *testing.T, store *srvStore, gates app.Gates) *httptest.Server {
 	t.Helper()
 	n := 0
-	deps := app.ServerDeps{
+	deps := registry.ServerDeps{
 		Tenants: store,
 		Cipher:  srvCipher{},
 		Resolver: srvResolver{
@@ -202,8 +203,8 @@ func newServerAPI(t *testing.T, store *srvStore, gates app.Gates) *httptest.Serv
 		Rules: netpolicy.NewRules(gate.SelfHosted, netpolicy.PrivateHosts{}),
 		NewID: func() string { n++; return fmt.Sprintf("%08x-3333-4333-8333-333333333333", n) },
 	}
-	routes := NewServerRoutes(app.NewCreateServerHandler(deps), app.NewGetServerHandler(deps),
-		app.NewListServersHandler(deps), app.NewPatchServerHandler(deps), app.NewDeleteServerHandler(deps))
+	routes := NewServerRoutes(registry.NewCreateServerHandler(deps), registry.NewGetServerHandler(deps),
+		registry.NewListServersHandler(deps), registry.NewPatchServerHandler(deps), registry.NewDeleteServerHandler(deps))
 	tokens := srvTokens{
 		"admin": {TokenID: "t1", TenantID: srvTenantA, Permissions: []string{app.PermTenantManage}},
 		"repo":  {TokenID: "t2", TenantID: srvTenantA, Permissions: []string{app.PermRepoManage}},

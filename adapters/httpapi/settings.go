@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/accounts"
+	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -13,12 +15,12 @@ import (
 // /v1/tenant/settings) and a review's debug prompt logs (GET
 // /v1/reviews/{id}/prompts), all tenant:manage.
 type SettingsRoutes struct {
-	settings *app.SettingsHandler
-	prompts  *app.PromptLogHandler
+	settings *accounts.SettingsHandler
+	prompts  *review.PromptLogHandler
 }
 
 // NewSettingsRoutes returns the route group.
-func NewSettingsRoutes(s *app.SettingsHandler, p *app.PromptLogHandler) *SettingsRoutes {
+func NewSettingsRoutes(s *accounts.SettingsHandler, p *review.PromptLogHandler) *SettingsRoutes {
 	return &SettingsRoutes{settings: s, prompts: p}
 }
 
@@ -40,11 +42,11 @@ func toSettingsJSON(s settings.Settings) settingsJSON {
 }
 
 type promptJSON struct {
-	Step      string              `json:"step"`
-	Turn      int                 `json:"turn"`
-	Messages  []app.PromptMessage `json:"messages"`
-	CreatedAt time.Time           `json:"createdAt"`
-	ExpiresAt time.Time           `json:"expiresAt"`
+	Step      string                 `json:"step"`
+	Turn      int                    `json:"turn"`
+	Messages  []review.PromptMessage `json:"messages"`
+	CreatedAt time.Time              `json:"createdAt"`
+	ExpiresAt time.Time              `json:"expiresAt"`
 }
 
 type promptsJSON struct {
@@ -64,7 +66,7 @@ func (g *SettingsRoutes) register(rt *router) {
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err
 		}
-		cmd := app.PutSettings{RetentionDays: req.RetentionDays}
+		cmd := accounts.PutSettings{RetentionDays: req.RetentionDays}
 		if req.DebugPrompts != nil {
 			cmd.DebugPrompts, cmd.TTLHours = req.DebugPrompts.Enabled, req.DebugPrompts.TTLHours
 		}
@@ -83,7 +85,7 @@ func (g *SettingsRoutes) register(rt *router) {
 		for _, pr := range prompts {
 			msgs := pr.Messages
 			if msgs == nil {
-				msgs = []app.PromptMessage{}
+				msgs = []review.PromptMessage{}
 			}
 			out.Prompts = append(out.Prompts, promptJSON{Step: pr.Step, Turn: pr.Turn, Messages: msgs,
 				CreatedAt: pr.CreatedAt.UTC(), ExpiresAt: pr.ExpiresAt.UTC()})

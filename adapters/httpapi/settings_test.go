@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/accounts"
 )
 
 // restKeys is a key ring that can seal (it copies the bytes: the route
@@ -86,7 +86,7 @@ func TestSettingsRoutes(t *testing.T) {
 		t.Errorf("turning debug prompts off deleted the logs %d times, want 1", store.promptDeletes[restTenantA])
 	}
 	events := store.events[restTenantA]
-	if len(events) != 2 || events[0].Action != app.ActionTenantSettings || events[0].Target != "tenant:"+restTenantA {
+	if len(events) != 2 || events[0].Action != accounts.ActionTenantSettings || events[0].Target != "tenant:"+restTenantA {
 		t.Fatalf("audit events %+v, want two tenant.settings", events)
 	}
 	if got := fmtMap(events[1].Details); got != "map[previous:map[debugPrompts:map[enabled:true ttlHours:2] retentionDays:30] settings:map[debugPrompts:map[enabled:false ttlHours:24] retentionDays:7]]" {

@@ -10,7 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/codelotse/codelotse/adapters/postgres"
-	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/operations"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -89,7 +89,7 @@ func TestRetentionJob(t *testing.T) {
 	}
 
 	metrics := retentionMetrics{}
-	job := app.NewRetentionJob(postgres.NewRetention(f.db), metrics, retentionClock{now})
+	job := operations.NewRetentionJob(postgres.NewRetention(f.db), metrics, retentionClock{now})
 	job.BatchSize = 10
 	deleted, err := job.Run(ctx)
 	if err != nil {

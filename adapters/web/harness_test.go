@@ -19,6 +19,10 @@ import (
 	"github.com/codelotse/codelotse/adapters/postgres/pgtest"
 	"github.com/codelotse/codelotse/adapters/web"
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/accounts"
+	"github.com/codelotse/codelotse/app/registry"
+	"github.com/codelotse/codelotse/app/repositories"
+	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/domain/tool"
@@ -104,7 +108,7 @@ type harness struct {
 	mcp    *fakeMCP
 	base   string
 	tenant string
-	admin  *app.AccountAdmin
+	admin  *accounts.AccountAdmin
 }
 
 // newHarness serves the web interface with gates on a fresh database.
@@ -117,7 +121,7 @@ func newHarness(t *testing.T, gates app.Gates) *harness {
 	t.Cleanup(srv.Close)
 	h.base = srv.URL
 
-	h.admin = app.NewAccountAdmin(postgres.NewAccounts(db))
+	h.admin = accounts.NewAccountAdmin(postgres.NewAccounts(db))
 	ui, err := web.New(web.PublicURL(srv.URL), h.depsOf(gates), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
@@ -234,25 +238,25 @@ func (h *harness) count(table string) int {
 // fake MCP server.
 func (h *harness) depsOf(gates app.Gates) web.Deps {
 	tenants := postgres.NewTenants(h.db)
-	accounts := postgres.NewAccounts(h.db)
-	sd := app.ServerDeps{Tenants: tenants, Cipher: xorCipher{}, Resolver: publicResolver{}, Clock: h.clock, Gates: gates,
+	store := postgres.NewAccounts(h.db)
+	sd := registry.ServerDeps{Tenants: tenants, Cipher: xorCipher{}, Resolver: publicResolver{}, Clock: h.clock, Gates: gates,
 		Rules: netpolicy.NewRules(gate.SelfHosted, netpolicy.PrivateHosts{}), NewID: uuid.NewString}
-	dd := app.DiscoveryDeps{Tenants: tenants, Cipher: xorCipher{}, Connector: h.mcp, Clock: h.clock, Gates: gates}
+	dd := registry.DiscoveryDeps{Tenants: tenants, Cipher: xorCipher{}, Connector: h.mcp, Clock: h.clock, Gates: gates}
 	return web.Deps{
-		Sessions:     app.NewSessionHandler(app.NewAuthenticator(accounts), postgres.NewSessions(h.db), h.clock),
+		Sessions:     accounts.NewSessionHandler(accounts.NewAuthenticator(store), postgres.NewSessions(h.db), h.clock),
 		Status:       app.NewStatusHandler(gates),
-		CreateServer: app.NewCreateServerHandler(sd), GetServer: app.NewGetServerHandler(sd),
-		ListServers: app.NewListServersHandler(sd), PatchServer: app.NewPatchServerHandler(sd),
-		DeleteServer: app.NewDeleteServerHandler(sd),
-		Discover:     app.NewDiscoverServerHandler(dd), SaveTools: app.NewSaveToolsHandler(dd), Calls: app.NewListCallsHandler(dd),
-		Repositories: app.NewRepositoryHandler(tenants, h.clock),
-		Lister:       app.NewRepositoryLister(tenants, gates),
-		Settings:     app.NewSettingsHandler(tenants, nil, h.clock),
-		Prompts:      app.NewPromptLogHandler(tenants, xorCipher{}, h.clock),
-		Policies:     app.NewPolicyHandler(tenants, gates, h.clock),
-		Defaults:     app.NewDefaultsHandler(tenants, gates, h.clock),
-		Audit:        app.NewAuditHandler(tenants),
-		Reviews:      app.NewReviewHandler(tenants, h.clock, uuid.NewString),
+		CreateServer: registry.NewCreateServerHandler(sd), GetServer: registry.NewGetServerHandler(sd),
+		ListServers: registry.NewListServersHandler(sd), PatchServer: registry.NewPatchServerHandler(sd),
+		DeleteServer: registry.NewDeleteServerHandler(sd),
+		Discover:     registry.NewDiscoverServerHandler(dd), SaveTools: registry.NewSaveToolsHandler(dd), Calls: registry.NewListCallsHandler(dd),
+		Repositories: repositories.NewRepositoryHandler(tenants, h.clock),
+		Lister:       repositories.NewRepositoryLister(tenants, gates),
+		Settings:     accounts.NewSettingsHandler(tenants, nil, h.clock),
+		Prompts:      review.NewPromptLogHandler(tenants, xorCipher{}, h.clock),
+		Policies:     repositories.NewPolicyHandler(tenants, gates, h.clock),
+		Defaults:     repositories.NewDefaultsHandler(tenants, gates, h.clock),
+		Audit:        accounts.NewAuditHandler(tenants),
+		Reviews:      review.NewReviewHandler(tenants, h.clock, uuid.NewString),
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -190,7 +191,7 @@ func (f *formError) Field(name string) string {
 // lastErrorWords explains a server's lastError to a person; the code is
 // shown next to it.
 var lastErrorWords = map[string]string{
-	app.ToolChanged:                    "a tool's definition changed after it was approved; the tool is not called until you discover and save again",
+	review.ToolChanged:                 "a tool's definition changed after it was approved; the tool is not called until you discover and save again",
 	ports.ErrServerUnreachable.Error(): "the server could not be reached",
 	ports.ErrTimeout.Error():           "the server did not answer in time",
 	ports.ErrResponseTooLarge.Error():  "the server's answer was larger than allowed",

@@ -6,13 +6,15 @@ import (
 	"strconv"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/registry"
+	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
 
 type repositoriesPage struct {
-	Repositories []app.RepositoryListItem
+	Repositories []repositories.RepositoryListItem
 	// Next is the name the next page starts after ("" on the last page).
 	Next  string
 	After string
@@ -32,7 +34,7 @@ const repositoryPageSize = 50
 
 // loadRepositories reads the page of repositories after the name after.
 func (u *UI) loadRepositories(r *http.Request, c *caller, after string) (repositoriesPage, error) {
-	list, err := u.d.Lister.List(r.Context(), c.Principal, app.ListRepositories{Limit: repositoryPageSize + 1, After: after})
+	list, err := u.d.Lister.List(r.Context(), c.Principal, repositories.ListRepositories{Limit: repositoryPageSize + 1, After: after})
 	if err != nil {
 		return repositoriesPage{}, err
 	}
@@ -55,7 +57,7 @@ func (u *UI) repositoriesPage(w http.ResponseWriter, r *http.Request, c *caller)
 
 func (u *UI) createRepository(w http.ResponseWriter, r *http.Request, c *caller) {
 	f := repositoryForm{Name: r.PostForm.Get("name"), Visibility: r.PostForm.Get("visibility")}
-	repo, err := u.d.Repositories.Create(r.Context(), c.Principal, app.CreateRepository{Name: f.Name, Visibility: f.Visibility})
+	repo, err := u.d.Repositories.Create(r.Context(), c.Principal, repositories.CreateRepository{Name: f.Name, Visibility: f.Visibility})
 	if err != nil {
 		p, loadErr := u.loadRepositories(r, c, "")
 		if loadErr != nil {
@@ -85,7 +87,7 @@ type serverChoice struct {
 
 type repositoryPage struct {
 	Repo       ports.Repository
-	Policy     *app.PolicyView
+	Policy     *repositories.PolicyView
 	Form       policyForm
 	Servers    []serverChoice
 	Names      map[string]string
@@ -125,7 +127,7 @@ func (u *UI) loadRepositoryPage(r *http.Request, c *caller) (repositoryPage, err
 	}
 	p.Policy = &view
 	p.Form = policyForm{Mode: view.Stored.Mode().String(), Servers: view.Stored.Servers(), MaxCalls: strconv.Itoa(view.Stored.MaxCalls())}
-	list, err := u.d.ListServers.Handle(r.Context(), c.Principal, app.ListServers{})
+	list, err := u.d.ListServers.Handle(r.Context(), c.Principal, registry.ListServers{})
 	if err != nil {
 		return repositoryPage{}, err
 	}
@@ -149,7 +151,7 @@ func serverChoices(list []*server.Server, checked []string) ([]serverChoice, map
 
 // whyInactive gives the reasons the gate closes for this repository, in
 // the gate's order; none when MCP context is active.
-func (u *UI) whyInactive(r *http.Request, repo ports.Repository, v app.PolicyView) []string {
+func (u *UI) whyInactive(r *http.Request, repo ports.Repository, v repositories.PolicyView) []string {
 	if v.McpActive {
 		return nil
 	}
@@ -176,9 +178,9 @@ func (u *UI) whyInactive(r *http.Request, repo ports.Repository, v app.PolicyVie
 	return out
 }
 
-func policyInput(r *http.Request) (policyForm, app.McpInput) {
+func policyInput(r *http.Request) (policyForm, repositories.McpInput) {
 	f := policyForm{Mode: r.PostForm.Get("mode"), Servers: r.PostForm["servers"], MaxCalls: r.PostForm.Get("maxCalls")}
-	in := app.McpInput{Mode: f.Mode, Servers: f.Servers}
+	in := repositories.McpInput{Mode: f.Mode, Servers: f.Servers}
 	if in.Servers == nil {
 		in.Servers = []string{}
 	}
@@ -195,7 +197,7 @@ func policyInput(r *http.Request) (policyForm, app.McpInput) {
 func (u *UI) putPolicy(w http.ResponseWriter, r *http.Request, c *caller) {
 	f, in := policyInput(r)
 	id := r.PathValue("id")
-	if _, err := u.d.Policies.Put(r.Context(), c.Principal, app.PutPolicy{RepositoryID: id, Mcp: in}); err != nil {
+	if _, err := u.d.Policies.Put(r.Context(), c.Principal, repositories.PutPolicy{RepositoryID: id, Mcp: in}); err != nil {
 		p, loadErr := u.loadRepositoryPage(r, c)
 		if loadErr != nil {
 			u.refused(w, r, c, loadErr, "message", nil)
@@ -218,7 +220,7 @@ func checkServers(in []serverChoice, checked []string) {
 
 func (u *UI) setVisibility(w http.ResponseWriter, r *http.Request, c *caller) {
 	id := r.PathValue("id")
-	if _, err := u.d.Repositories.Update(r.Context(), c.Principal, app.UpdateRepository{ID: id, Visibility: r.PostForm.Get("visibility")}); err != nil {
+	if _, err := u.d.Repositories.Update(r.Context(), c.Principal, repositories.UpdateRepository{ID: id, Visibility: r.PostForm.Get("visibility")}); err != nil {
 		p, loadErr := u.loadRepositoryPage(r, c)
 		if loadErr != nil {
 			u.refused(w, r, c, loadErr, "message", nil)
@@ -245,7 +247,7 @@ func (u *UI) loadDefaults(r *http.Request, c *caller) (defaultsPage, error) {
 	if err != nil {
 		return defaultsPage{}, err
 	}
-	list, err := u.d.ListServers.Handle(r.Context(), c.Principal, app.ListServers{})
+	list, err := u.d.ListServers.Handle(r.Context(), c.Principal, registry.ListServers{})
 	if err != nil {
 		return defaultsPage{}, err
 	}

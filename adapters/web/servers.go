@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/registry"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
@@ -21,7 +22,7 @@ type serversPage struct {
 func (serversPage) title() (string, string) { return "MCP servers", "servers" }
 
 func (u *UI) serversPage(w http.ResponseWriter, r *http.Request, c *caller) {
-	list, err := u.d.ListServers.Handle(r.Context(), c.Principal, app.ListServers{})
+	list, err := u.d.ListServers.Handle(r.Context(), c.Principal, registry.ListServers{})
 	if err != nil {
 		u.internal(w, r, c, err)
 		return
@@ -68,7 +69,7 @@ func (u *UI) newServerPage(w http.ResponseWriter, r *http.Request, c *caller) {
 
 // authFromForm reads the authentication fields; "keep" (edit only) means
 // no change.
-func authFromForm(r *http.Request) (f serverForm, auth *app.ServerAuth) {
+func authFromForm(r *http.Request) (f serverForm, auth *registry.ServerAuth) {
 	f = serverForm{
 		Name: r.PostForm.Get("name"), URL: r.PostForm.Get("url"), AuthType: r.PostForm.Get("auth"),
 		HeaderName: r.PostForm.Get("header_name"), Acknowledged: r.PostForm.Get("acknowledged") == "on",
@@ -77,19 +78,19 @@ func authFromForm(r *http.Request) (f serverForm, auth *app.ServerAuth) {
 	case "", "keep":
 		return f, nil
 	case "bearer":
-		return f, &app.ServerAuth{Type: "bearer", Token: r.PostForm.Get("token")}
+		return f, &registry.ServerAuth{Type: "bearer", Token: r.PostForm.Get("token")}
 	case "header":
-		return f, &app.ServerAuth{Type: "header", Name: f.HeaderName, Value: r.PostForm.Get("header_value")}
+		return f, &registry.ServerAuth{Type: "header", Name: f.HeaderName, Value: r.PostForm.Get("header_value")}
 	}
-	return f, &app.ServerAuth{Type: f.AuthType}
+	return f, &registry.ServerAuth{Type: f.AuthType}
 }
 
 func (u *UI) createServer(w http.ResponseWriter, r *http.Request, c *caller) {
 	f, auth := authFromForm(r)
 	if auth == nil {
-		auth = &app.ServerAuth{Type: "none"}
+		auth = &registry.ServerAuth{Type: "none"}
 	}
-	s, err := u.d.CreateServer.Handle(r.Context(), c.Principal, app.CreateServer{
+	s, err := u.d.CreateServer.Handle(r.Context(), c.Principal, registry.CreateServer{
 		Name: f.Name, URL: f.URL, Auth: *auth, Acknowledged: f.Acknowledged,
 	})
 	if err != nil {
@@ -152,11 +153,11 @@ type serverPage struct {
 func (p serverPage) title() (string, string) { return "MCP server " + p.S.Name().String(), "servers" }
 
 func (u *UI) loadServerPage(r *http.Request, c *caller) (serverPage, error) {
-	s, err := u.d.GetServer.Handle(r.Context(), c.Principal, app.GetServer{ID: r.PathValue("id")})
+	s, err := u.d.GetServer.Handle(r.Context(), c.Principal, registry.GetServer{ID: r.PathValue("id")})
 	if err != nil {
 		return serverPage{}, err
 	}
-	calls, err := u.d.Calls.Handle(r.Context(), c.Principal, app.ListCalls{ID: s.ID()})
+	calls, err := u.d.Calls.Handle(r.Context(), c.Principal, registry.ListCalls{ID: s.ID()})
 	if err != nil {
 		return serverPage{}, err
 	}
@@ -192,12 +193,12 @@ func (u *UI) showRefusal(w http.ResponseWriter, r *http.Request, c *caller, err 
 
 func (u *UI) editServer(w http.ResponseWriter, r *http.Request, c *caller) {
 	f, auth := authFromForm(r)
-	cur, err := u.d.GetServer.Handle(r.Context(), c.Principal, app.GetServer{ID: r.PathValue("id")})
+	cur, err := u.d.GetServer.Handle(r.Context(), c.Principal, registry.GetServer{ID: r.PathValue("id")})
 	if err != nil {
 		u.refused(w, r, c, err, "message", nil)
 		return
 	}
-	cmd := app.PatchServer{ID: cur.ID(), Auth: auth}
+	cmd := registry.PatchServer{ID: cur.ID(), Auth: auth}
 	if f.Name != cur.Name().String() {
 		cmd.Name = &f.Name
 	}
@@ -217,7 +218,7 @@ func (u *UI) editServer(w http.ResponseWriter, r *http.Request, c *caller) {
 func (u *UI) enableServer(w http.ResponseWriter, r *http.Request, c *caller) {
 	enabled := r.PostForm.Get("enabled") == "true"
 	id := r.PathValue("id")
-	if _, err := u.d.PatchServer.Handle(r.Context(), c.Principal, app.PatchServer{ID: id, Enabled: &enabled}); err != nil {
+	if _, err := u.d.PatchServer.Handle(r.Context(), c.Principal, registry.PatchServer{ID: id, Enabled: &enabled}); err != nil {
 		u.showRefusal(w, r, c, err, func(p *serverPage) { p.ActionError = newFormError(err, "enabled") })
 		return
 	}
@@ -231,7 +232,7 @@ type deleteServerPage struct {
 func (p deleteServerPage) title() (string, string) { return "Delete " + p.S.Name().String(), "servers" }
 
 func (u *UI) deleteServerPage(w http.ResponseWriter, r *http.Request, c *caller) {
-	s, err := u.d.GetServer.Handle(r.Context(), c.Principal, app.GetServer{ID: r.PathValue("id")})
+	s, err := u.d.GetServer.Handle(r.Context(), c.Principal, registry.GetServer{ID: r.PathValue("id")})
 	if err != nil {
 		u.refused(w, r, c, err, "message", nil)
 		return
@@ -241,7 +242,7 @@ func (u *UI) deleteServerPage(w http.ResponseWriter, r *http.Request, c *caller)
 
 // deleteServer is allowed whatever the gates say, like the API's DELETE.
 func (u *UI) deleteServer(w http.ResponseWriter, r *http.Request, c *caller) {
-	if err := u.d.DeleteServer.Handle(r.Context(), c.Principal, app.DeleteServer{ID: r.PathValue("id")}); err != nil {
+	if err := u.d.DeleteServer.Handle(r.Context(), c.Principal, registry.DeleteServer{ID: r.PathValue("id")}); err != nil {
 		u.refused(w, r, c, err, "message", nil)
 		return
 	}
@@ -263,7 +264,7 @@ type discoveryView struct {
 
 // toolRow is one discovered tool and the user's choice for it.
 type toolRow struct {
-	app.DiscoveredTool
+	registry.DiscoveredTool
 	Selected     bool
 	Description  string
 	ConfirmWrite bool
@@ -276,7 +277,7 @@ type toolRow struct {
 type changedTool struct {
 	Pinned tool.Snapshot
 	// Live is nil when the server no longer offers the tool.
-	Live   *app.DiscoveredTool
+	Live   *registry.DiscoveredTool
 	Fields []diffField
 	// Choices is the allowlist that re-approves: every pinned tool still
 	// offered, with its approved description.
@@ -292,7 +293,7 @@ type diffField struct {
 }
 
 func (u *UI) discover(w http.ResponseWriter, r *http.Request, c *caller) {
-	tools, err := u.d.Discover.Handle(r.Context(), c.Principal, app.DiscoverServer{ID: r.PathValue("id")})
+	tools, err := u.d.Discover.Handle(r.Context(), c.Principal, registry.DiscoverServer{ID: r.PathValue("id")})
 	if err != nil {
 		u.showRefusal(w, r, c, err, func(p *serverPage) { p.ActionError = newFormError(err, "discover") })
 		return
@@ -310,13 +311,13 @@ func (u *UI) discover(w http.ResponseWriter, r *http.Request, c *caller) {
 // discovery) the pinned tools are selected with their approved
 // descriptions, and other tools are offered with the server's description
 // as the domain sanitises it, cut to the limit: what the model would see.
-func newDiscoveryView(s *server.Server, tools []app.DiscoveredTool, choices map[string]app.ToolChoice) *discoveryView {
+func newDiscoveryView(s *server.Server, tools []registry.DiscoveredTool, choices map[string]registry.ToolChoice) *discoveryView {
 	pinned := map[string]tool.Snapshot{}
 	for _, t := range s.Tools() {
 		pinned[t.Name()] = t
 	}
 	v := &discoveryView{Blob: encodeBlob(tools)}
-	live := map[string]*app.DiscoveredTool{}
+	live := map[string]*registry.DiscoveredTool{}
 	for i := range tools {
 		t := tools[i]
 		live[t.Name] = &tools[i]
@@ -343,7 +344,7 @@ func newDiscoveryView(s *server.Server, tools []app.DiscoveredTool, choices map[
 	return v
 }
 
-func newChangedTool(s *server.Server, snap tool.Snapshot, l *app.DiscoveredTool, live map[string]*app.DiscoveredTool) changedTool {
+func newChangedTool(s *server.Server, snap tool.Snapshot, l *registry.DiscoveredTool, live map[string]*registry.DiscoveredTool) changedTool {
 	ct := changedTool{Pinned: snap, Live: l}
 	for _, other := range s.Tools() {
 		if live[other.Name()] == nil {
@@ -381,7 +382,7 @@ func prettyJSON(raw json.RawMessage) string {
 // encodeBlob and decodeBlob carry a discovery through a form as base64
 // of its JSON, so no server text, invisible characters included, lands
 // raw in an attribute.
-func encodeBlob(tools []app.DiscoveredTool) string {
+func encodeBlob(tools []registry.DiscoveredTool) string {
 	b, err := json.Marshal(tools)
 	if err != nil {
 		return ""
@@ -389,12 +390,12 @@ func encodeBlob(tools []app.DiscoveredTool) string {
 	return base64.StdEncoding.EncodeToString(b)
 }
 
-func decodeBlob(s string) []app.DiscoveredTool {
+func decodeBlob(s string) []registry.DiscoveredTool {
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
 		return nil
 	}
-	var tools []app.DiscoveredTool
+	var tools []registry.DiscoveredTool
 	if json.Unmarshal(b, &tools) != nil {
 		return nil
 	}
@@ -406,14 +407,14 @@ func decodeBlob(s string) []app.DiscoveredTool {
 func (u *UI) saveTools(w http.ResponseWriter, r *http.Request, c *caller) {
 	id := r.PathValue("id")
 	selected := r.PostForm["select"]
-	choices := make([]app.ToolChoice, 0, len(selected))
-	byName := map[string]app.ToolChoice{}
+	choices := make([]registry.ToolChoice, 0, len(selected))
+	byName := map[string]registry.ToolChoice{}
 	for _, name := range selected {
-		ch := app.ToolChoice{Name: name, Description: r.PostForm.Get("desc:" + name), ConfirmWrite: r.PostForm.Get("confirm:"+name) == "on"}
+		ch := registry.ToolChoice{Name: name, Description: r.PostForm.Get("desc:" + name), ConfirmWrite: r.PostForm.Get("confirm:"+name) == "on"}
 		choices = append(choices, ch)
 		byName[name] = ch
 	}
-	if _, err := u.d.SaveTools.Handle(r.Context(), c.Principal, app.SaveTools{ID: id, Tools: choices}); err != nil {
+	if _, err := u.d.SaveTools.Handle(r.Context(), c.Principal, registry.SaveTools{ID: id, Tools: choices}); err != nil {
 		u.showRefusal(w, r, c, err, func(p *serverPage) {
 			tools := decodeBlob(r.PostForm.Get("discovery"))
 			if len(tools) == 0 {
@@ -437,7 +438,7 @@ func (u *UI) saveTools(w http.ResponseWriter, r *http.Request, c *caller) {
 }
 
 // writeHint says why a tool counts as write-capable.
-func writeHint(t app.DiscoveredTool) string {
+func writeHint(t registry.DiscoveredTool) string {
 	if !t.WriteCapable {
 		return "read-only"
 	}

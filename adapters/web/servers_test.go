@@ -12,6 +12,9 @@ import (
 
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/registry"
+	"github.com/codelotse/codelotse/app/repositories"
+	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/google/uuid"
 )
@@ -171,8 +174,8 @@ func TestTheNoticeAndDisabledFormsWhileNotSignedOff(t *testing.T) {
 		t.Errorf("%d servers registered while not signed off", n)
 	}
 	// Deleting stays possible whatever the gates say.
-	s, err := h.depsOf(openGates).CreateServer.Handle(t.Context(), ports.Principal{TenantID: h.tenant, TokenID: uuid.NewString()}, app.CreateServer{
-		Name: "wiki", URL: "https://wiki.example.com/mcp", Auth: app.ServerAuth{Type: "none"}, Acknowledged: true})
+	s, err := h.depsOf(openGates).CreateServer.Handle(t.Context(), ports.Principal{TenantID: h.tenant, TokenID: uuid.NewString()}, registry.CreateServer{
+		Name: "wiki", URL: "https://wiki.example.com/mcp", Auth: registry.ServerAuth{Type: "none"}, Acknowledged: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,15 +365,15 @@ func TestShowsAReviewsPromptLogInert(t *testing.T) {
 	b, _ := h.signIn(app.PermTenantManage, app.PermRepoManage)
 	d := h.depsOf(openGates)
 	p := ports.Principal{TenantID: h.tenant, TokenID: uuid.NewString()}
-	repo, err := d.Repositories.Create(t.Context(), p, app.CreateRepository{Name: "acme/api", Visibility: "private"})
+	repo, err := d.Repositories.Create(t.Context(), p, repositories.CreateRepository{Name: "acme/api", Visibility: "private"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := d.Reviews.Submit(t.Context(), p, app.SubmitReview{RepositoryID: repo.ID, Title: "Cache", Diff: "+x"})
+	run, err := d.Reviews.Submit(t.Context(), p, review.SubmitReview{RepositoryID: repo.ID, Title: "Cache", Diff: "+x"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, _ := json.Marshal(map[string]any{"messages": []app.PromptMessage{
+	plain, _ := json.Marshal(map[string]any{"messages": []review.PromptMessage{
 		{Role: "system", Content: "You review code."}, {Role: "tool", Content: `<untrusted source="mcp:wiki/search">` + hostile + `</untrusted>`}}})
 	sealed, _ := xorCipher{}.Seal(plain, app.PromptLogAAD(run.ID))
 	err = postgres.NewTenants(h.db).InTenant(t.Context(), h.tenant, func(ctx context.Context, tx ports.TenantTx) error {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/accounts"
 )
 
 // CookieName is the session cookie.
@@ -25,7 +26,7 @@ var largeForms = map[string]int64{
 
 // caller is the signed-in user of a request.
 type caller struct {
-	app.Session
+	accounts.Session
 	csrf string
 }
 
@@ -133,7 +134,7 @@ func (u *UI) toLogin(w http.ResponseWriter, r *http.Request, reason string) {
 func (u *UI) setCookie(w http.ResponseWriter, secret string) {
 	http.SetCookie(w, &http.Cookie{
 		Name: CookieName, Value: secret, Path: "/ui/", HttpOnly: true, Secure: u.secure,
-		SameSite: http.SameSiteStrictMode, MaxAge: int(app.SessionMaxAge.Seconds()),
+		SameSite: http.SameSiteStrictMode, MaxAge: int(accounts.SessionMaxAge.Seconds()),
 	})
 }
 

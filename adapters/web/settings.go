@@ -4,7 +4,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/accounts"
+	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/settings"
 )
 
@@ -48,7 +49,7 @@ func formInt(v string) *int {
 
 func (u *UI) putSettings(w http.ResponseWriter, r *http.Request, c *caller) {
 	f := settingsForm{RetentionDays: r.PostForm.Get("retentionDays"), DebugPrompts: r.PostForm.Get("debugPrompts") == "on", TTLHours: r.PostForm.Get("ttlHours")}
-	cmd := app.PutSettings{RetentionDays: formInt(f.RetentionDays), DebugPrompts: &f.DebugPrompts, TTLHours: formInt(f.TTLHours)}
+	cmd := accounts.PutSettings{RetentionDays: formInt(f.RetentionDays), DebugPrompts: &f.DebugPrompts, TTLHours: formInt(f.TTLHours)}
 	if _, err := u.d.Settings.Put(r.Context(), c.Principal, cmd); err != nil {
 		u.refused(w, r, c, err, "settings", settingsPage{Form: f, Error: newFormError(err, "save")})
 		return
@@ -59,7 +60,7 @@ func (u *UI) putSettings(w http.ResponseWriter, r *http.Request, c *caller) {
 type promptsPage struct {
 	ReviewID string
 	Title    string
-	Prompts  []app.Prompt
+	Prompts  []review.Prompt
 }
 
 func (p promptsPage) title() (string, string) { return "Prompt log of " + p.Title, "reviews" }

@@ -4,7 +4,7 @@
 // codes). Every page works without JavaScript; the one script
 // (static/count.js) only shows the live character count of a description.
 //
-// Security: server-side sessions (see [app.SessionHandler]) in the cookie
+// Security: server-side sessions (see [accounts.SessionHandler]) in the cookie
 // codelotse_session (HttpOnly, SameSite=Strict, Secure for an https public
 // URL); every state-changing request needs the session's CSRF token and an
 // Origin equal to the public URL's; every response carries a
@@ -23,6 +23,10 @@ import (
 	"sync/atomic"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/accounts"
+	"github.com/codelotse/codelotse/app/registry"
+	"github.com/codelotse/codelotse/app/repositories"
+	"github.com/codelotse/codelotse/app/review"
 	"github.com/rs/zerolog"
 )
 
@@ -38,24 +42,24 @@ type PublicURL string
 
 // Deps are the use cases the pages drive: the same ones the REST API uses.
 type Deps struct {
-	Sessions     *app.SessionHandler
+	Sessions     *accounts.SessionHandler
 	Status       *app.StatusHandler
-	CreateServer *app.CreateServerHandler
-	GetServer    *app.GetServerHandler
-	ListServers  *app.ListServersHandler
-	PatchServer  *app.PatchServerHandler
-	DeleteServer *app.DeleteServerHandler
-	Discover     *app.DiscoverServerHandler
-	SaveTools    *app.SaveToolsHandler
-	Calls        *app.ListCallsHandler
-	Repositories *app.RepositoryHandler
-	Lister       *app.RepositoryLister
-	Settings     *app.SettingsHandler
-	Prompts      *app.PromptLogHandler
-	Policies     *app.PolicyHandler
-	Defaults     *app.DefaultsHandler
-	Audit        *app.AuditHandler
-	Reviews      *app.ReviewHandler
+	CreateServer *registry.CreateServerHandler
+	GetServer    *registry.GetServerHandler
+	ListServers  *registry.ListServersHandler
+	PatchServer  *registry.PatchServerHandler
+	DeleteServer *registry.DeleteServerHandler
+	Discover     *registry.DiscoverServerHandler
+	SaveTools    *registry.SaveToolsHandler
+	Calls        *registry.ListCallsHandler
+	Repositories *repositories.RepositoryHandler
+	Lister       *repositories.RepositoryLister
+	Settings     *accounts.SettingsHandler
+	Prompts      *review.PromptLogHandler
+	Policies     *repositories.PolicyHandler
+	Defaults     *repositories.DefaultsHandler
+	Audit        *accounts.AuditHandler
+	Reviews      *review.ReviewHandler
 }
 
 // UI is the web interface's handler, mounted at /ui/ (and / redirecting

@@ -90,7 +90,7 @@ type ReviewHandler interface {
 	FailReview(ctx context.Context, tenantID, reviewID string) error
 }
 
-// Retention is the retention job of the application (app.RetentionJob).
+// Retention is the retention job of the application (operations.RetentionJob).
 type Retention interface {
 	// Run deletes the expired rows of every tenant and returns how many
 	// it deleted per table, also with an error (the counts so far).

@@ -17,7 +17,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/adapters/postgres/pgtest"
 	"github.com/codelotse/codelotse/adapters/worker"
-	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/operations"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -342,7 +342,7 @@ func TestRetentionJob(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	job := app.NewRetentionJob(postgres.NewRetention(e.db), nopRetentionMetrics{}, wallClock{})
+	job := operations.NewRetentionJob(postgres.NewRetention(e.db), nopRetentionMetrics{}, wallClock{})
 	start(t, e, newHandler(nil), worker.Options{Retention: job})
 	deadline := time.Now().Add(wait)
 	for {

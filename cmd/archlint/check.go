@@ -160,8 +160,12 @@ func checkFile(path, rel, module string) ([]Violation, error) {
 // layers outside the domain (whose bans are stricter and listed above):
 // ports depend on the domain only; app never imports an adapter or cmd;
 // an adapter never imports another adapter (its own sub-packages are
-// part of it, e.g. adapters/postgres/pgtest). Test files are not checked,
-// so a test may use another adapter's test helper.
+// part of it, e.g. adapters/postgres/pgtest); an application module
+// (app/<module>) imports the shared root package app and its own
+// sub-packages, never another module, and the root imports no module. A
+// module that needs another's use case gets it through a port that
+// cmd/codelotse binds. Test files are not checked, so a test may use
+// another adapter's test helper.
 func layerViolation(rel, imp, module string) string {
 	own := func(layer string) bool { return rel == layer || strings.HasPrefix(rel, layer+"/") }
 	target, ok := strings.CutPrefix(imp, module+"/")
@@ -174,6 +178,14 @@ func layerViolation(rel, imp, module string) string {
 		return fmt.Sprintf("ports imports %s: ports depend on the domain only", imp)
 	case own("app") && (targetLayer == "adapters" || targetLayer == "cmd"):
 		return fmt.Sprintf("app imports %s: use cases reach the outside through ports only", imp)
+	case own("app") && targetLayer == "app" && targetRest != "":
+		from, to := appModule(rel), strings.Split(targetRest, "/")[0]
+		if from == "" {
+			return fmt.Sprintf("the shared package app imports %s: the root is shared by every module and imports none", imp)
+		}
+		if from != to {
+			return fmt.Sprintf("app module %s imports %s: modules import the shared package app and ports, never another module", from, imp)
+		}
 	case own("adapters") && targetLayer == "adapters":
 		from := strings.Split(rel, "/")[1]
 		to, _, _ := strings.Cut(targetRest, "/")
@@ -184,6 +196,16 @@ func layerViolation(rel, imp, module string) string {
 		return fmt.Sprintf("imports %s: nothing imports cmd", imp)
 	}
 	return ""
+}
+
+// appModule is the application module a file under app/ belongs to, ""
+// for a file of the shared root package app.
+func appModule(rel string) string {
+	parts := strings.Split(rel, "/")
+	if len(parts) < 3 {
+		return ""
+	}
+	return parts[1]
 }
 
 var moduleLine = regexp.MustCompile(`(?m)^module\s+(\S+)`)

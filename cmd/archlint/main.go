@@ -4,7 +4,12 @@
 //     transports (MC11: Streamable HTTP is the only transport), or
 //   - a package under domain/ imports something the domain must not:
 //     adapters, app, bun, database/sql, net/http, zerolog, os, or calls the
-//     clock (time.Now, time.Since, time.Sleep, …).
+//     clock (time.Now, time.Since, time.Sleep, …), or
+//   - an import crosses the layers outside the domain: ports import an
+//     adapter, app or cmd; app imports an adapter or cmd; an adapter
+//     imports another adapter; an application module (app/<module>)
+//     imports another module, or the shared root package app imports a
+//     module (see layerViolation).
 //
 // Usage: archlint [root] (default "."). It prints one line per violation
 // and exits 1 when there is any.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/codelotse/codelotse/adapters/secrets"
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/policy"
@@ -26,7 +27,7 @@ import (
 // result text, 64 KiB check, result scan, redaction, 8,000-character cap,
 // untrusted wrap, record) on a result just under limits.ToolResultCap,
 // with the real secret scanner. mcpTool is not exported, so each
-// iteration is one whole app.ReviewRunner.RunReview over in-memory fakes
+// iteration is one whole review.ReviewRunner.RunReview over in-memory fakes
 // (store, connector, model); the per-call cost is read two ways:
 //
 //   - call-ns/op: the call's own duration as the pipeline records it
@@ -55,16 +56,16 @@ func BenchmarkCallPipeline64KiB(b *testing.B) {
 	wiki, dense := benchCorpus(b, "wiki"), benchCorpus(b, "dense")
 	for _, c := range []struct{ name, text, status string }{
 		// The fixed cost: a 2 KiB answer.
-		{"short", wiki[:strings.LastIndexByte(wiki[:2048], '\n')+1], app.CallOK},
-		{"wiki", wiki, app.CallOK},
+		{"short", wiki[:strings.LastIndexByte(wiki[:2048], '\n')+1], review.CallOK},
+		{"wiki", wiki, review.CallOK},
 		// dense.txt holds 48 generic-api-key look-alikes (apikey = "7eJw…"),
 		// so the result is dropped after the first scan (blocked);
 		// dense-clean is dense.txt without those lines: keyword-dense text
 		// that goes all the way (scan, redact, cap, wrap).
-		{"dense", dense, app.CallBlocked},
-		{"dense-clean", withoutFindings(scanner, dense), app.CallOK},
+		{"dense", dense, review.CallBlocked},
+		{"dense-clean", withoutFindings(scanner, dense), review.CallOK},
 		// A result with real secrets is dropped after the first scan.
-		{"planted", benchCorpus(b, "planted"), app.CallBlocked},
+		{"planted", benchCorpus(b, "planted"), review.CallBlocked},
 	} {
 		b.Run("1call/"+c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.text)))
@@ -115,7 +116,7 @@ const (
 )
 
 type benchEnv struct {
-	deps  app.ReviewDeps
+	deps  review.ReviewDeps
 	calls *benchCallLog
 	model *benchModel
 }
@@ -159,7 +160,7 @@ func newBenchEnv(b *testing.B, scanner ports.SecretScanner, result string, gateO
 		instance = gate.InstanceDisabled
 	}
 	live := ports.ListedTool{Name: "search", Description: def.Description(), Definition: def}
-	e.deps = app.ReviewDeps{
+	e.deps = review.ReviewDeps{
 		Tenants:   benchTenants{tx: tx},
 		Connector: benchConnector{tools: []ports.ListedTool{live}, result: ports.ToolResult{Texts: []string{result}}},
 		Model:     e.model,
@@ -177,7 +178,7 @@ func newBenchEnv(b *testing.B, scanner ports.SecretScanner, result string, gateO
 // calls to mcp_wiki_search.
 func (e *benchEnv) loop(b *testing.B, calls int, status string) {
 	e.model.calls = calls
-	runner := app.NewReviewRunner(e.deps)
+	runner := review.NewReviewRunner(e.deps)
 	ctx := context.Background()
 	if err := runner.RunReview(ctx, benchTenant, benchReview); err != nil {
 		b.Fatal(err)
@@ -185,7 +186,7 @@ func (e *benchEnv) loop(b *testing.B, calls int, status string) {
 	if e.calls.n != calls || calls > 0 && e.calls.last.Status != status {
 		b.Fatalf("calls recorded = %d (last %+v), want %d with status %q", e.calls.n, e.calls.last, calls, status)
 	}
-	if status == app.CallOK && !strings.Contains(e.model.lastAnswer, "<untrusted") {
+	if status == review.CallOK && !strings.Contains(e.model.lastAnswer, "<untrusted") {
 		b.Fatalf("the model did not get a wrapped answer: %.200q", e.model.lastAnswer)
 	}
 	*e.calls = benchCallLog{}

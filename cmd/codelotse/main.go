@@ -19,6 +19,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/adapters/tracing"
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/operations"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -220,7 +221,7 @@ func runKeys(ctx context.Context, cfg config.Config, rest []string, stdout io.Wr
 		return err
 	}
 	fs := newFlags("keys rotate")
-	batch := fs.Int("batch-size", app.RotateKeysBatch, "credentials per batch")
+	batch := fs.Int("batch-size", operations.RotateKeysBatch, "credentials per batch")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -232,7 +233,7 @@ func runKeys(ctx context.Context, cfg config.Config, rest []string, stdout io.Wr
 		return err
 	}
 	defer cleanup()
-	res, err := rotate.Handle(ctx, app.RotateKeys{BatchSize: *batch})
+	res, err := rotate.Handle(ctx, operations.RotateKeys{BatchSize: *batch})
 	if _, perr := fmt.Fprintf(stdout, "rotated: %d, already primary: %d, skipped: %d, failed: %d\nprompt logs rotated: %d, already primary: %d, skipped: %d, failed: %d\n",
 		res.Rotated, res.AlreadyPrimary, res.Skipped, res.Failed,
 		res.PromptLogs.Rotated, res.PromptLogs.AlreadyPrimary, res.PromptLogs.Skipped, res.PromptLogs.Failed); perr != nil && err == nil {

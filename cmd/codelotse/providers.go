@@ -23,6 +23,11 @@ import (
 	"github.com/codelotse/codelotse/adapters/web"
 	"github.com/codelotse/codelotse/adapters/worker"
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/accounts"
+	"github.com/codelotse/codelotse/app/operations"
+	"github.com/codelotse/codelotse/app/registry"
+	"github.com/codelotse/codelotse/app/repositories"
+	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/google/uuid"
@@ -132,15 +137,14 @@ func provideRand() io.Reader { return rand.Reader }
 // shared pool.
 var reviewSet = wire.NewSet(
 	provideModel, scannerSet, provideWarn, provideRand,
-	wire.Struct(new(app.ReviewDeps), "Tenants", "Cipher", "Connector", "Model", "Scanner", "Metrics", "Clock", "Gates", "Rand", "Warn"),
-	app.NewReviewRunner, wire.Bind(new(worker.ReviewHandler), new(*app.ReviewRunner)),
-	providePool, provideWorkerOptions, worker.New,
-	app.NewRetentionJob,
+	review.RunnerSet, wire.Bind(new(worker.ReviewHandler), new(*review.ReviewRunner)),
+	providePool, provideWorkerOptions, worker.ProviderSet,
+	operations.ProviderSet,
 )
 
 func providePool(db *postgres.DB) *pgxpool.Pool { return db.Pool() }
 
-func provideWorkerOptions(retention *app.RetentionJob, m worker.Metrics) worker.Options {
+func provideWorkerOptions(retention *operations.RetentionJob, m worker.Metrics) worker.Options {
 	return worker.Options{Retention: retention, Metrics: m}
 }
 
@@ -161,17 +165,10 @@ func provideProbeServer(addr httpapi.Addr, log zerolog.Logger, ready ports.Readi
 // resolver, the clock and ids.
 var baseSet = wire.NewSet(provideGates, provideRules, provideResolver, provideClock, provideNewID)
 
-// appSet builds every use case the API serves.
+// appSet builds every use case the API serves, module by module.
 var appSet = wire.NewSet(
-	wire.Struct(new(app.ServerDeps), "*"),
-	app.NewAuthenticator, wire.Bind(new(httpapi.Authenticator), new(*app.Authenticator)),
-	app.NewCreateServerHandler, app.NewGetServerHandler, app.NewListServersHandler,
-	app.NewPatchServerHandler, app.NewDeleteServerHandler,
-	app.NewStatusHandler, app.NewRepositoryHandler, app.NewPolicyHandler,
-	app.NewDefaultsHandler, app.NewAuditHandler, app.NewReviewHandler,
-	wire.Struct(new(app.DiscoveryDeps), "*"),
-	app.NewDiscoverServerHandler, app.NewSaveToolsHandler, app.NewListCallsHandler,
-	app.NewRepositoryLister, app.NewSettingsHandler, app.NewPromptLogHandler,
+	app.ProviderSet, registry.ProviderSet, repositories.ProviderSet,
+	accounts.ProviderSet, review.ProviderSet,
 )
 
 // connectorSet is the guarded MCP transport.
@@ -204,26 +201,9 @@ func rootCAs() (*x509.CertPool, error) {
 	return pool, nil
 }
 
-// routesSet groups the API's routes.
-var routesSet = wire.NewSet(
-	httpapi.NewServerRoutes, httpapi.NewStatusRoutes, httpapi.NewRepositoryRoutes,
-	httpapi.NewPolicyRoutes, httpapi.NewAuditRoutes, httpapi.NewDiscoveryRoutes,
-	httpapi.NewReviewRoutes, httpapi.NewMetricsRoutes, httpapi.NewSettingsRoutes, provideRoutes,
-	uiSet,
-)
-
 // uiSet is the web interface under /ui/, on the API's use cases.
-var uiSet = wire.NewSet(
-	app.NewSessionHandler, wire.Struct(new(web.Deps), "*"), providePublicURL, web.New,
-	provideUIHandler, httpapi.NewUIRoutes,
-)
+var uiSet = wire.NewSet(web.ProviderSet, providePublicURL, provideUIHandler)
 
 func providePublicURL(cfg config.Config) web.PublicURL { return web.PublicURL(cfg.PublicURL) }
 
 func provideUIHandler(u *web.UI) httpapi.UIHandler { return u }
-
-func provideRoutes(s *httpapi.ServerRoutes, st *httpapi.StatusRoutes, r *httpapi.RepositoryRoutes,
-	p *httpapi.PolicyRoutes, a *httpapi.AuditRoutes, d *httpapi.DiscoveryRoutes,
-	rv *httpapi.ReviewRoutes, m *httpapi.MetricsRoutes, ts *httpapi.SettingsRoutes, ui *httpapi.UIRoutes) []httpapi.Routes {
-	return []httpapi.Routes{s, st, r, p, a, d, rv, m, ts, ui}
-}

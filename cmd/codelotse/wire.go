@@ -8,7 +8,8 @@ import (
 	"github.com/codelotse/codelotse/adapters/config"
 	"github.com/codelotse/codelotse/adapters/httpapi"
 	"github.com/codelotse/codelotse/adapters/postgres"
-	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/accounts"
+	"github.com/codelotse/codelotse/app/operations"
 	"github.com/google/wire"
 	"github.com/rs/zerolog"
 )
@@ -16,9 +17,10 @@ import (
 // apiSet is the REST API.
 var apiSet = wire.NewSet(
 	appSet,
-	routesSet,
+	uiSet,
 	provideHTTPAddr,
-	httpapi.NewServer,
+	httpapi.ProviderSet,
+	wire.Bind(new(httpapi.Authenticator), new(*accounts.Authenticator)),
 )
 
 // initServe builds `codelotse serve`: the API and the worker in one process.
@@ -45,12 +47,12 @@ func initMigrator(ctx context.Context, cfg config.Config) (*postgres.DB, func(),
 	return nil, nil, nil
 }
 
-func initAccountAdmin(ctx context.Context, cfg config.Config) (*app.AccountAdmin, func(), error) {
-	wire.Build(databaseSet, app.NewAccountAdmin)
+func initAccountAdmin(ctx context.Context, cfg config.Config) (*accounts.AccountAdmin, func(), error) {
+	wire.Build(databaseSet, accounts.NewAccountAdmin)
 	return nil, nil, nil
 }
 
-func initRotateKeys(ctx context.Context, cfg config.Config) (*app.RotateKeysHandler, func(), error) {
-	wire.Build(databaseSet, cipherSet, app.NewRotateKeysHandler)
+func initRotateKeys(ctx context.Context, cfg config.Config) (*operations.RotateKeysHandler, func(), error) {
+	wire.Build(databaseSet, cipherSet, operations.NewRotateKeysHandler)
 	return nil, nil, nil
 }

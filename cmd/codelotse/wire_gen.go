@@ -17,6 +17,11 @@ import (
 	"github.com/codelotse/codelotse/adapters/web"
 	"github.com/codelotse/codelotse/adapters/worker"
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/accounts"
+	"github.com/codelotse/codelotse/app/operations"
+	"github.com/codelotse/codelotse/app/registry"
+	"github.com/codelotse/codelotse/app/repositories"
+	"github.com/codelotse/codelotse/app/review"
 	"github.com/google/wire"
 	"github.com/rs/zerolog"
 )
@@ -30,8 +35,8 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	if err != nil {
 		return nil, nil, err
 	}
-	accounts := postgres.NewAccounts(db)
-	authenticator := app.NewAuthenticator(accounts)
+	postgresAccounts := postgres.NewAccounts(db)
+	authenticator := accounts.NewAuthenticator(postgresAccounts)
 	gates := provideGates(cfg)
 	tenants := postgres.NewTenants(db)
 	keyRing, err := provideKeyRing(cfg)
@@ -43,7 +48,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	clock := provideClock()
 	rules := provideRules(cfg)
 	v := provideNewID()
-	serverDeps := app.ServerDeps{
+	serverDeps := registry.ServerDeps{
 		Tenants:  tenants,
 		Cipher:   keyRing,
 		Resolver: resolver,
@@ -52,50 +57,50 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Rules:    rules,
 		NewID:    v,
 	}
-	createServerHandler := app.NewCreateServerHandler(serverDeps)
-	getServerHandler := app.NewGetServerHandler(serverDeps)
-	listServersHandler := app.NewListServersHandler(serverDeps)
-	patchServerHandler := app.NewPatchServerHandler(serverDeps)
-	deleteServerHandler := app.NewDeleteServerHandler(serverDeps)
+	createServerHandler := registry.NewCreateServerHandler(serverDeps)
+	getServerHandler := registry.NewGetServerHandler(serverDeps)
+	listServersHandler := registry.NewListServersHandler(serverDeps)
+	patchServerHandler := registry.NewPatchServerHandler(serverDeps)
+	deleteServerHandler := registry.NewDeleteServerHandler(serverDeps)
 	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler)
 	statusHandler := app.NewStatusHandler(gates)
 	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
-	repositoryHandler := app.NewRepositoryHandler(tenants, clock)
-	repositoryLister := app.NewRepositoryLister(tenants, gates)
+	repositoryHandler := repositories.NewRepositoryHandler(tenants, clock)
+	repositoryLister := repositories.NewRepositoryLister(tenants, gates)
 	repositoryRoutes := httpapi.NewRepositoryRoutes(repositoryHandler, repositoryLister)
-	defaultsHandler := app.NewDefaultsHandler(tenants, gates, clock)
-	policyHandler := app.NewPolicyHandler(tenants, gates, clock)
+	defaultsHandler := repositories.NewDefaultsHandler(tenants, gates, clock)
+	policyHandler := repositories.NewPolicyHandler(tenants, gates, clock)
 	policyRoutes := httpapi.NewPolicyRoutes(defaultsHandler, policyHandler)
-	auditHandler := app.NewAuditHandler(tenants)
+	auditHandler := accounts.NewAuditHandler(tenants)
 	auditRoutes := httpapi.NewAuditRoutes(auditHandler)
-	registry := metrics.New()
-	options, err := provideConnectorOptions(cfg, rules, resolver, log, registry)
+	metricsRegistry := metrics.New()
+	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
 	connector := mcpclient.NewConnector(options)
-	discoveryDeps := app.DiscoveryDeps{
+	discoveryDeps := registry.DiscoveryDeps{
 		Tenants:   tenants,
 		Cipher:    keyRing,
 		Connector: connector,
 		Clock:     clock,
 		Gates:     gates,
 	}
-	discoverServerHandler := app.NewDiscoverServerHandler(discoveryDeps)
-	saveToolsHandler := app.NewSaveToolsHandler(discoveryDeps)
-	listCallsHandler := app.NewListCallsHandler(discoveryDeps)
+	discoverServerHandler := registry.NewDiscoverServerHandler(discoveryDeps)
+	saveToolsHandler := registry.NewSaveToolsHandler(discoveryDeps)
+	listCallsHandler := registry.NewListCallsHandler(discoveryDeps)
 	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler)
-	reviewHandler := app.NewReviewHandler(tenants, clock, v)
+	reviewHandler := review.NewReviewHandler(tenants, clock, v)
 	reviewRoutes := httpapi.NewReviewRoutes(reviewHandler)
-	metricsHandler := provideMetricsHandler(registry)
+	metricsHandler := provideMetricsHandler(metricsRegistry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
-	settingsHandler := app.NewSettingsHandler(tenants, keyRing, clock)
-	promptLogHandler := app.NewPromptLogHandler(tenants, keyRing, clock)
+	settingsHandler := accounts.NewSettingsHandler(tenants, keyRing, clock)
+	promptLogHandler := review.NewPromptLogHandler(tenants, keyRing, clock)
 	settingsRoutes := httpapi.NewSettingsRoutes(settingsHandler, promptLogHandler)
 	publicURL := providePublicURL(cfg)
 	sessions := postgres.NewSessions(db)
-	sessionHandler := app.NewSessionHandler(authenticator, sessions, clock)
+	sessionHandler := accounts.NewSessionHandler(authenticator, sessions, clock)
 	deps := web.Deps{
 		Sessions:     sessionHandler,
 		Status:       statusHandler,
@@ -123,8 +128,8 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	}
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
-	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes)
-	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2, registry)
+	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes)
+	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2, metricsRegistry)
 	pool := providePool(db)
 	model, err := provideModel(cfg, log)
 	if err != nil {
@@ -138,22 +143,22 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	}
 	reader := provideRand()
 	v3 := provideWarn(log)
-	reviewDeps := app.ReviewDeps{
+	reviewDeps := review.ReviewDeps{
 		Tenants:   tenants,
 		Cipher:    keyRing,
 		Connector: connector,
 		Model:     model,
 		Scanner:   scanner,
-		Metrics:   registry,
+		Metrics:   metricsRegistry,
 		Clock:     clock,
 		Gates:     gates,
 		Rand:      reader,
 		Warn:      v3,
 	}
-	reviewRunner := app.NewReviewRunner(reviewDeps)
+	reviewRunner := review.NewReviewRunner(reviewDeps)
 	retention := postgres.NewRetention(db)
-	retentionJob := app.NewRetentionJob(retention, registry, clock)
-	workerOptions := provideWorkerOptions(retentionJob, registry)
+	retentionJob := operations.NewRetentionJob(retention, metricsRegistry, clock)
+	workerOptions := provideWorkerOptions(retentionJob, metricsRegistry)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
@@ -175,8 +180,8 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	if err != nil {
 		return nil, nil, err
 	}
-	accounts := postgres.NewAccounts(db)
-	authenticator := app.NewAuthenticator(accounts)
+	postgresAccounts := postgres.NewAccounts(db)
+	authenticator := accounts.NewAuthenticator(postgresAccounts)
 	gates := provideGates(cfg)
 	tenants := postgres.NewTenants(db)
 	keyRing, err := provideKeyRing(cfg)
@@ -188,7 +193,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	clock := provideClock()
 	rules := provideRules(cfg)
 	v := provideNewID()
-	serverDeps := app.ServerDeps{
+	serverDeps := registry.ServerDeps{
 		Tenants:  tenants,
 		Cipher:   keyRing,
 		Resolver: resolver,
@@ -197,50 +202,50 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		Rules:    rules,
 		NewID:    v,
 	}
-	createServerHandler := app.NewCreateServerHandler(serverDeps)
-	getServerHandler := app.NewGetServerHandler(serverDeps)
-	listServersHandler := app.NewListServersHandler(serverDeps)
-	patchServerHandler := app.NewPatchServerHandler(serverDeps)
-	deleteServerHandler := app.NewDeleteServerHandler(serverDeps)
+	createServerHandler := registry.NewCreateServerHandler(serverDeps)
+	getServerHandler := registry.NewGetServerHandler(serverDeps)
+	listServersHandler := registry.NewListServersHandler(serverDeps)
+	patchServerHandler := registry.NewPatchServerHandler(serverDeps)
+	deleteServerHandler := registry.NewDeleteServerHandler(serverDeps)
 	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler)
 	statusHandler := app.NewStatusHandler(gates)
 	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
-	repositoryHandler := app.NewRepositoryHandler(tenants, clock)
-	repositoryLister := app.NewRepositoryLister(tenants, gates)
+	repositoryHandler := repositories.NewRepositoryHandler(tenants, clock)
+	repositoryLister := repositories.NewRepositoryLister(tenants, gates)
 	repositoryRoutes := httpapi.NewRepositoryRoutes(repositoryHandler, repositoryLister)
-	defaultsHandler := app.NewDefaultsHandler(tenants, gates, clock)
-	policyHandler := app.NewPolicyHandler(tenants, gates, clock)
+	defaultsHandler := repositories.NewDefaultsHandler(tenants, gates, clock)
+	policyHandler := repositories.NewPolicyHandler(tenants, gates, clock)
 	policyRoutes := httpapi.NewPolicyRoutes(defaultsHandler, policyHandler)
-	auditHandler := app.NewAuditHandler(tenants)
+	auditHandler := accounts.NewAuditHandler(tenants)
 	auditRoutes := httpapi.NewAuditRoutes(auditHandler)
-	registry := metrics.New()
-	options, err := provideConnectorOptions(cfg, rules, resolver, log, registry)
+	metricsRegistry := metrics.New()
+	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
 	connector := mcpclient.NewConnector(options)
-	discoveryDeps := app.DiscoveryDeps{
+	discoveryDeps := registry.DiscoveryDeps{
 		Tenants:   tenants,
 		Cipher:    keyRing,
 		Connector: connector,
 		Clock:     clock,
 		Gates:     gates,
 	}
-	discoverServerHandler := app.NewDiscoverServerHandler(discoveryDeps)
-	saveToolsHandler := app.NewSaveToolsHandler(discoveryDeps)
-	listCallsHandler := app.NewListCallsHandler(discoveryDeps)
+	discoverServerHandler := registry.NewDiscoverServerHandler(discoveryDeps)
+	saveToolsHandler := registry.NewSaveToolsHandler(discoveryDeps)
+	listCallsHandler := registry.NewListCallsHandler(discoveryDeps)
 	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler)
-	reviewHandler := app.NewReviewHandler(tenants, clock, v)
+	reviewHandler := review.NewReviewHandler(tenants, clock, v)
 	reviewRoutes := httpapi.NewReviewRoutes(reviewHandler)
-	metricsHandler := provideMetricsHandler(registry)
+	metricsHandler := provideMetricsHandler(metricsRegistry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
-	settingsHandler := app.NewSettingsHandler(tenants, keyRing, clock)
-	promptLogHandler := app.NewPromptLogHandler(tenants, keyRing, clock)
+	settingsHandler := accounts.NewSettingsHandler(tenants, keyRing, clock)
+	promptLogHandler := review.NewPromptLogHandler(tenants, keyRing, clock)
 	settingsRoutes := httpapi.NewSettingsRoutes(settingsHandler, promptLogHandler)
 	publicURL := providePublicURL(cfg)
 	sessions := postgres.NewSessions(db)
-	sessionHandler := app.NewSessionHandler(authenticator, sessions, clock)
+	sessionHandler := accounts.NewSessionHandler(authenticator, sessions, clock)
 	deps := web.Deps{
 		Sessions:     sessionHandler,
 		Status:       statusHandler,
@@ -268,8 +273,8 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	}
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
-	v2 := provideRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes)
-	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2, registry)
+	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes)
+	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2, metricsRegistry)
 	return server, func() {
 		cleanup()
 	}, nil
@@ -283,10 +288,10 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 		return nil, nil, err
 	}
 	gates := provideGates(cfg)
-	registry := metrics.New()
-	metricsHandler := provideMetricsHandler(registry)
+	metricsRegistry := metrics.New()
+	metricsHandler := provideMetricsHandler(metricsRegistry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
-	server := provideProbeServer(addr, log, db, gates, metricsRoutes, registry)
+	server := provideProbeServer(addr, log, db, gates, metricsRoutes, metricsRegistry)
 	pool := providePool(db)
 	tenants := postgres.NewTenants(db)
 	keyRing, err := provideKeyRing(cfg)
@@ -296,7 +301,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 	}
 	rules := provideRules(cfg)
 	resolver := provideResolver()
-	options, err := provideConnectorOptions(cfg, rules, resolver, log, registry)
+	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -315,22 +320,22 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 	clock := provideClock()
 	reader := provideRand()
 	v := provideWarn(log)
-	reviewDeps := app.ReviewDeps{
+	reviewDeps := review.ReviewDeps{
 		Tenants:   tenants,
 		Cipher:    keyRing,
 		Connector: connector,
 		Model:     model,
 		Scanner:   scanner,
-		Metrics:   registry,
+		Metrics:   metricsRegistry,
 		Clock:     clock,
 		Gates:     gates,
 		Rand:      reader,
 		Warn:      v,
 	}
-	reviewRunner := app.NewReviewRunner(reviewDeps)
+	reviewRunner := review.NewReviewRunner(reviewDeps)
 	retention := postgres.NewRetention(db)
-	retentionJob := app.NewRetentionJob(retention, registry, clock)
-	workerOptions := provideWorkerOptions(retentionJob, registry)
+	retentionJob := operations.NewRetentionJob(retention, metricsRegistry, clock)
+	workerOptions := provideWorkerOptions(retentionJob, metricsRegistry)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
@@ -355,19 +360,19 @@ func initMigrator(ctx context.Context, cfg config.Config) (*postgres.DB, func(),
 	}, nil
 }
 
-func initAccountAdmin(ctx context.Context, cfg config.Config) (*app.AccountAdmin, func(), error) {
+func initAccountAdmin(ctx context.Context, cfg config.Config) (*accounts.AccountAdmin, func(), error) {
 	db, cleanup, err := provideServiceDB(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	accounts := postgres.NewAccounts(db)
-	accountAdmin := app.NewAccountAdmin(accounts)
+	postgresAccounts := postgres.NewAccounts(db)
+	accountAdmin := accounts.NewAccountAdmin(postgresAccounts)
 	return accountAdmin, func() {
 		cleanup()
 	}, nil
 }
 
-func initRotateKeys(ctx context.Context, cfg config.Config) (*app.RotateKeysHandler, func(), error) {
+func initRotateKeys(ctx context.Context, cfg config.Config) (*operations.RotateKeysHandler, func(), error) {
 	db, cleanup, err := provideServiceDB(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
@@ -379,7 +384,7 @@ func initRotateKeys(ctx context.Context, cfg config.Config) (*app.RotateKeysHand
 		cleanup()
 		return nil, nil, err
 	}
-	rotateKeysHandler := app.NewRotateKeysHandler(rotator, promptLogRotator, keyRing)
+	rotateKeysHandler := operations.NewRotateKeysHandler(rotator, promptLogRotator, keyRing)
 	return rotateKeysHandler, func() {
 		cleanup()
 	}, nil
@@ -390,6 +395,6 @@ func initRotateKeys(ctx context.Context, cfg config.Config) (*app.RotateKeysHand
 // apiSet is the REST API.
 var apiSet = wire.NewSet(
 	appSet,
-	routesSet,
-	provideHTTPAddr, httpapi.NewServer,
+	uiSet,
+	provideHTTPAddr, httpapi.ProviderSet, wire.Bind(new(httpapi.Authenticator), new(*accounts.Authenticator)),
 )

@@ -1,0 +1,207 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/tool"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// DiscoveryDeps are the ports discovery and the allowlist save need.
+type DiscoveryDeps struct {
+	Tenants   ports.Tenants
+	Cipher    ports.Cipher
+	Connector ports.MCPConnector
+	Clock     ports.Clock
+	Gates     app.Gates
+}
+
+// Audit actions of discovery and the allowlist.
+const (
+	ActionServerDiscover = "server.discover"
+	ActionServerTools    = "server.tools"
+)
+
+// remoteFailure is a failed discovery: the API's code and the precise
+// code recorded as the server's lastError.
+func remoteFailure(err error) (apiErr *app.Error, lastError string) {
+	code, lastError := app.RemoteFailure(err)
+	return &app.Error{Code: code, Message: "discovery failed: " + string(code), Cause: err}, lastError
+}
+
+// target reads a server and opens its credential inside the tenant; the
+// plaintext lives only in the returned value, for one connection.
+func (d DiscoveryDeps) target(ctx context.Context, tenantID, id string) (*server.Server, ports.MCPTarget, error) {
+	var (
+		s   *server.Server
+		enc []byte
+	)
+	err := d.Tenants.InTenant(ctx, tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		var err error
+		if s, err = tx.Servers().Get(ctx, id); err != nil {
+			return err
+		}
+		enc, err = tx.Servers().Credential(ctx, id)
+		return err
+	})
+	if err != nil {
+		return nil, ports.MCPTarget{}, srvStoreError(err)
+	}
+	cred, err := app.OpenCredential(d.Cipher, s.ID(), enc)
+	if err != nil {
+		return nil, ports.MCPTarget{}, app.KeysUnavailable(err)
+	}
+	return s, ports.MCPTarget{URL: s.URL(), Credential: cred}, nil
+}
+
+// listLive connects with the discovery cap and lists the tools. A failure
+// is recorded on the server (lastError, audited with failDetails) and
+// returned as the API's fixed code.
+func (d DiscoveryDeps) listLive(ctx context.Context, p ports.Principal, id string, t ports.MCPTarget, failDetails map[string]any) ([]ports.ListedTool, error) {
+	listed, err := func() ([]ports.ListedTool, error) {
+		sess, err := d.Connector.Open(ctx, t, limits.DiscoveryResponseCap)
+		if err != nil {
+			return nil, err
+		}
+		defer sess.Close()
+		return sess.ListTools(ctx)
+	}()
+	if err == nil {
+		return listed, nil
+	}
+	apiErr, lastError := remoteFailure(err)
+	if err := d.record(ctx, p, id, lastError, failDetails); err != nil {
+		return nil, srvStoreError(err)
+	}
+	return nil, apiErr
+}
+
+// record stores the outcome of a live discovery on the server (lastError,
+// empty on success) and audits it.
+func (d DiscoveryDeps) record(ctx context.Context, p ports.Principal, id, lastError string, details map[string]any) error {
+	return d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		// Only lastError: lastDiscoveryAt is written by the claim alone, by
+		// the database's clock, so no replica's clock can reopen the window.
+		_, err := tx.Servers().Update(ctx, id, func(s *server.Server) (ports.CredentialUpdate, error) {
+			s.RecordError(lastError)
+			return ports.CredentialUpdate{}, nil
+		})
+		if err != nil {
+			return err
+		}
+		details["lastError"] = nullable(lastError)
+		return tx.Audit().Append(ctx, ports.AuditEvent{
+			Action: ActionServerDiscover, Actor: app.Actor(p), Target: id, At: d.Clock.Now(), Details: details,
+		})
+	})
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// DiscoveredTool is one live tool and the verdict on it, as discovery
+// lists it: the server's own name, description, schema and annotations
+// (for the admin to review), whether it can be allowlisted and why not,
+// whether it may write, and its pinning hash ("" when the definition
+// could not be read at all).
+type DiscoveredTool struct {
+	Name         string
+	Description  string
+	InputSchema  json.RawMessage
+	Annotations  json.RawMessage
+	Supported    bool
+	Reason       string
+	WriteCapable bool
+	Hash         string
+}
+
+// assess applies the domain's rules to a listed tool. A tool whose
+// definition could not be read is unsupported and, knowing nothing of
+// its hints, treated as write-capable.
+func assess(serverName string, lt ports.ListedTool) DiscoveredTool {
+	if lt.Err != nil {
+		reason := "unsupported tool definition"
+		var ue *tool.UnsupportedError
+		if errors.As(lt.Err, &ue) {
+			reason = ue.Reason
+		}
+		return DiscoveredTool{Name: lt.Name, Description: lt.Description, Reason: reason, WriteCapable: true}
+	}
+	a := tool.Assess(serverName, lt.Definition)
+	return DiscoveredTool{
+		Name: lt.Name, Description: lt.Definition.Description(),
+		InputSchema: lt.Definition.InputSchema(), Annotations: lt.Definition.Annotations(),
+		Supported: a.Supported, Reason: a.Reason, WriteCapable: a.WriteCapable, Hash: a.Hash,
+	}
+}
+
+// DiscoverServer lists a server's tools live (POST /v1/mcp/servers/{id}/discover).
+type DiscoverServer struct {
+	ID string
+}
+
+// DiscoverServerHandler runs discoveries.
+type DiscoverServerHandler struct{ d DiscoveryDeps }
+
+// NewDiscoverServerHandler returns the handler.
+func NewDiscoverServerHandler(d DiscoveryDeps) *DiscoverServerHandler {
+	return &DiscoverServerHandler{d: d}
+}
+
+// Handle checks the gates, claims the discovery in the database (at most
+// one per limits.DiscoveryInterval per server, across replicas) before any
+// network access, lists the tools through the guarded transport and
+// assesses each one. The outcome is recorded on the server and audited.
+func (h *DiscoverServerHandler) Handle(ctx context.Context, p ports.Principal, cmd DiscoverServer) ([]DiscoveredTool, error) {
+	if err := h.d.Gates.Check(); err != nil {
+		return nil, err
+	}
+	id, err := srvParseID(cmd.ID)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		claimed    bool
+		retryAfter = limits.DiscoveryInterval
+	)
+	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		var err error
+		claimed, retryAfter, err = tx.Servers().ClaimDiscovery(ctx, id, limits.DiscoveryInterval)
+		return err
+	})
+	if err != nil {
+		return nil, srvStoreError(err)
+	}
+	if !claimed {
+		return nil, &app.Error{Code: app.CodeDiscoveryThrottled, Message: "discovery ran for this server less than 10 s ago", RetryAfter: max(retryAfter, 1)}
+	}
+	s, target, err := h.d.target(ctx, p.TenantID, id)
+	if err != nil {
+		return nil, err
+	}
+	defs, err := h.d.listLive(ctx, p, id, target, map[string]any{"tools": 0})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DiscoveredTool, len(defs))
+	supported := 0
+	for i, lt := range defs {
+		out[i] = assess(s.Name().String(), lt)
+		if out[i].Supported {
+			supported++
+		}
+	}
+	if err := h.d.record(ctx, p, id, "", map[string]any{"tools": len(defs), "supported": supported}); err != nil {
+		return nil, srvStoreError(err)
+	}
+	return out, nil
+}

@@ -1,0 +1,238 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/id"
+
+	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/netpolicy"
+	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// ServerDeps are the ports and settings the server registration use cases
+// share.
+type ServerDeps struct {
+	Tenants ports.Tenants
+	// Cipher seals credentials. An empty key ring is fine until a
+	// credential is given: then the request fails with keys_unavailable.
+	Cipher ports.Cipher
+	// Resolver looks up a URL's host for the save-time address check (MC1).
+	Resolver ports.Resolver
+	Clock    ports.Clock
+	Gates    app.Gates
+	// Rules are the instance's address rules (edition and private hosts).
+	Rules netpolicy.Rules
+	// NewID returns a new lowercase canonical UUID for a server.
+	NewID func() string
+}
+
+// ServerAuth is the auth object of a create or patch request. Type is "none",
+// "bearer" (Token) or "header" (Name and Value).
+type ServerAuth struct {
+	Type  string
+	Token string
+	Name  string
+	Value string
+}
+
+// Audit actions (GET /v1/audit). Discovery and the allowlist save have
+// theirs in discovery.go.
+const (
+	ActionServerCreate = "server.create"
+	ActionServerUpdate = "server.update"
+	ActionServerDelete = "server.delete"
+)
+
+// credential builds the domain credential. Fields that do not belong to
+// the type are refused rather than ignored, so a client that meant another
+// type learns it.
+func (a ServerAuth) credential() (server.Credential, error) {
+	kind, err := server.ParseCredentialKind(a.Type)
+	if err != nil {
+		return server.Credential{}, err
+	}
+	unexpected := func(field string) error {
+		return &server.FieldError{Field: field, Reason: "must be empty for auth type " + kind.String()}
+	}
+	switch kind {
+	case server.KindBearer:
+		switch {
+		case a.Name != "":
+			return server.Credential{}, unexpected("auth.name")
+		case a.Value != "":
+			return server.Credential{}, unexpected("auth.value")
+		}
+		return server.NewBearer(a.Token)
+	case server.KindHeader:
+		if a.Token != "" {
+			return server.Credential{}, unexpected("auth.token")
+		}
+		return server.NewHeader(a.Name, a.Value)
+	}
+	switch {
+	case a.Token != "":
+		return server.Credential{}, unexpected("auth.token")
+	case a.Name != "":
+		return server.Credential{}, unexpected("auth.name")
+	case a.Value != "":
+		return server.Credential{}, unexpected("auth.value")
+	}
+	return server.NoCredential(), nil
+}
+
+// srvFieldErrors collects domain field errors into one validation_failed.
+type srvFieldErrors map[string]string
+
+// add records err if it is a *server.FieldError and reports whether err
+// was nil or recorded; any other error is left to the caller.
+func (f srvFieldErrors) add(err error) bool {
+	if err == nil {
+		return true
+	}
+	var fe *server.FieldError
+	if errors.As(err, &fe) {
+		if _, dup := f[fe.Field]; !dup {
+			f[fe.Field] = fe.Reason
+		}
+		return true
+	}
+	return false
+}
+
+func (f srvFieldErrors) err() error {
+	if len(f) == 0 {
+		return nil
+	}
+	return app.Invalid(f)
+}
+
+// sealCredential encrypts cred for serverID; nil for NoCredential, which
+// needs no key. Any Seal failure means the ring cannot seal (in practice
+// an empty ring): keys_unavailable.
+func (d ServerDeps) sealCredential(serverID string, cred server.Credential) ([]byte, error) {
+	if cred.Kind() == server.KindNone {
+		return nil, nil
+	}
+	secret, err := cred.MarshalSecret()
+	if err != nil {
+		return nil, err
+	}
+	defer clear(secret)
+	if d.Cipher == nil {
+		return nil, app.KeysUnavailable(nil)
+	}
+	sealed, err := d.Cipher.Seal(secret, app.CredentialAAD(serverID))
+	if err != nil {
+		return nil, app.KeysUnavailable(err)
+	}
+	return sealed, nil
+}
+
+// checkEndpoint is the save-time address check of MC1: every address of
+// the URL's host must pass the instance's rules; an IP literal is judged
+// as it is. A host that does not resolve (lookup error or no address) is
+// refused as endpoint_not_public too: an address we cannot see is not
+// known to be public, and netpolicy already treats "no address" as
+// blocked. Neither the message nor the cause names the URL or the host.
+// The guarded dialer repeats the check on every connection (DNS rebinding).
+func (d ServerDeps) checkEndpoint(ctx context.Context, u server.URL) error {
+	var addrs []netip.Addr
+	if u.IsIPLiteral() {
+		a, err := netip.ParseAddr(u.Host())
+		if err != nil {
+			return srvEndpointNotPublic(netpolicy.ReasonNoAddress)
+		}
+		addrs = []netip.Addr{a}
+	} else {
+		if d.Resolver == nil {
+			return srvEndpointNotPublic(netpolicy.ReasonNoAddress)
+		}
+		ctx, cancel := context.WithTimeout(ctx, limits.CallTimeout)
+		defer cancel()
+		found, err := d.Resolver.LookupNetIP(ctx, "ip", u.Host())
+		if err != nil {
+			// The resolver's error names the host: it is dropped, not kept as cause.
+			return srvEndpointNotPublic(netpolicy.ReasonNoAddress)
+		}
+		addrs = found
+	}
+	if err := d.Rules.CheckAll(u.Host(), addrs); err != nil {
+		var be *netpolicy.BlockedError
+		if errors.As(err, &be) {
+			return srvEndpointNotPublic(be.Reason)
+		}
+		return srvEndpointNotPublic(netpolicy.ReasonForbidden)
+	}
+	return nil
+}
+
+// srvEndpointNotPublic answers every refusal with one fixed message: the
+// reason (private, never allowed, no address) would tell a tenant admin
+// what the instance's DNS says about internal names. It stays in the
+// cause, for the debug log only.
+func srvEndpointNotPublic(r netpolicy.Reason) error {
+	return &app.Error{
+		Code:    app.CodeEndpointNotPublic,
+		Message: "the URL's host does not resolve to public addresses only",
+		Cause:   errors.New("endpoint refused: " + r.String()),
+	}
+}
+
+// srvStoreError maps the store's sentinel errors to the contract's codes and
+// passes *Error through.
+func srvStoreError(err error) error {
+	var e *app.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, ports.ErrNotFound):
+		return app.Fail(app.CodeNotFound, "no such MCP server")
+	case errors.Is(err, ports.ErrNameTaken):
+		return app.Fail(app.CodeNameTaken, "a server with this name already exists in the tenant")
+	case errors.Is(err, ports.ErrTooManyServers):
+		return app.Fail(app.CodeTooManyServers, "the tenant already has the maximum number of MCP servers")
+	}
+	return err
+}
+
+// srvDomainError maps the server entity's errors.
+func srvDomainError(err error) error {
+	f := srvFieldErrors{}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, server.ErrAcknowledgementRequired):
+		return app.Fail(app.CodeAcknowledgementRequired, "the data-sharing acknowledgement is required (\"acknowledged\": true)")
+	case errors.Is(err, server.ErrCredentialRequired):
+		return app.Fail(app.CodeCredentialRequired, "moving a server with a credential to another host needs the credential again (\"auth\")")
+	case f.add(err):
+		return f.err()
+	}
+	return err
+}
+
+// serverID normalises a path id; anything but a UUID is not_found, like
+// an id of another tenant, so the store never sees a malformed id.
+func srvParseID(raw string) (string, error) {
+	canonical, ok := id.Parse(raw)
+	if !ok {
+		return "", app.Fail(app.CodeNotFound, "no such MCP server")
+	}
+	return canonical, nil
+}
+
+// srvAuditDetails are the create event's details: never the URL or a secret.
+func srvAuditDetails(s *server.Server) map[string]any {
+	d := map[string]any{"name": s.Name().String(), "authType": s.CredentialKind().String()}
+	if h := s.CredentialHint(); h != "" {
+		d["hint"] = h
+	}
+	return d
+}

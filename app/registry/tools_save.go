@@ -1,0 +1,175 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/tool"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// ToolChoice is one tool the admin allowlists: its name on the server,
+// the description the model will see, and the confirmation a
+// write-capable tool needs. Nothing else comes from the client.
+type ToolChoice struct {
+	Name         string
+	Description  string
+	ConfirmWrite bool
+}
+
+// SaveTools replaces a server's allowlist (PUT /v1/mcp/servers/{id}/tools).
+type SaveTools struct {
+	ID    string
+	Tools []ToolChoice
+}
+
+// SaveToolsHandler saves allowlists.
+type SaveToolsHandler struct{ d DiscoveryDeps }
+
+// NewSaveToolsHandler returns the handler.
+func NewSaveToolsHandler(d DiscoveryDeps) *SaveToolsHandler { return &SaveToolsHandler{d: d} }
+
+// Handle checks the gates, discovers the server again, live, inside the
+// request (not throttled), and builds every snapshot from that live
+// result: schemas, annotations and hashes never come from the client.
+// Each choice must name a live tool (unknown_tool) that is supported
+// (unsupported_schema) and, when write-capable, be confirmed
+// (write_not_confirmed); at most limits.MaxToolsPerServer (too_many_tools).
+// The new allowlist is stored only if the server's URL is still the one
+// that was discovered; otherwise nothing is stored and the answer is
+// unknown_tool.
+func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd SaveTools) (*server.Server, error) {
+	if err := h.d.Gates.Check(); err != nil {
+		return nil, err
+	}
+	id, err := srvParseID(cmd.ID)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkChoices(cmd.Tools); err != nil {
+		return nil, err
+	}
+	s, target, err := h.d.target(ctx, p.TenantID, id)
+	if err != nil {
+		return nil, err
+	}
+	defs, err := h.d.listLive(ctx, p, id, target, map[string]any{"tools": 0, "save": true})
+	if err != nil {
+		return nil, err
+	}
+	live := make(map[string]ports.ListedTool, len(defs))
+	for _, lt := range defs {
+		live[lt.Name] = lt
+	}
+	now := h.d.Clock.Now()
+	snaps := make([]tool.Snapshot, 0, len(cmd.Tools))
+	names := make([]string, 0, len(cmd.Tools))
+	for _, c := range cmd.Tools {
+		lt, ok := live[c.Name]
+		if !ok {
+			return nil, app.Fail(app.CodeUnknownTool, fmt.Sprintf("the server does not offer a tool named %q", c.Name))
+		}
+		a := assess(s.Name().String(), lt)
+		if !a.Supported {
+			return nil, app.Fail(app.CodeUnsupportedSchema, fmt.Sprintf("tool %q cannot be allowlisted: %s", c.Name, a.Reason))
+		}
+		if a.WriteCapable && !c.ConfirmWrite {
+			return nil, app.Fail(app.CodeWriteNotConfirmed, fmt.Sprintf("tool %q may change data: it needs confirmWrite", c.Name))
+		}
+		snap, err := tool.NewSnapshot(s.Name().String(), lt.Definition, c.Description, now)
+		if err != nil {
+			return nil, app.Fail(app.CodeUnsupportedSchema, fmt.Sprintf("tool %q cannot be allowlisted", c.Name))
+		}
+		snaps = append(snaps, snap)
+		names = append(names, c.Name)
+	}
+	var saved *server.Server
+	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		var err error
+		saved, err = tx.Servers().Update(ctx, id, func(cur *server.Server) (ports.CredentialUpdate, error) {
+			if cur.URL().String() != s.URL().String() {
+				// The contract has no conflict code: the tools were chosen
+				// from a server the URL no longer names, and no discovery
+				// of the current URL offered them, so they are unknown.
+				return ports.CredentialUpdate{}, app.Fail(app.CodeUnknownTool, "the server's URL changed during the save: discover the server again and choose its tools")
+			}
+			cur.RecordError("")
+			return ports.CredentialUpdate{}, cur.ReplaceTools(snaps, now)
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Audit().Append(ctx, ports.AuditEvent{
+			Action: ActionServerTools, Actor: app.Actor(p), Target: id, At: now,
+			Details: map[string]any{"tools": names},
+		})
+	})
+	if err != nil {
+		return nil, srvStoreError(err)
+	}
+	return saved, nil
+}
+
+// checkChoices applies the request's own rules before any network access.
+func checkChoices(choices []ToolChoice) error {
+	if len(choices) > limits.MaxToolsPerServer {
+		return app.Fail(app.CodeTooManyTools, fmt.Sprintf("at most %d tools per server", limits.MaxToolsPerServer))
+	}
+	fields := map[string]string{}
+	seen := map[string]bool{}
+	for i, c := range choices {
+		switch {
+		case c.Name == "":
+			fields[fmt.Sprintf("tools[%d].name", i)] = "is required"
+		case seen[c.Name]:
+			fields[fmt.Sprintf("tools[%d].name", i)] = "is listed twice"
+		}
+		seen[c.Name] = true
+		if utf8.RuneCountInString(tool.SanitizeDescription(c.Description)) == 0 {
+			fields[fmt.Sprintf("tools[%d].description", i)] = "is required"
+		} else if utf8.RuneCountInString(c.Description) > limits.MaxToolDescriptionLen {
+			fields[fmt.Sprintf("tools[%d].description", i)] = fmt.Sprintf("must be at most %d characters", limits.MaxToolDescriptionLen)
+		}
+	}
+	if len(fields) > 0 {
+		return app.Invalid(fields)
+	}
+	return nil
+}
+
+// ListCalls lists a server's recent tool calls (GET /v1/mcp/servers/{id}/calls).
+type ListCalls struct {
+	ID string
+}
+
+// ListCallsHandler lists call records.
+type ListCallsHandler struct{ d DiscoveryDeps }
+
+// NewListCallsHandler returns the handler.
+func NewListCallsHandler(d DiscoveryDeps) *ListCallsHandler { return &ListCallsHandler{d: d} }
+
+// Handle returns the last limits.RecentCalls records of the server, newest
+// first; not_found for a server the tenant does not have.
+func (h *ListCallsHandler) Handle(ctx context.Context, p ports.Principal, cmd ListCalls) ([]ports.ToolCall, error) {
+	id, err := srvParseID(cmd.ID)
+	if err != nil {
+		return nil, err
+	}
+	var out []ports.ToolCall
+	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		if _, err := tx.Servers().Get(ctx, id); err != nil {
+			return err
+		}
+		var err error
+		out, err = tx.Calls().Recent(ctx, id, limits.RecentCalls)
+		return err
+	})
+	if err != nil {
+		return nil, srvStoreError(err)
+	}
+	return out, nil
+}

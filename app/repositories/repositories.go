@@ -1,0 +1,143 @@
+package repositories
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/id"
+
+	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/ports"
+	"github.com/google/uuid"
+)
+
+// MaxRepositoryNameLen is the longest repository name ("acme/api"), in characters.
+const MaxRepositoryNameLen = 200
+
+// Audit actions of repositories and policies (GET /v1/audit).
+const (
+	ActionPolicyUpdate     = "policy.update"
+	ActionPolicyDefaults   = "policy.defaults"
+	ActionRepositoryCreate = "repository.create"
+	ActionRepositoryUpdate = "repository.update"
+)
+
+// CreateRepository is the command of POST /v1/repositories. The HTTP
+// adapter checks the shape with validator tags; the rules themselves are
+// checked here, so every caller gets them.
+type CreateRepository struct {
+	Name       string
+	Visibility string
+}
+
+// UpdateRepository is the command of PATCH /v1/repositories/{id}.
+type UpdateRepository struct {
+	ID         string
+	Visibility string
+}
+
+// RepositoryHandler creates, reads and updates the tenant's repositories
+// (tenant:manage). Safe for concurrent use.
+type RepositoryHandler struct {
+	tenants ports.Tenants
+	clock   ports.Clock
+}
+
+// NewRepositoryHandler returns a [RepositoryHandler].
+func NewRepositoryHandler(tenants ports.Tenants, clock ports.Clock) *RepositoryHandler {
+	return &RepositoryHandler{tenants: tenants, clock: clock}
+}
+
+// Create stores a new repository and its audit event repository.create.
+// Errors: validation_failed (fields name, visibility), name_taken for a
+// name the tenant already uses.
+func (h *RepositoryHandler) Create(ctx context.Context, p ports.Principal, cmd CreateRepository) (ports.Repository, error) {
+	fields := map[string]string{}
+	if reason := app.CheckDisplayName(cmd.Name, MaxRepositoryNameLen); reason != "" {
+		fields["name"] = reason
+	}
+	v, err := policy.ParseVisibility(cmd.Visibility)
+	if err != nil {
+		fields["visibility"] = fieldReason(err)
+	}
+	if len(fields) > 0 {
+		return ports.Repository{}, app.Invalid(fields)
+	}
+	r := ports.Repository{ID: uuid.NewString(), Name: cmd.Name, Visibility: v}
+	err = h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		if err := tx.Repositories().Insert(ctx, r); err != nil {
+			if errors.Is(err, ports.ErrConflict) {
+				return &app.Error{Code: app.CodeNameTaken, Message: "the repository name is already used in the tenant", Cause: err}
+			}
+			return fmt.Errorf("insert repository: %w", err)
+		}
+		return tx.Audit().Append(ctx, ports.AuditEvent{
+			Action: ActionRepositoryCreate, Actor: app.Actor(p), Target: r.ID, At: h.clock.Now(),
+			Details: map[string]any{"name": r.Name, "visibility": v.String()},
+		})
+	})
+	if err != nil {
+		return ports.Repository{}, err
+	}
+	return r, nil
+}
+
+// Get returns a repository of the tenant; not_found for an unknown id,
+// another tenant's id or a malformed id.
+func (h *RepositoryHandler) Get(ctx context.Context, p ports.Principal, rawID string) (ports.Repository, error) {
+	id, ok := id.Parse(rawID)
+	if !ok {
+		return ports.Repository{}, app.Fail(app.CodeNotFound, "repository not found")
+	}
+	var r ports.Repository
+	err := h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		var err error
+		r, err = tx.Repositories().Get(ctx, id)
+		return app.NotFound(err, "repository")
+	})
+	return r, err
+}
+
+// Update changes a repository's visibility and records repository.update.
+// A repository that turns public keeps its stored policy, but the gate
+// stops MCP context for it at its next review.
+func (h *RepositoryHandler) Update(ctx context.Context, p ports.Principal, cmd UpdateRepository) (ports.Repository, error) {
+	id, ok := id.Parse(cmd.ID)
+	if !ok {
+		return ports.Repository{}, app.Fail(app.CodeNotFound, "repository not found")
+	}
+	v, err := policy.ParseVisibility(cmd.Visibility)
+	if err != nil {
+		return ports.Repository{}, app.Invalid(map[string]string{"visibility": fieldReason(err)})
+	}
+	var r ports.Repository
+	err = h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		before, err := tx.Repositories().Get(ctx, id)
+		if err != nil {
+			return app.NotFound(err, "repository")
+		}
+		r, err = tx.Repositories().SetVisibility(ctx, id, v)
+		if err != nil {
+			return app.NotFound(err, "repository")
+		}
+		return tx.Audit().Append(ctx, ports.AuditEvent{
+			Action: ActionRepositoryUpdate, Actor: app.Actor(p), Target: r.ID, At: h.clock.Now(),
+			Details: map[string]any{"visibility": v.String(), "previousVisibility": before.Visibility.String()},
+		})
+	})
+	if err != nil {
+		return ports.Repository{}, err
+	}
+	return r, nil
+}
+
+// fieldReason is the user-safe reason of a domain field error.
+func fieldReason(err error) string {
+	var fe *policy.FieldError
+	if errors.As(err, &fe) {
+		return fe.Reason
+	}
+	return "is invalid"
+}

@@ -1,0 +1,120 @@
+package repositories
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/gate"
+	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// Bounds of GET /v1/repositories?limit=N.
+const (
+	DefaultRepositoryPage = 50
+	MaxRepositoryPage     = 200
+)
+
+// ListRepositories is the query of GET /v1/repositories: a page of at
+// most Limit repositories whose names sort after After.
+type ListRepositories struct {
+	Limit int
+	After string
+}
+
+// RepositoryListItem is a repository with the gate's answer for it.
+type RepositoryListItem struct {
+	ports.Repository
+	McpActive bool
+}
+
+// RepositoryLister lists the tenant's repositories (tenant:manage or
+// repo:manage). Safe for concurrent use.
+type RepositoryLister struct {
+	tenants ports.Tenants
+	gates   app.Gates
+}
+
+// NewRepositoryLister returns a [RepositoryLister].
+func NewRepositoryLister(tenants ports.Tenants, gates app.Gates) *RepositoryLister {
+	return &RepositoryLister{tenants: tenants, gates: gates}
+}
+
+// List returns one page by name with mcpActive, the answer GET …/policy
+// gives for each: signed off, instance allowed, effective mode on, at
+// least one existing server, not public. validation_failed (limit,
+// after) for a limit outside 1–[MaxRepositoryPage] or an after longer
+// than a name can be.
+func (h *RepositoryLister) List(ctx context.Context, p ports.Principal, q ListRepositories) ([]RepositoryListItem, error) {
+	fields := map[string]string{}
+	if q.Limit < 1 || q.Limit > MaxRepositoryPage {
+		fields["limit"] = fmt.Sprintf("must be an integer between 1 and %d", MaxRepositoryPage)
+	}
+	if len([]rune(q.After)) > MaxRepositoryNameLen {
+		fields["after"] = fmt.Sprintf("must be at most %d characters", MaxRepositoryNameLen)
+	}
+	if len(fields) > 0 {
+		return nil, app.Invalid(fields)
+	}
+	var out []RepositoryListItem
+	err := h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		repos, err := tx.Repositories().List(ctx, q.After, q.Limit)
+		if err != nil {
+			return fmt.Errorf("list repositories: %w", err)
+		}
+		out = make([]RepositoryListItem, len(repos))
+		for i, r := range repos {
+			out[i].Repository = r
+		}
+		if !h.gates.SignedOff || !h.gates.Instance.Allowed() || len(repos) == 0 {
+			return nil // closed gates: no repository uses MCP, nothing to read
+		}
+		return h.markActive(ctx, tx, out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// markActive merges each repository's section with the tenant default,
+// with three queries for the whole page.
+func (h *RepositoryLister) markActive(ctx context.Context, tx ports.TenantTx, items []RepositoryListItem) error {
+	def, err := tx.Policies().Default(ctx)
+	if err != nil {
+		return fmt.Errorf("read tenant default: %w", err)
+	}
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+	}
+	stored, err := tx.Policies().Repositories(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("read policies: %w", err)
+	}
+	effs := make([]policy.Effective, len(items))
+	var servers []string
+	seen := map[string]bool{}
+	for i, it := range items {
+		s, ok := stored[it.ID]
+		if !ok {
+			s = app.InheritSection()
+		}
+		effs[i] = policy.Merge(def, s)
+		for _, id := range effs[i].Servers() {
+			if !seen[id] {
+				seen[id] = true
+				servers = append(servers, id)
+			}
+		}
+	}
+	exists, err := tx.Policies().ServersExist(ctx, servers)
+	if err != nil {
+		return fmt.Errorf("check policy servers: %w", err)
+	}
+	for i := range items {
+		items[i].McpActive = gate.EffectiveMcpContext(effs[i].Existing(exists), items[i].Visibility, h.gates.SignedOff, h.gates.Instance.Allowed())
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package repositories_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/repositories"
+	"github.com/codelotse/codelotse/domain/policy"
+)
+
+func TestCreateRepository(t *testing.T) {
+	ctx := context.Background()
+	e := newRestEnv(t)
+	h := repositories.NewRepositoryHandler(e.tenants, e.clock)
+	r, err := h.Create(ctx, e.p, repositories.CreateRepository{Name: "acme/web", Visibility: "internal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Name != "acme/web" || r.Visibility != policy.VisibilityInternal || len(r.ID) != 36 {
+		t.Errorf("Create = %+v", r)
+	}
+	got, err := h.Get(ctx, e.p, strings.ToUpper(r.ID))
+	if err != nil || got != r {
+		t.Errorf("Get = %+v, %v; want %+v", got, err, r)
+	}
+	if _, err := h.Get(ctx, e.other, r.ID); restCode(err) != app.CodeNotFound {
+		t.Errorf("Get by another tenant = %v, want not_found", err)
+	}
+	events := e.audit(tenantA)
+	if len(events) != 1 || events[0].Action != "repository.create" || events[0].Target != r.ID || events[0].Actor != "token:tok-1" {
+		t.Errorf("audit = %+v", events)
+	}
+
+	_, err = h.Create(ctx, e.p, repositories.CreateRepository{Name: "acme/web", Visibility: "private"})
+	if restCode(err) != app.CodeNameTaken {
+		t.Errorf("duplicate name = %v, want name_taken", err)
+	}
+	// Another tenant may use the same name.
+	if _, err := h.Create(ctx, e.other, repositories.CreateRepository{Name: "acme/web", Visibility: "private"}); err != nil {
+		t.Errorf("same name in another tenant = %v", err)
+	}
+}
+
+func TestCreateRepositoryFields(t *testing.T) {
+	tests := []struct {
+		name, repo, visibility, field string
+	}{
+		{"empty name", "", "private", "name"},
+		{"long name", strings.Repeat("a", 201), "private", "name"},
+		{"control char", "acme/\x1bapi", "private", "name"},
+		{"no visibility", "acme/x", "", "visibility"},
+		{"bad visibility", "acme/x", "Public", "visibility"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newRestEnv(t)
+			_, err := repositories.NewRepositoryHandler(e.tenants, e.clock).Create(context.Background(), e.p,
+				repositories.CreateRepository{Name: tt.repo, Visibility: tt.visibility})
+			if restCode(err) != app.CodeValidationFailed {
+				t.Fatalf("Create = %v, want validation_failed", err)
+			}
+			if _, ok := app.AsError(err).Fields[tt.field]; !ok {
+				t.Errorf("fields = %v, want %s", app.AsError(err).Fields, tt.field)
+			}
+		})
+	}
+}
+
+func TestUpdateRepository(t *testing.T) {
+	ctx := context.Background()
+	e := newRestEnv(t)
+	h := repositories.NewRepositoryHandler(e.tenants, e.clock)
+	r, err := h.Update(ctx, e.p, repositories.UpdateRepository{ID: repoPrivate, Visibility: "public"})
+	if err != nil || r.Visibility != policy.VisibilityPublic || r.Name != "acme/api" {
+		t.Fatalf("Update = %+v, %v", r, err)
+	}
+	events := e.audit(tenantA)
+	if len(events) != 1 || events[0].Action != "repository.update" || events[0].Details["visibility"] != "public" || events[0].Details["previousVisibility"] != "private" {
+		t.Errorf("audit = %+v", events)
+	}
+	if _, err := h.Update(ctx, e.other, repositories.UpdateRepository{ID: repoPrivate, Visibility: "private"}); restCode(err) != app.CodeNotFound {
+		t.Errorf("Update by another tenant = %v, want not_found", err)
+	}
+	if _, err := h.Update(ctx, e.p, repositories.UpdateRepository{ID: "nope", Visibility: "private"}); restCode(err) != app.CodeNotFound {
+		t.Errorf("Update of a malformed id = %v, want not_found", err)
+	}
+	if _, err := h.Update(ctx, e.p, repositories.UpdateRepository{ID: repoPrivate, Visibility: "secret"}); restCode(err) != app.CodeValidationFailed {
+		t.Errorf("Update to a bad visibility = %v, want validation_failed", err)
+	}
+}

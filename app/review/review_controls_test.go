@@ -1,0 +1,197 @@
+package review_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/domain/gate"
+	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// Tests that each fail when one control of the review pipeline is removed
+// (issue 8, section 1).
+
+// TestShortEvidenceProvesNothing: a finding whose evidence has fewer than
+// 8 characters is dropped even though that text is in the diff; 8
+// characters are enough.
+func TestShortEvidenceProvesNothing(t *testing.T) {
+	diff := "+cache := map[string]string{}\n"
+	tests := []struct {
+		evidence string
+		kept     bool
+	}{
+		{"+", false},
+		{"cache", false},
+		{"cache :", false},     // 7 characters
+		{"  cache :  ", false}, // 7 once trimmed
+		{"cache :=", true},     // 8 characters
+		{"ache := map", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.evidence, func(t *testing.T) {
+			if !strings.Contains(diff, strings.TrimSpace(tt.evidence)) {
+				t.Fatalf("evidence %q is not in the diff: the case proves nothing", tt.evidence)
+			}
+			ev, _ := json.Marshal(tt.evidence)
+			m := &scriptModel{turns: map[string][]ports.ModelResponse{
+				ports.StepFinder:   {{Content: `{"findings": [{"path": "a.go", "line": 1, "title": "T", "body": "B", "evidence": ` + string(ev) + `}]}`}},
+				ports.StepVerifier: {{Content: `{"verdicts": [{"index": 0, "keep": true}]}`}},
+				ports.StepSummary:  {{Content: "S"}},
+			}}
+			out, err := (&review.Pipeline{Model: m}).Run(context.Background(), review.ReviewPipelineInput{Title: "t", Diff: diff})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(out.Findings) == 1; got != tt.kept {
+				t.Errorf("evidence %q (%d characters): kept = %v, want %v", tt.evidence, len([]rune(strings.TrimSpace(tt.evidence))), got, tt.kept)
+			}
+		})
+	}
+}
+
+// TestCapsResultsAtExactly8000Characters: a result of 9,000 characters
+// (two bytes each) reaches the model cut to exactly 8,000 characters.
+func TestCapsResultsAtExactly8000Characters(t *testing.T) {
+	e := newReviewEnv(t, 5)
+	e.mcp.answer = func(string, json.RawMessage) (ports.ToolResult, error) {
+		return ports.ToolResult{Texts: []string{strings.Repeat("é", limits.ResultPromptChars+1000)}}, nil
+	}
+	e.finderCalls(`{"query": "cache"}`)
+	e.run(t)
+	answers := e.model.toolAnswers()
+	if len(answers) != 1 || !strings.Contains(answers[0], "<untrusted") {
+		t.Fatalf("tool answers = %.200q, want one wrapped result", answers)
+	}
+	if n := strings.Count(answers[0], "é"); n != 8000 {
+		t.Errorf("the model saw %d characters of the result, want exactly 8000", n)
+	}
+	if st := e.statuses(); len(st) != 1 || st[0] != review.CallOK {
+		t.Errorf("statuses = %v, want ok", st)
+	}
+}
+
+// TestInvalidArgumentsAreNeverSent: an extra property and a 501-character
+// string are each exactly invalid_arguments, and the server gets no call;
+// a 500-character string is sent.
+func TestInvalidArgumentsAreNeverSent(t *testing.T) {
+	tests := []struct {
+		name, args string
+		want       string
+	}{
+		{"extra property", `{"query": "cache", "extra": "x"}`, review.CallInvalidArguments},
+		{"501 characters", `{"query": "` + strings.Repeat("é", limits.MaxArgumentStringLen+1) + `"}`, review.CallInvalidArguments},
+		{"500 characters", `{"query": "` + strings.Repeat("é", limits.MaxArgumentStringLen) + `"}`, review.CallOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newReviewEnv(t, 5)
+			e.finderCalls(tt.args)
+			run := e.run(t)
+			if st := e.statuses(); len(st) != 1 || st[0] != tt.want {
+				t.Errorf("statuses = %v, want exactly [%s]", st, tt.want)
+			}
+			wantSent := 0
+			if tt.want == review.CallOK {
+				wantSent = 1
+			}
+			if len(e.mcp.sent) != wantSent || run.Stats.Mcp.Calls != wantSent {
+				t.Errorf("the server got %d calls (stats %d), want %d", len(e.mcp.sent), run.Stats.Mcp.Calls, wantSent)
+			}
+			if a := e.model.toolAnswers(); len(a) != 1 || (tt.want != review.CallOK) != strings.Contains(a[0], review.CallInvalidArguments) {
+				t.Errorf("the model's answer = %.120q", a)
+			}
+		})
+	}
+}
+
+// spyTenants counts what a review run reads besides its own run row: the
+// server rows and credentials, the policies, the repositories, the call
+// records and the audit log. Every read succeeds (the fakes behind it
+// answer), so a run that reads nothing did not merely fail to read.
+type spyTenants struct {
+	ports.Tenants
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (s *spyTenants) InTenant(ctx context.Context, tenantID string, fn func(context.Context, ports.TenantTx) error) error {
+	return s.Tenants.InTenant(ctx, tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		return fn(ctx, spyTx{TenantTx: tx, s: s})
+	})
+}
+
+func (s *spyTenants) count(what string) {
+	s.mu.Lock()
+	s.reads[what]++
+	s.mu.Unlock()
+}
+
+func (s *spyTenants) total() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range s.reads {
+		out[k] = v
+	}
+	return out
+}
+
+type spyTx struct {
+	ports.TenantTx
+	s *spyTenants
+}
+
+func (t spyTx) Servers() ports.ServerRepo { t.s.count("servers"); return t.TenantTx.Servers() }
+func (t spyTx) Repositories() ports.RepositoryRepo {
+	t.s.count("repositories")
+	return t.TenantTx.Repositories()
+}
+func (t spyTx) Policies() ports.PolicyRepo { t.s.count("policies"); return t.TenantTx.Policies() }
+func (t spyTx) Audit() ports.AuditLog      { t.s.count("audit"); return t.TenantTx.Audit() }
+func (t spyTx) Calls() ports.CallLog       { t.s.count("calls"); return t.TenantTx.Calls() }
+
+// runWithSpies runs the queued review with gates and returns what it read,
+// how many MCP sessions it opened and how many calls it sent.
+func runWithSpies(t *testing.T, gates app.Gates) (reads map[string]int, opened, sent int) {
+	t.Helper()
+	e := newReviewEnv(t, 5)
+	spy := &spyTenants{Tenants: e.tenants, reads: map[string]int{}}
+	e.deps.Tenants = spy
+	e.deps.Gates = gates
+	e.finderCalls(`{"query": "cache"}`)
+	run := e.run(t)
+	if run.Status != ports.ReviewDone {
+		t.Errorf("run %s, want done", run.Status)
+	}
+	return spy.total(), e.mcp.opened, len(e.mcp.sent)
+}
+
+// checkUntouched fails unless the run read nothing but its own row,
+// opened no session and sent nothing, and checks the same spies see the
+// reads, the session and the call when the gates are open.
+func checkUntouched(t *testing.T, closed app.Gates) {
+	t.Helper()
+	reads, opened, sent := runWithSpies(t, closed)
+	if len(reads) != 0 || opened != 0 || sent != 0 {
+		t.Errorf("with the gates closed the run read %v, opened %d sessions, sent %d calls; want nothing", reads, opened, sent)
+	}
+	open := closed
+	open.SignedOff, open.Instance = true, gate.InstanceAllowed
+	reads, opened, sent = runWithSpies(t, open)
+	if reads["servers"] == 0 || reads["policies"] == 0 || opened != 1 || sent != 1 {
+		t.Errorf("with the gates open the spies saw reads %v, %d sessions, %d calls: they would not notice a leak", reads, opened, sent)
+	}
+}
+
+// TestInstanceDisabledTouchesNothing: QUAVON_MCP_CONTEXT=disabled, the
+// feature signed off: a queued review reads no server row, policy,
+// repository or call record, opens no MCP session and sends nothing.
+func TestInstanceDisabledTouchesNothing(t *testing.T) {
+	checkUntouched(t, app.Gates{SignedOff: true, Instance: gate.InstanceDisabled, Edition: gate.SelfHosted})
+}

@@ -1,0 +1,468 @@
+package review
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/budget"
+	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/tool"
+	"github.com/codelotse/codelotse/domain/untrusted"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// Call statuses (CONTRACT.md: GET …/calls, and the metric's outcomes).
+const (
+	CallOK               = "ok"
+	CallError            = "error"
+	CallBlocked          = "blocked"
+	CallTooLarge         = "too_large"
+	CallUnavailable      = "unavailable"
+	CallBudgetExhausted  = "budget_exhausted"
+	CallInvalidArguments = "invalid_arguments"
+)
+
+// ToolChanged is the lastError of a server whose allowlisted tool no
+// longer matches its pinned hash.
+const ToolChanged = "tool_changed"
+
+// personalDataRules are scanner rules whose matches are personal data,
+// not secrets: in a result they are redacted, not a reason to drop it.
+// In arguments every rule blocks the call.
+var personalDataRules = map[string]bool{ports.SecretRuleEmail: true}
+
+// mcpSetupTimeout bounds connecting to all of a run's servers and listing
+// their tools, together: a slow or hanging server is skipped, it cannot
+// eat the finder's time (a review never fails because of MCP).
+const mcpSetupTimeout = 30 * time.Second
+
+// mcpRun is the MCP context of one review run: its sessions and its
+// budget. Created per attempt, closed in the run's finally; nothing is
+// cached across runs. The budget and the stats come from the run's call
+// records, so a retried attempt continues the run's budget.
+type mcpRun struct {
+	deps     ReviewDeps
+	tenantID string
+	reviewID string
+	budget   *budget.RunBudget
+	wrapper  *untrusted.Wrapper
+	// gated: the sign-off or the instance switch closed the gate, so the
+	// run touches no MCP table, not even for its statistics.
+	gated bool
+
+	mu       sync.Mutex
+	sessions []ports.MCPSession
+}
+
+// close closes every session, concurrently; safe to call more than once.
+func (r *mcpRun) close() {
+	r.mu.Lock()
+	sessions := r.sessions
+	r.sessions = nil
+	r.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = s.Close()
+		}()
+	}
+	wg.Wait()
+}
+
+// usage reads the run's call records, over all its attempts.
+func (r *mcpRun) usage(ctx context.Context) (ports.ReviewUsage, error) {
+	var u ports.ReviewUsage
+	err := r.deps.Tenants.InTenant(ctx, r.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		var err error
+		u, err = tx.Calls().ReviewUsage(ctx, r.reviewID)
+		return err
+	})
+	return u, err
+}
+
+// stats are the run's MCP statistics, read from its call records: calls
+// that reached a server, bytes the budget kept, calls blocked.
+func (r *mcpRun) stats(ctx context.Context, promptUsed bool) ports.McpStats {
+	var st ports.McpStats
+	if promptUsed {
+		v := McpPromptVersion
+		st.Prompt = &v
+	}
+	if r.gated {
+		return st
+	}
+	u, err := r.usage(context.WithoutCancel(ctx))
+	if err != nil {
+		r.deps.warn("mcp stats not read", map[string]string{"review_id": r.reviewID, "error": err.Error()})
+		return st
+	}
+	st.Calls, st.Bytes, st.Blocked = u.Sent, u.Bytes, u.Blocked
+	return st
+}
+
+// mcpServer is a selected server with its decrypted credential, for this
+// run only.
+type mcpServer struct {
+	srv    *server.Server
+	target ports.MCPTarget
+}
+
+// loadServers reads the run's servers (of the tenant, enabled,
+// acknowledged) and opens their credentials. A server that cannot be read
+// or whose credential cannot be opened is skipped, not the run.
+func (r *mcpRun) loadServers(ctx context.Context, ids []string) []mcpServer {
+	var out []mcpServer
+	for _, id := range ids {
+		var (
+			s   *server.Server
+			enc []byte
+		)
+		err := r.deps.Tenants.InTenant(ctx, r.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+			var err error
+			if s, err = tx.Servers().Get(ctx, id); err != nil {
+				return err
+			}
+			enc, err = tx.Servers().Credential(ctx, id)
+			return err
+		})
+		if errors.Is(err, ports.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			r.deps.warn("mcp server skipped: cannot be read", map[string]string{"server_id": id, "review_id": r.reviewID, "error": err.Error()})
+			r.deps.Metrics.McpCall(CallUnavailable)
+			continue
+		}
+		if !s.Enabled() || !s.Acknowledged() {
+			continue
+		}
+		cred, err := app.OpenCredential(r.deps.Cipher, s.ID(), enc)
+		if err != nil {
+			r.warn("mcp server skipped: credential cannot be opened", s)
+			r.deps.Metrics.McpCall(CallUnavailable)
+			continue
+		}
+		out = append(out, mcpServer{srv: s, target: ports.MCPTarget{URL: s.URL(), Credential: cred}})
+	}
+	return out
+}
+
+// listed is one server's session and live tools, or why it is skipped.
+type listed struct {
+	sess  ports.MCPSession
+	tools []ports.ListedTool
+	err   error
+}
+
+// openTools connects to every server at once, under one deadline, lists
+// its tools again and offers the allowlisted ones whose live definition
+// still matches the pinned hash. A server that cannot be reached, times
+// out or errs is skipped. A tool whose definition changed is dropped for
+// this run, recorded as blocked, and its server's lastError becomes
+// tool_changed.
+func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalTool {
+	timeout := r.deps.McpSetupTimeout
+	if timeout <= 0 {
+		timeout = mcpSetupTimeout
+	}
+	setup, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	results := make([]listed, len(servers))
+	var wg sync.WaitGroup
+	for i, ms := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sess, err := r.deps.Connector.Open(setup, ms.target, limits.ReviewResponseCap)
+			if err != nil {
+				results[i].err = err
+				return
+			}
+			r.mu.Lock()
+			r.sessions = append(r.sessions, sess)
+			r.mu.Unlock()
+			results[i].sess = sess
+			results[i].tools, results[i].err = sess.ListTools(setup)
+		}()
+	}
+	wg.Wait()
+
+	var tools []ExternalTool
+	names := map[string]bool{}
+	for i, ms := range servers {
+		res := results[i]
+		if res.err != nil {
+			r.warn("mcp server skipped: "+connectorCode(res.err), ms.srv)
+			r.deps.Metrics.McpCall(CallUnavailable)
+			r.unauthorized(ctx, ms.srv.ID(), res.err)
+			continue
+		}
+		live := make(map[string]ports.ListedTool, len(res.tools))
+		for _, lt := range res.tools {
+			live[lt.Name] = lt
+		}
+		changed := false
+		for _, snap := range ms.srv.Tools() {
+			lt, ok := live[snap.Name()]
+			if !ok {
+				continue // gone from the server: not offered
+			}
+			if lt.Err != nil || !snap.Matches(lt.Definition) {
+				changed = true
+				r.record(ctx, ports.ToolCall{ServerID: ms.srv.ID(), Tool: snap.Name(), Status: CallBlocked})
+				continue
+			}
+			name, err := tool.ModelToolName(ms.srv.Name().String(), snap.Name())
+			if err != nil || names[name] {
+				continue // a rename made it too long, or two servers collide
+			}
+			names[name] = true
+			tools = append(tools, &mcpTool{run: r, srv: ms.srv, snap: snap, session: res.sess, modelName: name})
+		}
+		if changed {
+			r.markServer(ctx, ms.srv.ID(), ToolChanged)
+		}
+	}
+	sort.Slice(tools, func(i, j int) bool { return tools[i].Spec().Name < tools[j].Spec().Name })
+	return tools
+}
+
+// markServer records lastError on a server (tool_changed, or
+// server_unauthorized when it refused the credential). A failure to store
+// is logged: it must not fail the review.
+func (r *mcpRun) markServer(ctx context.Context, serverID, lastError string) {
+	err := r.deps.Tenants.InTenant(context.WithoutCancel(ctx), r.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		_, err := tx.Servers().Update(ctx, serverID, func(s *server.Server) (ports.CredentialUpdate, error) {
+			s.RecordError(lastError)
+			return ports.CredentialUpdate{}, nil
+		})
+		return err
+	})
+	if err != nil {
+		r.deps.warn("mcp server: cannot record "+lastError, map[string]string{"server_id": serverID, "error": err.Error()})
+	}
+}
+
+// unauthorized records server_unauthorized as the server's lastError
+// when err says the server refused the credential (401 or 403), so the
+// admin sees a credential to fix rather than a flaky server.
+func (r *mcpRun) unauthorized(ctx context.Context, serverID string, err error) {
+	if errors.Is(err, ports.ErrServerUnauthorized) {
+		r.markServer(ctx, serverID, ports.ErrServerUnauthorized.Error())
+	}
+}
+
+// record stores one call record (counts only) and counts the outcome.
+// A failure to store is logged: it must not fail the review.
+func (r *mcpRun) record(ctx context.Context, c ports.ToolCall) {
+	c.ReviewID = r.reviewID
+	c.CreatedAt = r.deps.Clock.Now()
+	r.deps.Metrics.McpCall(c.Status)
+	err := r.deps.Tenants.InTenant(context.WithoutCancel(ctx), r.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		return tx.Calls().Record(ctx, c)
+	})
+	if err != nil {
+		r.deps.warn("mcp call record not stored", map[string]string{"server_id": c.ServerID, "error": err.Error()})
+	}
+}
+
+func (r *mcpRun) warn(msg string, srv *server.Server) {
+	r.deps.warn(msg, map[string]string{"server_id": srv.ID(), "server": srv.Name().String(), "review_id": r.reviewID})
+}
+
+// connectorCode is the fixed code of a transport failure.
+func connectorCode(err error) string {
+	_, lastError := app.RemoteFailure(err)
+	return lastError
+}
+
+// mcpTool is one allowlisted tool offered to the finder for one run.
+type mcpTool struct {
+	run       *mcpRun
+	srv       *server.Server
+	snap      tool.Snapshot
+	session   ports.MCPSession
+	modelName string
+}
+
+// Spec is the tool as the model sees it: the model-facing name, the
+// admin's description with the fixed prefix, and the stored schema
+// without property descriptions.
+func (t *mcpTool) Spec() ports.ToolSpec {
+	return ports.ToolSpec{
+		Name:        t.modelName,
+		Description: tool.ModelDescription(t.srv.Name().String(), t.snap.Description()),
+		Parameters:  t.snap.Schema().ModelSchema(),
+	}
+}
+
+func (t *mcpTool) source() string { return "mcp:" + t.srv.Name().String() + "/" + t.snap.Name() }
+
+// refusal is the model's answer to a call that was not made or not kept.
+func refusal(status string) string { return fmt.Sprintf(`{"error": %q}`, status) }
+
+// Call runs the guarded call pipeline (threat analysis, Execution), in
+// this order: run budget → strict arguments → secret and personal-data
+// scan of the arguments → tools/call → text and structuredContent only →
+// 64 KiB → secret scan of the result → redaction → 8,000 characters →
+// untrusted wrapper. Every call is recorded with counts only. A panic
+// inside is an error answer, never the worker's end.
+func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string) {
+	r := t.run
+	start := r.deps.Clock.Now()
+	ctx, span := startCall(ctx, t.snap.Name())
+	rec := ports.ToolCall{ServerID: t.srv.ID(), Tool: t.snap.Name(), RequestBytes: len(args), ArgumentsHash: argumentsHash(args)}
+	finish := func(status string, answer string) string {
+		endCall(span, status)
+		rec.Status = status
+		rec.Duration = r.deps.Clock.Now().Sub(start)
+		r.record(ctx, rec)
+		return answer
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			r.deps.warn("mcp call panicked", map[string]string{"server_id": t.srv.ID(), "tool": t.snap.Name(), "panic_type": fmt.Sprintf("%T", v)})
+			answer = finish(CallError, refusal(CallError))
+		}
+	}()
+
+	res, err := r.budget.Reserve()
+	if err != nil {
+		return finish(CallBudgetExhausted, refusal(CallBudgetExhausted))
+	}
+	defer res.Release() // no-op after Commit
+
+	if err := t.snap.Schema().Validate(args); err != nil {
+		return finish(CallInvalidArguments, refusal(CallInvalidArguments+": "+argumentReason(err)))
+	}
+	sent, err := tool.Canonicalize(args)
+	if err != nil {
+		return finish(CallInvalidArguments, refusal(CallInvalidArguments))
+	}
+	rec.RequestBytes = len(sent)
+	if len(r.deps.Scanner.Scan(argumentText(sent))) > 0 {
+		return finish(CallBlocked, refusal(CallBlocked+": the arguments look like a secret or personal data; nothing was sent"))
+	}
+
+	out, err := t.session.CallTool(ctx, t.snap.Name(), sent)
+	switch {
+	case errors.Is(err, ports.ErrResponseTooLarge):
+		// The server made the run read a whole reservation's worth.
+		rec.ResponseBytes = limits.ReviewResponseCap
+		_ = res.Commit(rec.ResponseBytes)
+		return finish(CallTooLarge, refusal(CallTooLarge))
+	case errors.Is(err, ports.ErrProtocol):
+		return finish(CallError, refusal(CallError))
+	case err != nil:
+		r.unauthorized(ctx, t.srv.ID(), err)
+		return finish(CallUnavailable, refusal(CallUnavailable))
+	}
+	text := resultText(out)
+	rec.ResponseBytes = len(text)
+	if len(text) > limits.ToolResultCap {
+		_ = res.Commit(len(text)) // keeps the whole reservation
+		return finish(CallTooLarge, refusal(CallTooLarge))
+	}
+	findings := r.deps.Scanner.Scan(text)
+	if hasSecret(findings) {
+		return finish(CallBlocked, refusal(CallBlocked+": the result contained a secret and was dropped"))
+	}
+	text = capChars(r.deps.Scanner.Redact(text, findings), limits.ResultPromptChars)
+	var wrapped string
+	if out.IsError {
+		wrapped, err = r.wrapper.WrapError(t.source(), text)
+	} else {
+		wrapped, err = r.wrapper.Wrap(t.source(), text)
+	}
+	if err != nil {
+		return finish(CallError, refusal(CallError))
+	}
+	_ = res.Commit(rec.ResponseBytes)
+	if out.IsError {
+		return finish(CallError, wrapped)
+	}
+	return finish(CallOK, wrapped)
+}
+
+// argumentsHash is the SHA-256 of the arguments as they would be sent (the
+// canonical JSON), or of the raw bytes when they are not JSON.
+func argumentsHash(args json.RawMessage) string {
+	b, err := tool.Canonicalize(args)
+	if err != nil {
+		b = args
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// argumentText is what the scanner reads for a call's arguments: the JSON
+// as sent, and each decoded string value, so an escaped secret
+// ("\u0041KIA…") is read as the server would read it.
+func argumentText(sent []byte) string {
+	var values map[string]any
+	parts := []string{string(sent)}
+	if json.Unmarshal(sent, &values) == nil {
+		keys := make([]string, 0, len(values))
+		for k := range values {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if s, ok := values[k].(string); ok {
+				parts = append(parts, s)
+			}
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// resultText keeps the text items and structuredContent (as JSON);
+// images, audio, resources and links were dropped by the adapter.
+func resultText(out ports.ToolResult) string {
+	parts := append([]string{}, out.Texts...)
+	if len(out.Structured) > 0 {
+		parts = append(parts, string(out.Structured))
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// hasSecret reports a finding that is a secret (not only personal data).
+func hasSecret(findings []ports.SecretFinding) bool {
+	for _, f := range findings {
+		if !personalDataRules[f.Rule] {
+			return true
+		}
+	}
+	return false
+}
+
+// argumentReason is the validation reason without any argument value.
+func argumentReason(err error) string {
+	var ae *tool.ArgumentError
+	if errors.As(err, &ae) {
+		return ae.Field + " " + ae.Reason
+	}
+	return "arguments do not match the schema"
+}
+
+// compile-time check
+var _ ExternalTool = (*mcpTool)(nil)
+
+// warn logs through the deps' Warn hook, if any.
+func (d ReviewDeps) warn(msg string, fields map[string]string) {
+	if d.Warn != nil {
+		d.Warn(msg, fields)
+	}
+}

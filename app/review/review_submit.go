@@ -1,0 +1,154 @@
+package review
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/id"
+
+	"github.com/codelotse/codelotse/ports"
+)
+
+// SubmitReview queues a review of a repository (POST /v1/repositories/{id}/reviews).
+type SubmitReview struct {
+	RepositoryID string
+	Title        string
+	Description  string
+	Diff         string
+	Files        map[string]string
+}
+
+// Limits of a review request besides its 8 MiB body.
+const (
+	maxReviewTitle = 500
+	maxReviewFiles = 1000
+	maxFilePath    = 1024
+)
+
+// ReviewHandler submits and reads reviews.
+type ReviewHandler struct {
+	tenants ports.Tenants
+	clock   ports.Clock
+	newID   func() string
+}
+
+// NewReviewHandler returns the handler.
+func NewReviewHandler(tenants ports.Tenants, clock ports.Clock, newID func() string) *ReviewHandler {
+	return &ReviewHandler{tenants: tenants, clock: clock, newID: newID}
+}
+
+// Submit stores the run and enqueues its job in one transaction; a worker
+// replica takes it. Not gated: a review runs with or without MCP context.
+func (h *ReviewHandler) Submit(ctx context.Context, p ports.Principal, cmd SubmitReview) (ports.ReviewRun, error) {
+	repoID, ok := id.Parse(cmd.RepositoryID)
+	if !ok {
+		return ports.ReviewRun{}, app.Fail(app.CodeNotFound, "no such repository")
+	}
+	fields := map[string]string{}
+	if cmd.Title == "" || utf8.RuneCountInString(cmd.Title) > maxReviewTitle {
+		fields["title"] = fmt.Sprintf("is required, at most %d characters", maxReviewTitle)
+	}
+	if cmd.Diff == "" {
+		fields["diff"] = "is required"
+	}
+	if len(cmd.Files) > maxReviewFiles {
+		fields["files"] = fmt.Sprintf("at most %d files", maxReviewFiles)
+	}
+	for path := range cmd.Files {
+		if path == "" || len(path) > maxFilePath || !utf8.ValidString(path) {
+			fields["files"] = "paths must be 1 to 1024 bytes of UTF-8"
+			break
+		}
+	}
+	if len(fields) > 0 {
+		return ports.ReviewRun{}, app.Invalid(fields)
+	}
+	run := ports.ReviewRun{
+		ID: h.newID(), RepositoryID: repoID, Status: ports.ReviewQueued,
+		Title: cmd.Title, Description: cmd.Description, Diff: cmd.Diff, Files: cmd.Files,
+		CreatedAt: h.clock.Now(),
+	}
+	if run.Files == nil {
+		run.Files = map[string]string{}
+	}
+	err := h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		if _, err := tx.Repositories().Get(ctx, repoID); err != nil {
+			return app.NotFound(err, "repository")
+		}
+		return tx.Reviews().Insert(ctx, run)
+	})
+	if err != nil {
+		return ports.ReviewRun{}, err
+	}
+	return run, nil
+}
+
+// Get reads a review run; another tenant's id is not found.
+func (h *ReviewHandler) Get(ctx context.Context, p ports.Principal, rawID string) (ports.ReviewRun, error) {
+	id, ok := id.Parse(rawID)
+	if !ok {
+		return ports.ReviewRun{}, app.Fail(app.CodeNotFound, "no such review")
+	}
+	var run ports.ReviewRun
+	err := h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		var err error
+		run, err = tx.Reviews().Get(ctx, id)
+		return err
+	})
+	if errors.Is(err, ports.ErrNotFound) {
+		return ports.ReviewRun{}, app.Fail(app.CodeNotFound, "no such review")
+	}
+	return run, err
+}
+
+// Limits of the review pages: runs listed per repository, call records
+// shown per run (a run makes at most 20 calls; blocked records add to them).
+const (
+	RecentReviews     = 50
+	maxCallsPerReview = 200
+)
+
+// Recent lists a repository's latest runs ([RecentReviews], newest first,
+// without diff and files); not_found for a repository the tenant does not
+// have.
+func (h *ReviewHandler) Recent(ctx context.Context, p ports.Principal, repositoryID string) ([]ports.ReviewRun, error) {
+	repoID, ok := id.Parse(repositoryID)
+	if !ok {
+		return nil, app.Fail(app.CodeNotFound, "no such repository")
+	}
+	var out []ports.ReviewRun
+	err := h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		if _, err := tx.Repositories().Get(ctx, repoID); err != nil {
+			return app.NotFound(err, "repository")
+		}
+		var err error
+		out, err = tx.Reviews().Recent(ctx, repoID, RecentReviews)
+		return err
+	})
+	return out, err
+}
+
+// Calls lists the tool-call records of a run, oldest first (counts and
+// sizes only, like every call record); not_found for an unknown run.
+func (h *ReviewHandler) Calls(ctx context.Context, p ports.Principal, reviewID string) ([]ports.ToolCall, error) {
+	rid, ok := id.Parse(reviewID)
+	if !ok {
+		return nil, app.Fail(app.CodeNotFound, "no such review")
+	}
+	var out []ports.ToolCall
+	err := h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		if _, err := tx.Reviews().Get(ctx, rid); err != nil {
+			if errors.Is(err, ports.ErrNotFound) {
+				return app.Fail(app.CodeNotFound, "no such review")
+			}
+			return err
+		}
+		var err error
+		out, err = tx.Calls().ForReview(ctx, rid, maxCallsPerReview)
+		return err
+	})
+	return out, err
+}

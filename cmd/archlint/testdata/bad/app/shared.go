@@ -1,0 +1,5 @@
+package app
+
+import "example.com/bad/app/review"
+
+var _ = review.X

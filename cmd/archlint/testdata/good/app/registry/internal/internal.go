@@ -1,0 +1,4 @@
+package internal
+
+// Helper belongs to the registry module.
+type Helper struct{}

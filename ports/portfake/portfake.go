@@ -1,0 +1,630 @@
+// Package portfake holds in-memory fakes of the ports, shared by the
+// application modules' tests and by the port contract tests (which run
+// the same suite against these fakes and against PostgreSQL). A fake keeps
+// what it stores in exported fields, so a test can seed it and look into
+// it. Fakes are not safe for concurrent use unless they say so; Tenants
+// serialises the transactions it runs.
+package portfake
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/settings"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// Tenants is an in-memory ports.Tenants: one Tx per tenant. It
+// serialises transactions (like the row lock the real store takes) and
+// does not roll back; use-case tests that need atomicity use PostgreSQL.
+type Tenants struct {
+	mu  sync.Mutex
+	Txs map[string]*Tx
+	// NewTx builds the repos of a tenant seen for the first time.
+	NewTx func(tenantID string) *Tx
+}
+
+type Tx struct {
+	ServerRepo     ports.ServerRepo
+	RepositoryRepo ports.RepositoryRepo
+	PolicyRepo     ports.PolicyRepo
+	AuditLog       *Audit
+	CallLog        *Calls
+	ReviewRepo     ports.ReviewRepo
+	SettingsRepo   *Settings
+	PromptLogRepo  *PromptLogs
+}
+
+func (t *Tx) Servers() ports.ServerRepo          { return t.ServerRepo }
+func (t *Tx) Repositories() ports.RepositoryRepo { return t.RepositoryRepo }
+func (t *Tx) Policies() ports.PolicyRepo         { return t.PolicyRepo }
+func (t *Tx) Audit() ports.AuditLog              { return t.AuditLog }
+func (t *Tx) Calls() ports.CallLog               { return t.CallLog }
+func (t *Tx) Reviews() ports.ReviewRepo          { return t.ReviewRepo }
+func (t *Tx) Settings() ports.SettingsRepo       { return t.SettingsRepo }
+func (t *Tx) PromptLogs() ports.PromptLogRepo    { return t.PromptLogRepo }
+
+func (f *Tenants) InTenant(ctx context.Context, tenantID string, fn func(context.Context, ports.TenantTx) error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.Txs == nil {
+		f.Txs = map[string]*Tx{}
+	}
+	tx, ok := f.Txs[tenantID]
+	if !ok {
+		tx = f.NewTx(tenantID)
+		if tx.AuditLog == nil {
+			tx.AuditLog = &Audit{}
+		}
+		if tx.CallLog == nil {
+			tx.CallLog = &Calls{}
+		}
+		if tx.SettingsRepo == nil {
+			tx.SettingsRepo = &Settings{Value: settings.Default()}
+		}
+		if tx.PromptLogRepo == nil {
+			tx.PromptLogRepo = &PromptLogs{}
+		}
+		f.Txs[tenantID] = tx
+	}
+	return fn(ctx, tx)
+}
+
+// Audit records events in memory.
+type Audit struct{ Events []ports.AuditEvent }
+
+func (a *Audit) Append(_ context.Context, e ports.AuditEvent) error {
+	a.Events = append(a.Events, e)
+	return nil
+}
+
+func (a *Audit) Recent(_ context.Context, limit int) ([]ports.AuditEvent, error) {
+	var out []ports.AuditEvent
+	for i := len(a.Events) - 1; i >= 0 && len(out) < limit; i-- {
+		out = append(out, a.Events[i])
+	}
+	return out, nil
+}
+
+// Settings holds one tenant's settings.
+type Settings struct{ Value settings.Settings }
+
+func (f *Settings) Get(context.Context) (settings.Settings, error) { return f.Value, nil }
+func (f *Settings) Put(_ context.Context, s settings.Settings) error {
+	f.Value = s
+	return nil
+}
+
+// PromptLogs keeps one tenant's prompt logs in memory.
+type PromptLogs struct{ Logs []ports.PromptLog }
+
+func (f *PromptLogs) Insert(_ context.Context, l ports.PromptLog) error {
+	f.Logs = append(f.Logs, l)
+	return nil
+}
+
+func (f *PromptLogs) List(_ context.Context, reviewID string, now time.Time) ([]ports.PromptLog, error) {
+	var out []ports.PromptLog
+	for _, l := range f.Logs {
+		if l.ReviewID == reviewID && l.ExpiresAt.After(now) {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+func (f *PromptLogs) DeleteAll(context.Context) (int64, error) {
+	n := int64(len(f.Logs))
+	f.Logs = nil
+	return n, nil
+}
+
+// Clock is a ports.Clock that tests move by hand.
+type Clock struct{ At time.Time }
+
+func (c *Clock) Now() time.Time { return c.At }
+
+// Calls records tool calls in memory.
+type Calls struct{ Records []ports.ToolCall }
+
+func (c *Calls) Record(_ context.Context, call ports.ToolCall) error {
+	c.Records = append(c.Records, call)
+	return nil
+}
+
+func (c *Calls) Recent(_ context.Context, serverID string, limit int) ([]ports.ToolCall, error) {
+	var out []ports.ToolCall
+	for i := len(c.Records) - 1; i >= 0 && len(out) < limit; i-- {
+		if c.Records[i].ServerID == serverID {
+			out = append(out, c.Records[i])
+		}
+	}
+	return out, nil
+}
+
+func (c *Calls) ForReview(_ context.Context, reviewID string, limit int) ([]ports.ToolCall, error) {
+	var out []ports.ToolCall
+	for _, r := range c.Records {
+		if r.ReviewID == reviewID && len(out) < limit {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func (c *Calls) ReviewUsage(_ context.Context, reviewID string) (ports.ReviewUsage, error) {
+	var u ports.ReviewUsage
+	for _, r := range c.Records {
+		if r.ReviewID != reviewID {
+			continue
+		}
+		if r.Status != "budget_exhausted" && r.ArgumentsHash != "" {
+			u.Reserved++
+		}
+		switch r.Status {
+		case "ok", "error":
+			u.Sent++
+			u.Bytes += min(r.ResponseBytes, limits.CallReservation)
+		case "too_large":
+			u.Sent++
+			u.Bytes += limits.CallReservation
+		case "unavailable":
+			u.Sent++
+		case "blocked":
+			u.Blocked++
+		}
+	}
+	return u, nil
+}
+
+// Servers is an in-memory ports.ServerRepo of one tenant. Calls are
+// serialised by Tenants; it keeps copies so a caller's later changes
+// to an entity do not reach the "stored" row.
+type Servers struct {
+	Rows  map[string]*server.Server
+	Creds map[string][]byte
+	// Err, when set, is returned by every call (a failing database).
+	Err error
+	// Clock is the database's clock for ClaimDiscovery.
+	Clock ports.Clock
+}
+
+func NewServers() *Servers {
+	return &Servers{Rows: map[string]*server.Server{}, Creds: map[string][]byte{}}
+}
+
+func cloneServer(s *server.Server) *server.Server { c := *s; return &c }
+
+func (r *Servers) nameTaken(name server.Name, except string) bool {
+	for id, s := range r.Rows {
+		if id != except && s.Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Servers) Insert(_ context.Context, s *server.Server, enc []byte, max int) error {
+	if r.Err != nil {
+		return r.Err
+	}
+	if len(r.Rows) >= max {
+		return ports.ErrTooManyServers
+	}
+	if r.nameTaken(s.Name(), "") {
+		return fmt.Errorf("insert: %w", ports.ErrNameTaken)
+	}
+	r.Rows[s.ID()] = cloneServer(s)
+	if enc != nil {
+		r.Creds[s.ID()] = bytes.Clone(enc)
+	}
+	return nil
+}
+
+func (r *Servers) Get(_ context.Context, id string) (*server.Server, error) {
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	s, ok := r.Rows[id]
+	if !ok {
+		return nil, ports.ErrNotFound
+	}
+	return cloneServer(s), nil
+}
+
+func (r *Servers) List(_ context.Context) ([]*server.Server, error) {
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	var out []*server.Server
+	for _, s := range r.Rows {
+		out = append(out, cloneServer(s))
+	}
+	slices.SortFunc(out, func(a, b *server.Server) int { return strings.Compare(a.Name().String(), b.Name().String()) })
+	return out, nil
+}
+
+func (r *Servers) Update(_ context.Context, id string, fn func(*server.Server) (ports.CredentialUpdate, error)) (*server.Server, error) {
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	s, ok := r.Rows[id]
+	if !ok {
+		return nil, ports.ErrNotFound
+	}
+	c := cloneServer(s)
+	cu, err := fn(c)
+	if err != nil {
+		return nil, err
+	}
+	if r.nameTaken(c.Name(), id) {
+		return nil, ports.ErrNameTaken
+	}
+	r.Rows[id] = cloneServer(c)
+	if cu.Replace {
+		if cu.Encrypted == nil {
+			delete(r.Creds, id)
+		} else {
+			r.Creds[id] = bytes.Clone(cu.Encrypted)
+		}
+	}
+	return c, nil
+}
+
+func (r *Servers) Delete(_ context.Context, id string) error {
+	if r.Err != nil {
+		return r.Err
+	}
+	if _, ok := r.Rows[id]; !ok {
+		return ports.ErrNotFound
+	}
+	delete(r.Rows, id)
+	delete(r.Creds, id)
+	return nil
+}
+
+func (r *Servers) Credential(_ context.Context, id string) ([]byte, error) {
+	if _, ok := r.Rows[id]; !ok {
+		return nil, ports.ErrNotFound
+	}
+	return bytes.Clone(r.Creds[id]), nil
+}
+
+// Resolver answers from a table; a host not in it does not resolve.
+type Resolver struct {
+	mu      sync.Mutex
+	Addrs   map[string][]netip.Addr
+	Lookups []string
+}
+
+func (f *Resolver) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.Lookups = append(f.Lookups, host)
+	a, ok := f.Addrs[host]
+	if !ok {
+		return nil, fmt.Errorf("lookup %s: no such host", host)
+	}
+	return a, nil
+}
+
+// Cipher is a transparent stand-in for the key ring: "key|aad|hex".
+// It checks key ids and the associated data like the real one, without
+// the cryptography (adapters/crypto has its own tests).
+type Cipher struct {
+	Keys []string // keys[0] is the primary; empty: no keys
+}
+
+var ErrNoKeys = errors.New("fake: no keys")
+
+func (c *Cipher) Seal(plain, aad []byte) ([]byte, error) {
+	if len(c.Keys) == 0 {
+		return nil, ErrNoKeys
+	}
+	return []byte(c.Keys[0] + "|" + string(aad) + "|" + hex.EncodeToString(plain)), nil
+}
+
+func (c *Cipher) Open(sealed, aad []byte) ([]byte, error) {
+	if len(c.Keys) == 0 {
+		return nil, ErrNoKeys
+	}
+	parts := strings.SplitN(string(sealed), "|", 3)
+	if len(parts) != 3 {
+		return nil, errors.New("fake: malformed")
+	}
+	if !slices.Contains(c.Keys, parts[0]) {
+		return nil, errors.New("fake: unknown key")
+	}
+	if parts[1] != string(aad) {
+		return nil, errors.New("fake: wrong aad")
+	}
+	return hex.DecodeString(parts[2])
+}
+
+func (c *Cipher) IsPrimary(sealed []byte) bool {
+	return len(c.Keys) > 0 && strings.HasPrefix(string(sealed), c.Keys[0]+"|")
+}
+
+// Rotator is an in-memory ports.CredentialRotator.
+type Rotator struct {
+	Creds map[string][]byte
+	// beforeReplace runs before each Replace (to simulate a concurrent writer).
+	BeforeReplace func(serverID string)
+	Batches       int
+}
+
+func (f *Rotator) Batch(_ context.Context, after string, limit int) ([]ports.EncryptedCredential, error) {
+	f.Batches++
+	ids := make([]string, 0, len(f.Creds))
+	for id := range f.Creds {
+		if id > after {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	if len(ids) > limit {
+		ids = ids[:limit]
+	}
+	out := make([]ports.EncryptedCredential, len(ids))
+	for i, id := range ids {
+		out[i] = ports.EncryptedCredential{ServerID: id, Encrypted: bytes.Clone(f.Creds[id])}
+	}
+	return out, nil
+}
+
+func (f *Rotator) Replace(_ context.Context, id string, old, enc []byte) (bool, error) {
+	if f.BeforeReplace != nil {
+		f.BeforeReplace(id)
+	}
+	if !bytes.Equal(f.Creds[id], old) {
+		return false, nil
+	}
+	f.Creds[id] = bytes.Clone(enc)
+	return true, nil
+}
+
+// ClaimDiscovery grants a claim when the last discovery is at least
+// interval older than the fake's clock (nil: always the zero time).
+func (r *Servers) ClaimDiscovery(_ context.Context, id string, interval time.Duration) (bool, time.Duration, error) {
+	if r.Err != nil {
+		return false, 0, r.Err
+	}
+	s, ok := r.Rows[id]
+	if !ok {
+		return false, 0, ports.ErrNotFound
+	}
+	now := r.claimNow()
+	if last := s.LastDiscoveryAt(); !last.IsZero() && now.Sub(last) < interval {
+		return false, interval - now.Sub(last), nil
+	}
+	s.RecordDiscovery(now, s.LastError())
+	return true, 0, nil
+}
+
+func (r *Servers) claimNow() time.Time {
+	if r.Clock == nil {
+		return time.Time{}
+	}
+	return r.Clock.Now()
+}
+
+// Repositories is an in-memory ports.RepositoryRepo of one tenant.
+type Repositories struct{ ByID map[string]ports.Repository }
+
+func (f *Repositories) Insert(_ context.Context, r ports.Repository) error {
+	for _, have := range f.ByID {
+		if have.Name == r.Name {
+			return ports.ErrConflict
+		}
+	}
+	f.ByID[r.ID] = r
+	return nil
+}
+
+func (f *Repositories) Get(_ context.Context, id string) (ports.Repository, error) {
+	r, ok := f.ByID[id]
+	if !ok {
+		return ports.Repository{}, ports.ErrNotFound
+	}
+	return r, nil
+}
+
+func (f *Repositories) SetVisibility(_ context.Context, id string, v policy.Visibility) (ports.Repository, error) {
+	r, ok := f.ByID[id]
+	if !ok {
+		return ports.Repository{}, ports.ErrNotFound
+	}
+	r.Visibility = v
+	f.ByID[id] = r
+	return r, nil
+}
+
+func (f *Repositories) List(_ context.Context, after string, limit int) ([]ports.Repository, error) {
+	var out []ports.Repository
+	for _, r := range f.ByID {
+		if r.Name > after {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, func(a, b ports.Repository) int { return strings.Compare(a.Name, b.Name) })
+	return out[:min(limit, len(out))], nil
+}
+
+// Policies is an in-memory ports.PolicyRepo of one tenant; servers
+// are the ids of the tenant's servers.
+type Policies struct {
+	Def     *policy.McpSection
+	Repos   map[string]policy.McpSection
+	Servers map[string]bool
+	Asked   [][]string
+}
+
+func (f *Policies) Default(context.Context) (*policy.McpSection, error) { return f.Def, nil }
+
+func (f *Policies) PutDefault(_ context.Context, s policy.McpSection) error {
+	f.Def = &s
+	return nil
+}
+
+func (f *Policies) Repository(_ context.Context, id string) (policy.McpSection, bool, error) {
+	s, ok := f.Repos[id]
+	return s, ok, nil
+}
+
+func (f *Policies) PutRepository(_ context.Context, id string, s policy.McpSection) error {
+	f.Repos[id] = s
+	return nil
+}
+
+func (f *Policies) Repositories(_ context.Context, ids []string) (map[string]policy.McpSection, error) {
+	out := map[string]policy.McpSection{}
+	for _, id := range ids {
+		if s, ok := f.Repos[id]; ok {
+			out[id] = s
+		}
+	}
+	return out, nil
+}
+
+func (f *Policies) ServersExist(_ context.Context, ids []string) (map[string]bool, error) {
+	f.Asked = append(f.Asked, ids)
+	out := map[string]bool{}
+	for _, id := range ids {
+		out[id] = f.Servers[id]
+	}
+	return out, nil
+}
+
+// Accounts is an in-memory ports.Accounts. It keeps what CreateToken
+// received, so tests can check that no plaintext token reaches it.
+type Accounts struct {
+	Tenants map[string]string
+	Tokens  map[string]ports.Principal // key: string(hash)
+	Hashes  [][]byte
+	nextID  int
+}
+
+func NewAccounts() *Accounts {
+	return &Accounts{Tenants: map[string]string{}, Tokens: map[string]ports.Principal{}}
+}
+
+func (f *Accounts) CreateTenant(_ context.Context, name string) (string, error) {
+	f.nextID++
+	id := UUID(f.nextID)
+	f.Tenants[id] = name
+	return id, nil
+}
+
+func (f *Accounts) CreateToken(_ context.Context, tenantID string, hash []byte, perms []string) (string, error) {
+	if _, ok := f.Tenants[tenantID]; !ok {
+		return "", ports.ErrNotFound
+	}
+	f.nextID++
+	id := UUID(f.nextID)
+	f.Hashes = append(f.Hashes, append([]byte{}, hash...))
+	f.Tokens[string(hash)] = ports.Principal{TokenID: id, TenantID: tenantID, Permissions: perms}
+	return id, nil
+}
+
+func (f *Accounts) LookupToken(_ context.Context, hash []byte) (ports.Principal, error) {
+	p, ok := f.Tokens[string(hash)]
+	if !ok {
+		return ports.Principal{}, ports.ErrNotFound
+	}
+	return p, nil
+}
+
+// UUID is a deterministic canonical UUID for test ids.
+func UUID(n int) string {
+	const tmpl = "00000000-0000-4000-8000-000000000000"
+	s := []byte(tmpl)
+	d := []byte(itoa(n))
+	copy(s[len(s)-len(d):], d)
+	return string(s)
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
+
+// Reviews is an in-memory ports.ReviewRepo.
+type Reviews struct{ Runs map[string]ports.ReviewRun }
+
+func (f *Reviews) Insert(_ context.Context, r ports.ReviewRun) error {
+	f.Runs[r.ID] = r
+	return nil
+}
+func (f *Reviews) Get(_ context.Context, id string) (ports.ReviewRun, error) {
+	r, ok := f.Runs[id]
+	if !ok {
+		return r, ports.ErrNotFound
+	}
+	return r, nil
+}
+func (f *Reviews) Recent(_ context.Context, repositoryID string, limit int) ([]ports.ReviewRun, error) {
+	var out []ports.ReviewRun
+	for _, r := range f.Runs {
+		if r.RepositoryID == repositoryID && len(out) < limit {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+func (f *Reviews) Start(_ context.Context, id string, at time.Time) (ports.ReviewRun, error) {
+	r, ok := f.Runs[id]
+	if !ok {
+		return r, ports.ErrNotFound
+	}
+	if r.Status == ports.ReviewDone || r.Status == ports.ReviewFailed {
+		return r, ports.ErrConflict
+	}
+	r.Status, r.StartedAt = ports.ReviewRunning, at
+	f.Runs[id] = r
+	return r, nil
+}
+func (f *Reviews) Finish(_ context.Context, r ports.ReviewRun) error {
+	f.Runs[r.ID] = r
+	return nil
+}
+
+// PromptRotator is an in-memory ports.PromptLogRotator.
+type PromptRotator struct{ Logs []ports.SealedPromptLog }
+
+func (f *PromptRotator) Batch(_ context.Context, after string, limit int) ([]ports.SealedPromptLog, error) {
+	var out []ports.SealedPromptLog
+	for _, l := range f.Logs {
+		if l.ID > after && len(out) < limit {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+func (f *PromptRotator) Replace(_ context.Context, id string, old, sealed []byte) (bool, error) {
+	for i, l := range f.Logs {
+		if l.ID == id && string(l.Sealed) == string(old) {
+			f.Logs[i].Sealed = sealed
+			return true, nil
+		}
+	}
+	return false, nil
+}
