@@ -299,6 +299,9 @@ func (r *Servers) Insert(_ context.Context, s *server.Server, enc []byte, max in
 	if r.nameTaken(s.Name(), "") {
 		return fmt.Errorf("insert: %w", ports.ErrNameTaken)
 	}
+	if _, used := r.Rows[s.ID()]; used {
+		return fmt.Errorf("insert: %w", ports.ErrConflict)
+	}
 	r.Rows[s.ID()] = cloneServer(s)
 	if enc != nil {
 		r.Creds[s.ID()] = bytes.Clone(enc)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,7 +65,7 @@ func ServerRepo(t *testing.T, open Open) {
 		h := open(t)
 		tenant, other := h.tenant(t), h.tenant(t)
 		foreign := h.seedServer(t, other, "theirs", []byte("secret"))
-		for _, id := range []string{NewID(t), "not-a-uuid", "", foreign} {
+		for _, id := range []string{NewID(t), "not-a-uuid", "", "'; DROP TABLE mcp_servers; --", strings.ToUpper(foreign), foreign} {
 			h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 				r := tx.Servers()
 				_, err := r.Get(ctx, id)
@@ -107,6 +108,35 @@ func ServerRepo(t *testing.T, open Open) {
 			list, err := tx.Servers().List(ctx)
 			if err != nil || len(list) != 1 {
 				t.Errorf("after a refused insert: %d servers, %v; want 1", len(list), err)
+			}
+			return nil
+		})
+	})
+
+	t.Run("Insert refuses a used id with ErrConflict", func(t *testing.T) {
+		h := open(t)
+		tenant := h.tenant(t)
+		id := h.seedServer(t, tenant, "wiki", []byte("cred"))
+		n, err := server.ParseName("other")
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := server.ParseURL("https://other.example.com/mcp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dup, err := server.NewServer(id, tenant, n, u, server.NoCredential(), true, T0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+			isErr(t, "used id", tx.Servers().Insert(ctx, dup, nil, 20), ports.ErrConflict)
+			got, err := tx.Servers().Get(ctx, id)
+			if err != nil || got.Name().String() != "wiki" {
+				t.Errorf("after a refused insert: %v, %v; want wiki", got, err)
+			}
+			if enc, err := tx.Servers().Credential(ctx, id); err != nil || string(enc) != "cred" {
+				t.Errorf("after a refused insert: credential %q, %v", enc, err)
 			}
 			return nil
 		})
@@ -252,6 +282,51 @@ func ServerRepo(t *testing.T, open Open) {
 				return nil
 			})
 		}
+	})
+
+	t.Run("Update stores every mutable field", func(t *testing.T) {
+		h := open(t)
+		tenant := h.tenant(t)
+		id := h.seedServer(t, tenant, "wiki", []byte("old"))
+		later := T0.Add(time.Hour)
+		var want *server.Server
+		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+			got, err := tx.Servers().Update(ctx, id, func(s *server.Server) (ports.CredentialUpdate, error) {
+				name, _ := server.ParseName("wiki2")
+				u, _ := server.ParseURL("https://wiki2.example.com:8443/mcp")
+				c, _ := server.NewHeader("x-api-key", "header-value-1234")
+				ack, off := true, false
+				if _, err := s.Apply(server.Patch{Name: &name, URL: &u, Credential: &c, Acknowledged: &ack, Enabled: &off}, later); err != nil {
+					return ports.CredentialUpdate{}, err
+				}
+				if err := s.ReplaceTools([]tool.Snapshot{snapshot(t, "wiki2", "search")}, later); err != nil {
+					return ports.CredentialUpdate{}, err
+				}
+				s.RecordDiscovery(later, "timeout")
+				want = s
+				return ports.CredentialUpdate{Replace: true, Encrypted: []byte("new")}, nil
+			})
+			if err != nil {
+				return err
+			}
+			sameServer(t, got, want)
+			return nil
+		})
+		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+			got, err := tx.Servers().Get(ctx, id)
+			if err != nil {
+				return err
+			}
+			sameServer(t, got, want)
+			if got.Name().String() != "wiki2" || got.Enabled() || got.CredentialKind() != server.KindHeader ||
+				got.LastError() != "timeout" || len(got.Tools()) != 1 || !got.UpdatedAt().Equal(later) {
+				t.Errorf("Get after Update = %+v, want the update stored", got)
+			}
+			if enc, err := tx.Servers().Credential(ctx, id); err != nil || string(enc) != "new" {
+				t.Errorf("credential %q, %v; want new", enc, err)
+			}
+			return nil
+		})
 	})
 
 	t.Run("Update refuses a rename to a used name and stores nothing when fn fails", func(t *testing.T) {
