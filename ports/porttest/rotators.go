@@ -79,6 +79,7 @@ func CredentialRotator(t *testing.T, open Open) {
 			{id, "", "x", false}, // nil old: never matches
 			{none, "", "x", false},
 			{NewID(t), "old", "x", false},
+			{"not-a-uuid", "old", "x", false},
 			{id, "old", "new", true},
 			{id, "old", "newer", false}, // a second rotation with the same old
 		} {
