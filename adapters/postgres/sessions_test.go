@@ -1,14 +1,12 @@
 package postgres_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/codelotse/codelotse/adapters/postgres"
-	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -77,58 +75,4 @@ func TestSessions(t *testing.T) {
 func sha256Of(s string) []byte {
 	sum := sha256.Sum256([]byte(s))
 	return sum[:]
-}
-
-func TestRecentReviewsAndTheirCalls(t *testing.T) {
-	f := newFixture(t)
-	a, b := f.tenant(t, "a"), f.tenant(t, "b")
-	repoA, repoB := f.newRepository(t, a), f.newRepository(t, b)
-	var runs []ports.ReviewRun
-	for range 3 {
-		run := newRun(t, repoA)
-		runs = append(runs, run)
-		f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error { return tx.Reviews().Insert(ctx, run) })
-	}
-	f.in(t, b, func(ctx context.Context, tx ports.TenantTx) error { return tx.Reviews().Insert(ctx, newRun(t, repoB)) })
-
-	f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error {
-		got, err := tx.Reviews().Recent(ctx, repoA, 2)
-		if err != nil || len(got) != 2 {
-			t.Fatalf("Recent(2) = %d runs, %v", len(got), err)
-		}
-		for _, r := range got {
-			if r.Diff != "" || len(r.Files) != 0 || r.RepositoryID != repoA || r.Title == "" {
-				t.Errorf("Recent gave %+v, want a summary without diff and files", r)
-			}
-		}
-		if other, _ := tx.Reviews().Recent(ctx, repoB, 10); len(other) != 0 {
-			t.Errorf("tenant a sees %d runs of tenant b's repository", len(other))
-		}
-		return nil
-	})
-	wiki := newServer(t, a, "wiki", server.NoCredential())
-	f.insert(t, wiki, nil)
-	f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error {
-		for i, tool := range []string{"first", "second", "third"} {
-			if err := tx.Calls().Record(ctx, ports.ToolCall{ServerID: wiki.ID(), ReviewID: runs[0].ID, Tool: tool, Status: "ok",
-				CreatedAt: now.Add(time.Duration(i) * time.Second)}); err != nil {
-				return err
-			}
-		}
-		return tx.Calls().Record(ctx, ports.ToolCall{ServerID: wiki.ID(), ReviewID: runs[1].ID, Tool: "other", Status: "ok"})
-	})
-	f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error {
-		calls, err := tx.Calls().ForReview(ctx, runs[0].ID, 2)
-		if err != nil || len(calls) != 2 || calls[0].Tool != "first" || calls[1].Tool != "second" {
-			t.Errorf("ForReview(2) = %+v, %v; want first and second, oldest first", calls, err)
-		}
-		return nil
-	})
-	f.in(t, b, func(ctx context.Context, tx ports.TenantTx) error {
-		calls, err := tx.Calls().ForReview(ctx, runs[0].ID, 10)
-		if err != nil || len(calls) != 0 {
-			t.Errorf("tenant b reads %d calls of tenant a's review (%v)", len(calls), err)
-		}
-		return nil
-	})
 }

@@ -57,7 +57,13 @@ func CallLog(t *testing.T, open Open) {
 		})
 		otherSrv := h.seedServer(t, other, "wiki", nil)
 		h.in(t, other, func(ctx context.Context, tx ports.TenantTx) error {
-			return tx.Calls().Record(ctx, rec(otherSrv, "", "z", 9))
+			if err := tx.Calls().Record(ctx, rec(otherSrv, "", "z", 9)); err != nil {
+				return err
+			}
+			if got := must(tx.Calls().ForReview(ctx, review, 10)); len(got) != 0 {
+				t.Errorf("another tenant reads %d records of the run", len(got))
+			}
+			return nil
 		})
 		tools := func(list []ports.ToolCall) string {
 			s := ""
