@@ -2,9 +2,7 @@ package postgres_test
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -18,6 +16,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/postgres/pgtest"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
+	"github.com/codelotse/codelotse/ports/porttest"
 )
 
 // fixture is a migrated database with its stores.
@@ -57,16 +56,8 @@ func (f fixture) try(t *testing.T, tenant string, fn func(ctx context.Context, t
 	return f.tenants.InTenant(t.Context(), tenant, fn)
 }
 
-func newID(t testing.TB) string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
+// newID is a random canonical UUID.
+var newID = porttest.NewID
 
 var now = time.Date(2026, 11, 30, 9, 0, 0, 123456000, time.UTC)
 

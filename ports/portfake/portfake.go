@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	uid "github.com/codelotse/codelotse/domain/id"
@@ -790,12 +790,8 @@ func (f *PromptRotator) Replace(_ context.Context, id string, old, sealed []byte
 	return false, nil
 }
 
-// newUUID returns a random version 4 UUID in canonical form.
-func newUUID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // never fails (crypto/rand)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
+// logIDs numbers the prompt logs of every PromptLogs, so that their ids
+// are unique across tenants and sort in the order they were written.
+var logIDs atomic.Int64
+
+func newUUID() string { return UUID(int(logIDs.Add(1))) }
