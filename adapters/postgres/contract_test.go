@@ -18,6 +18,7 @@ func contract(t *testing.T) porttest.Open {
 		Accounts:    postgres.NewAccounts(db),
 		Credentials: postgres.NewRotator(db),
 		PromptLogs:  postgres.NewPromptLogRotator(db),
+		Sessions:    postgres.NewSessions(db),
 	}
 	return func(*testing.T) porttest.Harness { return h }
 }
@@ -33,3 +34,6 @@ func TestContractPromptLogRepo(t *testing.T)     { porttest.PromptLogRepo(t, con
 func TestContractAccounts(t *testing.T)          { porttest.Accounts(t, contract(t)) }
 func TestContractCredentialRotator(t *testing.T) { porttest.CredentialRotator(t, contract(t)) }
 func TestContractPromptLogRotator(t *testing.T)  { porttest.PromptLogRotator(t, contract(t)) }
+
+// WebSessions has no fake: the web tests run on PostgreSQL.
+func TestContractWebSessions(t *testing.T) { porttest.WebSessions(t, contract(t)) }

@@ -32,6 +32,7 @@ type Harness struct {
 	Accounts    ports.Accounts
 	Credentials ports.CredentialRotator
 	PromptLogs  ports.PromptLogRotator
+	Sessions    ports.WebSessions
 }
 
 // Open returns the harness of one subtest.
