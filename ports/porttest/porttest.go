@@ -6,8 +6,10 @@
 // scoping, idempotency and aggregations, with the edge cases.
 //
 // A suite is a function such as [ServerRepo] that takes an open function;
-// the suite calls it once per subtest for a [Harness]. Subtests create the
-// tenants they use, so one database may serve every subtest.
+// the suite calls it for a [Harness] in each subtest (or once for subtests
+// that share rows). Subtests create the tenants they use, so one database
+// may serve every subtest, and a check across tenants looks at its own
+// rows only.
 package porttest
 
 import (
