@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 COVERAGE_MIN := 90
 
-.PHONY: all build run stop demo image screenshots test test-go test-signedoff test-deploy cover-domain lint lint-openapi generate check-generate bench fuzz clean
+.PHONY: all build run stop demo image screenshots test test-go test-signedoff test-deploy cover-domain bench-smoke lint lint-openapi generate check-generate bench loadtest soak fuzz clean
 
 all: build
 
@@ -41,8 +41,8 @@ demo:
 
 ## test: lint, every test (PostgreSQL integration tests included) in both
 ## builds, the Helm chart's render test and the image test (the nested
-## module deploy/), and the domain's coverage floor.
-test: lint test-go test-signedoff test-deploy cover-domain
+## module deploy/), the domain's coverage floor, and every benchmark once.
+test: lint test-go test-signedoff test-deploy cover-domain bench-smoke
 
 test-go:
 	$(GO) test -race -count=1 ./...
@@ -98,8 +98,28 @@ check-generate:
 screenshots:
 	CODELOTSE_UI_SCREENSHOTS=$(CURDIR)/docs/ui $(GO) test -count=1 -tags signedoff -run '^TestBrowserWalkthrough$$' ./cmd/codelotse
 
+# bench-smoke runs every benchmark once (the gitleaks comparison, a
+# module of its own, included) and vets the load test's module, so that
+# none can rot unnoticed.
+bench-smoke:
+	$(GO) test -run='^$$' -bench=. -benchtime=1x ./...
+	cd adapters/secrets/benchcompare && $(GO) test -run='^$$' -bench=. -benchtime=1x .
+	cd loadtest && $(GO) vet ./...
+
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+## loadtest: the API's GET routes at 500 and 1,000 requests per second
+## against the real binary on a fresh database (docs/BENCHMARKS.md).
+## LOADTEST_FLAGS passes options, e.g. -duration 20s -rounds 3.
+loadtest:
+	cd loadtest && $(GO) run . -repo .. $(LOADTEST_FLAGS)
+
+## soak: waves of 100 concurrent reviews through `codelotse worker` (River,
+## PostgreSQL, five loopback MCP servers, the scripted model); prints the
+## worker's goroutines and heap and River's throughput (docs/BENCHMARKS.md).
+soak:
+	cd loadtest && $(GO) run . -soak -repo .. $(SOAK_FLAGS)
 
 ## fuzz: a short run of every fuzz target (make test runs their seed corpora).
 FUZZTIME ?= 20s

@@ -16,7 +16,7 @@ import (
 	"github.com/codelotse/codelotse/ports"
 )
 
-// Permissions of API tokens (CONTRACT.md section 3).
+// Permissions of API tokens (openapi.yaml: the bearer token).
 const (
 	// PermTenantManage covers /v1/mcp and creating repositories.
 	PermTenantManage = "tenant:manage"

@@ -62,7 +62,7 @@ type ToolResult struct {
 }
 
 // ListedTool is one tool of a tools/list answer. Err is set (a
-// *tool.UnsupportedError or *tool.FieldError) when the server's definition
+// *tool.UnsupportedError or *field.Error) when the server's definition
 // could not become a [tool.Definition]; Definition is then empty.
 type ListedTool struct {
 	Name        string

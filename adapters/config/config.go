@@ -4,6 +4,7 @@
 package config
 
 import (
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"net"
@@ -25,6 +26,9 @@ const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/codelotse?sslmode
 
 // DefaultHTTPAddr is the API's listen address when QUAVON_HTTP_ADDR is not set.
 const DefaultHTTPAddr = "127.0.0.1:8080"
+
+// MaxWorkerConcurrency bounds QUAVON_WORKER_CONCURRENCY.
+const MaxWorkerConcurrency = 1000
 
 // Key is one entry of the credential key ring.
 type Key struct {
@@ -51,7 +55,10 @@ type Config struct {
 	// CallTimeout is MCP_CALL_TIMEOUT_MS; tests shorten it through
 	// QUAVON_MCP_CALL_TIMEOUT_MS, never by waiting.
 	CallTimeout time.Duration
-	LLM         LLM
+	// WorkerConcurrency is how many reviews a worker replica runs at once
+	// (QUAVON_WORKER_CONCURRENCY); zero is the worker's default.
+	WorkerConcurrency int
+	LLM               LLM
 }
 
 // LLM is the model endpoint's configuration.
@@ -103,11 +110,7 @@ func Load(getenv func(string) string) (Config, error) {
 	// words allowed and disabled mean something, so " allowed" (a quoting
 	// slip in a deployment template) stops the instance instead of
 	// silently turning MCP context on. Unset or empty means disabled.
-	instance := getenv("QUAVON_MCP_CONTEXT")
-	if instance == "" {
-		instance = "disabled"
-	}
-	if c.Instance, err = gate.ParseInstance(instance); err != nil {
+	if c.Instance, err = gate.ParseInstance(cmp.Or(getenv("QUAVON_MCP_CONTEXT"), "disabled")); err != nil {
 		errs = append(errs, &Error{"QUAVON_MCP_CONTEXT", "must be allowed or disabled"})
 	}
 	if c.Edition, err = gate.ParseEdition(get("QUAVON_EDITION", "self-hosted")); err != nil {
@@ -129,6 +132,14 @@ func Load(getenv func(string) string) (Config, error) {
 			errs = append(errs, &Error{"QUAVON_MCP_CALL_TIMEOUT_MS", fmt.Sprintf("must be 1 to %d", limits.CallTimeout.Milliseconds())})
 		} else {
 			c.CallTimeout = time.Duration(ms) * time.Millisecond
+		}
+	}
+	if v := getenv("QUAVON_WORKER_CONCURRENCY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxWorkerConcurrency {
+			errs = append(errs, &Error{"QUAVON_WORKER_CONCURRENCY", fmt.Sprintf("must be 1 to %d", MaxWorkerConcurrency)})
+		} else {
+			c.WorkerConcurrency = n
 		}
 	}
 	c.LLM = LLM{

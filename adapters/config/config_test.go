@@ -27,7 +27,7 @@ func TestLoadDefaults(t *testing.T) {
 	if c.PublicURL != "http://127.0.0.1:8080" {
 		t.Errorf("PublicURL = %q, want http:// and the listen address", c.PublicURL)
 	}
-	if len(c.Keys) != 0 || len(c.PrivateHosts.Hosts()) != 0 || c.CallTimeout != 10*time.Second || c.LLM.Provider != "openai" {
+	if len(c.Keys) != 0 || len(c.PrivateHosts.Hosts()) != 0 || c.CallTimeout != 10*time.Second || c.LLM.Provider != "openai" || c.WorkerConcurrency != 0 {
 		t.Errorf("unexpected defaults: %+v", c)
 	}
 }
@@ -39,6 +39,7 @@ func TestLoadValues(t *testing.T) {
 		"QUAVON_MCP_PRIVATE_HOSTS":   " Wiki.Internal , jira.corp ",
 		"QUAVON_ENCRYPTION_KEYS":     "k2:" + key32 + ",k1:" + key32,
 		"QUAVON_MCP_CALL_TIMEOUT_MS": "250",
+		"QUAVON_WORKER_CONCURRENCY":  "100",
 		"QUAVON_LLM_PROVIDER":        "scripted",
 		"QUAVON_LLM_SCRIPT":          "script.json",
 		"QUAVON_PUBLIC_URL":          "https://Review.Example.com/",
@@ -60,6 +61,9 @@ func TestLoadValues(t *testing.T) {
 	}
 	if c.CallTimeout != 250*time.Millisecond {
 		t.Errorf("CallTimeout = %v", c.CallTimeout)
+	}
+	if c.WorkerConcurrency != 100 {
+		t.Errorf("WorkerConcurrency = %d, want 100", c.WorkerConcurrency)
 	}
 }
 
@@ -95,6 +99,9 @@ func TestLoadRefusesBadValuesOnOneLine(t *testing.T) {
 		{"public url query", "QUAVON_PUBLIC_URL", "https://review.example.com?x=1", "QUAVON_PUBLIC_URL"},
 		{"public url user", "QUAVON_PUBLIC_URL", "https://me@review.example.com", "QUAVON_PUBLIC_URL"},
 		{"timeout zero", "QUAVON_MCP_CALL_TIMEOUT_MS", "0", "QUAVON_MCP_CALL_TIMEOUT_MS"},
+		{"concurrency zero", "QUAVON_WORKER_CONCURRENCY", "0", "QUAVON_WORKER_CONCURRENCY must be 1 to 1000"},
+		{"concurrency above the cap", "QUAVON_WORKER_CONCURRENCY", "1001", "QUAVON_WORKER_CONCURRENCY"},
+		{"concurrency not a number", "QUAVON_WORKER_CONCURRENCY", "many", "QUAVON_WORKER_CONCURRENCY"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

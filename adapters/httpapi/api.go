@@ -17,7 +17,7 @@ import (
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/go-playground/validator/v10"
-	"github.com/rs/zerolog"
+	"github.com/rs/zerolog/hlog"
 )
 
 // Authenticator resolves a bearer token to its principal; ports.ErrNotFound
@@ -34,7 +34,6 @@ type handlerFunc func(r *http.Request, p ports.Principal) (int, any, error)
 type router struct {
 	mux      *http.ServeMux
 	auth     Authenticator
-	log      zerolog.Logger
 	validate *validator.Validate
 	gates    app.Gates
 }
@@ -104,14 +103,7 @@ func (rt *router) authenticate(r *http.Request) (ports.Principal, error) {
 	return p, nil
 }
 
-func hasPermission(p ports.Principal, perm string) bool {
-	for _, have := range p.Permissions {
-		if have == perm {
-			return true
-		}
-	}
-	return false
-}
+func hasPermission(p ports.Principal, perm string) bool { return slices.Contains(p.Permissions, perm) }
 
 // statusOf maps the contract's codes to HTTP statuses.
 var statusOf = map[app.Code]int{
@@ -150,9 +142,10 @@ func (rt *router) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if !ok {
 		status = http.StatusInternalServerError
 	}
-	ev := rt.log.Debug()
+	l := hlog.FromRequest(r)
+	ev := l.Debug()
 	if status >= 500 {
-		ev = rt.log.Error()
+		ev = l.Error()
 	}
 	ev.Err(e.Cause).Str("code", string(e.Code)).Str("route", r.Pattern).Msg("request failed")
 	if status >= 500 && e.Code == app.CodeInternal {

@@ -13,11 +13,11 @@ import (
 
 // AuditRoutes serves GET /v1/audit?limit=N (tenant:manage).
 type AuditRoutes struct {
-	audit *accounts.AuditHandler
+	audit *accounts.ListAuditHandler
 }
 
 // NewAuditRoutes returns the audit route group.
-func NewAuditRoutes(audit *accounts.AuditHandler) *AuditRoutes {
+func NewAuditRoutes(audit *accounts.ListAuditHandler) *AuditRoutes {
 	return &AuditRoutes{audit: audit}
 }
 
@@ -39,7 +39,7 @@ func (g *AuditRoutes) register(rt *router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		events, err := g.audit.Recent(r.Context(), p, limit)
+		events, err := g.audit.Handle(r.Context(), p, accounts.ListAudit{Limit: limit})
 		if err != nil {
 			return 0, nil, err
 		}

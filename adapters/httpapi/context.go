@@ -12,3 +12,11 @@ func setLogTenant(ctx context.Context, tenantID string) {
 		info.tenantID = tenantID
 	}
 }
+
+// logTenant is the tenant setLogTenant recorded, or "".
+func logTenant(ctx context.Context) string {
+	if info, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		return info.tenantID
+	}
+	return ""
+}

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/codelotse/codelotse/app"
@@ -22,16 +21,11 @@ func NewDiscoveryRoutes(discover *registry.DiscoverServerHandler, save *registry
 	return &DiscoveryRoutes{discover: discover, save: save, calls: calls}
 }
 
-// discoveredToolJSON is one tool of a discovery, as CONTRACT.md lists it.
+// discoveredToolJSON is the API's DiscoveredTool: one tool of a discovery.
 type discoveredToolJSON struct {
-	Name         string          `json:"name"`
-	Description  string          `json:"description"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	Annotations  json.RawMessage `json:"annotations"`
-	Supported    bool            `json:"supported"`
-	Reason       *string         `json:"reason"`
-	WriteCapable bool            `json:"writeCapable"`
-	Hash         string          `json:"hash"`
+	toolJSON
+	Supported bool    `json:"supported"`
+	Reason    *string `json:"reason"`
 }
 
 type discoveryJSON struct {
@@ -75,9 +69,12 @@ func (g *DiscoveryRoutes) register(rt *router) {
 		out := discoveryJSON{Tools: make([]discoveredToolJSON, 0, len(list))}
 		for _, a := range list {
 			t := discoveredToolJSON{
-				Name: a.Name, Description: a.Description,
-				InputSchema: objectJSON(a.InputSchema), Annotations: objectJSON(a.Annotations),
-				Supported: a.Supported, WriteCapable: a.WriteCapable, Hash: a.Hash,
+				toolJSON: toolJSON{
+					Name: a.Name, Description: a.Description,
+					InputSchema: objectJSON(a.InputSchema), Annotations: objectJSON(a.Annotations),
+					WriteCapable: a.WriteCapable, Hash: a.Hash,
+				},
+				Supported: a.Supported,
 			}
 			if a.Reason != "" {
 				reason := a.Reason

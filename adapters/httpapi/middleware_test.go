@@ -11,6 +11,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/ports"
+	"github.com/rs/xid"
 	"github.com/rs/zerolog"
 )
 
@@ -76,6 +77,11 @@ func TestPanicIsALogged500AndTheServerKeepsServing(t *testing.T) {
 	if !strings.Contains(logs.String(), `"message":"handler panicked"`) || !strings.Contains(logs.String(), `"panic_type":"string"`) {
 		t.Errorf("no panic log line:\n%s", logs.String())
 	}
+	// The panic line and the access line carry the id the client got.
+	id := resp.Header.Get("X-Request-Id")
+	if id == "" || strings.Count(logs.String(), `"request_id":"`+id+`"`) != 2 {
+		t.Errorf("X-Request-Id %q is not on both the panic and the request line:\n%s", id, logs.String())
+	}
 	if strings.Contains(logs.String(), "secret-in-panic") {
 		t.Errorf("the panic value reached the log:\n%s", logs.String())
 	}
@@ -119,5 +125,25 @@ func TestRequestLogHasNoSecrets(t *testing.T) {
 		if strings.Contains(logs.String(), canary) {
 			t.Errorf("the log contains %q:\n%s", canary, logs.String())
 		}
+	}
+}
+
+// TestRequestIDsAreRandom: the X-Request-Id is not hlog's default xid,
+// whose first four bytes are the time and whose rest is a machine hash,
+// the process id and a counter; two requests in the same second would
+// share the time and the machine and process parts.
+func TestRequestIDsAreRandom(t *testing.T) {
+	ts, _ := newLoggedServer(t)
+	var ids []xid.ID
+	for range 2 {
+		h := doReq(t, ts, "GET", "/healthz", "").Header.Get("X-Request-Id")
+		id, err := xid.FromString(h)
+		if err != nil {
+			t.Fatalf("X-Request-Id %q: %v", h, err)
+		}
+		ids = append(ids, id)
+	}
+	if bytes.Equal(ids[0][:4], ids[1][:4]) || ids[0].Pid() == ids[1].Pid() {
+		t.Errorf("request ids %s and %s share their time or process part: not random", ids[0], ids[1])
 	}
 }

@@ -13,13 +13,16 @@ import (
 // /v1/mcp/defaults, tenant:manage) and repository policies (GET and PUT
 // /v1/repositories/{id}/policy, repo:manage).
 type PolicyRoutes struct {
-	defaults *repositories.DefaultsHandler
-	policies *repositories.PolicyHandler
+	getDefaults *repositories.GetDefaultsHandler
+	putDefaults *repositories.PutDefaultsHandler
+	getPolicy   *repositories.GetPolicyHandler
+	putPolicy   *repositories.PutPolicyHandler
 }
 
 // NewPolicyRoutes returns the policy route group.
-func NewPolicyRoutes(defaults *repositories.DefaultsHandler, policies *repositories.PolicyHandler) *PolicyRoutes {
-	return &PolicyRoutes{defaults: defaults, policies: policies}
+func NewPolicyRoutes(getDefaults *repositories.GetDefaultsHandler, putDefaults *repositories.PutDefaultsHandler,
+	getPolicy *repositories.GetPolicyHandler, putPolicy *repositories.PutPolicyHandler) *PolicyRoutes {
+	return &PolicyRoutes{getDefaults: getDefaults, putDefaults: putDefaults, getPolicy: getPolicy, putPolicy: putPolicy}
 }
 
 type mcpSectionJSON struct {
@@ -81,7 +84,7 @@ func (m mcpRequest) input() repositories.McpInput {
 
 func (g *PolicyRoutes) register(rt *router) {
 	rt.handle("GET /v1/mcp/defaults", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
-		s, err := g.defaults.Get(r.Context(), p)
+		s, err := g.getDefaults.Handle(r.Context(), p, repositories.GetDefaults{})
 		if err != nil {
 			return 0, nil, err
 		}
@@ -92,14 +95,14 @@ func (g *PolicyRoutes) register(rt *router) {
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err
 		}
-		s, err := g.defaults.Put(r.Context(), p, req.input())
+		s, err := g.putDefaults.Handle(r.Context(), p, repositories.PutDefaults{Mcp: req.input()})
 		if err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, defaultsJSON{Mcp: toMcpSectionJSON(s)}, nil
 	})
 	rt.handle("GET /v1/repositories/{id}/policy", app.PermRepoManage, func(r *http.Request, p ports.Principal) (int, any, error) {
-		v, err := g.policies.Get(r.Context(), p, r.PathValue("id"))
+		v, err := g.getPolicy.Handle(r.Context(), p, repositories.GetPolicy{RepositoryID: r.PathValue("id")})
 		if err != nil {
 			return 0, nil, err
 		}
@@ -110,7 +113,7 @@ func (g *PolicyRoutes) register(rt *router) {
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err
 		}
-		v, err := g.policies.Put(r.Context(), p, repositories.PutPolicy{RepositoryID: r.PathValue("id"), Mcp: req.input()})
+		v, err := g.putPolicy.Handle(r.Context(), p, repositories.PutPolicy{RepositoryID: r.PathValue("id"), Mcp: req.input()})
 		if err != nil {
 			return 0, nil, err
 		}

@@ -11,13 +11,16 @@ import (
 // RepositoryRoutes serves /v1/repositories: create, read and change the
 // visibility (tenant:manage), and the list (tenant:manage or repo:manage).
 type RepositoryRoutes struct {
-	repos  *repositories.RepositoryHandler
-	lister *repositories.RepositoryLister
+	create *repositories.CreateRepositoryHandler
+	get    *repositories.GetRepositoryHandler
+	update *repositories.UpdateRepositoryHandler
+	list   *repositories.ListRepositoriesHandler
 }
 
 // NewRepositoryRoutes returns the repository route group.
-func NewRepositoryRoutes(repos *repositories.RepositoryHandler, lister *repositories.RepositoryLister) *RepositoryRoutes {
-	return &RepositoryRoutes{repos: repos, lister: lister}
+func NewRepositoryRoutes(create *repositories.CreateRepositoryHandler, get *repositories.GetRepositoryHandler,
+	update *repositories.UpdateRepositoryHandler, list *repositories.ListRepositoriesHandler) *RepositoryRoutes {
+	return &RepositoryRoutes{create: create, get: get, update: update, list: list}
 }
 
 type repositoryListItemJSON struct {
@@ -54,7 +57,7 @@ func (g *RepositoryRoutes) register(rt *router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		items, err := g.lister.List(r.Context(), p, repositories.ListRepositories{Limit: limit, After: r.URL.Query().Get("after")})
+		items, err := g.list.Handle(r.Context(), p, repositories.ListRepositories{Limit: limit, After: r.URL.Query().Get("after")})
 		if err != nil {
 			return 0, nil, err
 		}
@@ -69,14 +72,14 @@ func (g *RepositoryRoutes) register(rt *router) {
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err
 		}
-		repo, err := g.repos.Create(r.Context(), p, repositories.CreateRepository{Name: req.Name, Visibility: req.Visibility})
+		repo, err := g.create.Handle(r.Context(), p, repositories.CreateRepository{Name: req.Name, Visibility: req.Visibility})
 		if err != nil {
 			return 0, nil, err
 		}
 		return http.StatusCreated, toRepositoryJSON(repo), nil
 	})
 	rt.handle("GET /v1/repositories/{id}", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
-		repo, err := g.repos.Get(r.Context(), p, r.PathValue("id"))
+		repo, err := g.get.Handle(r.Context(), p, repositories.GetRepository{ID: r.PathValue("id")})
 		if err != nil {
 			return 0, nil, err
 		}
@@ -93,9 +96,9 @@ func (g *RepositoryRoutes) register(rt *router) {
 		)
 		if req.Visibility == nil {
 			// Nothing to change: answer the repository as it is.
-			repo, err = g.repos.Get(r.Context(), p, r.PathValue("id"))
+			repo, err = g.get.Handle(r.Context(), p, repositories.GetRepository{ID: r.PathValue("id")})
 		} else {
-			repo, err = g.repos.Update(r.Context(), p, repositories.UpdateRepository{ID: r.PathValue("id"), Visibility: *req.Visibility})
+			repo, err = g.update.Handle(r.Context(), p, repositories.UpdateRepository{ID: r.PathValue("id"), Visibility: *req.Visibility})
 		}
 		if err != nil {
 			return 0, nil, err

@@ -21,6 +21,7 @@ import (
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/ports"
+	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 )
 
@@ -240,12 +241,16 @@ func newRestAPI(t *testing.T, gates app.Gates) (*httptest.Server, *restStore) {
 		"repo":  {TokenID: "t2", TenantID: restTenantA, Permissions: []string{app.PermRepoManage}},
 		"other": {TokenID: "t3", TenantID: restTenantB, Permissions: both},
 	}
+	ad := accounts.Deps{Tenants: store, Cipher: restKeys, Clock: restClock{}}
+	rd := repositories.Deps{Tenants: store, Clock: restClock{}, NewID: uuid.NewString, Gates: gates}
 	routes := []httpapi.Routes{
 		httpapi.NewStatusRoutes(app.NewStatusHandler(gates)),
-		httpapi.NewRepositoryRoutes(repositories.NewRepositoryHandler(store, restClock{}), repositories.NewRepositoryLister(store, gates)),
-		httpapi.NewSettingsRoutes(accounts.NewSettingsHandler(store, restKeys, restClock{}), review.NewPromptLogHandler(store, restKeys, restClock{})),
-		httpapi.NewPolicyRoutes(repositories.NewDefaultsHandler(store, gates, restClock{}), repositories.NewPolicyHandler(store, gates, restClock{})),
-		httpapi.NewAuditRoutes(accounts.NewAuditHandler(store)),
+		httpapi.NewRepositoryRoutes(repositories.NewCreateRepositoryHandler(rd), repositories.NewGetRepositoryHandler(rd),
+			repositories.NewUpdateRepositoryHandler(rd), repositories.NewListRepositoriesHandler(rd)),
+		httpapi.NewSettingsRoutes(accounts.NewGetSettingsHandler(ad), accounts.NewPutSettingsHandler(ad), review.NewListPromptsHandler(review.Deps{Tenants: store, Cipher: restKeys, Clock: restClock{}})),
+		httpapi.NewPolicyRoutes(repositories.NewGetDefaultsHandler(rd), repositories.NewPutDefaultsHandler(rd),
+			repositories.NewGetPolicyHandler(rd), repositories.NewPutPolicyHandler(rd)),
+		httpapi.NewAuditRoutes(accounts.NewListAuditHandler(ad)),
 	}
 	srv := httpapi.NewServer("127.0.0.1:0", zerolog.Nop(), restReady{}, tokens, gates, routes, nil)
 	ts := httptest.NewServer(srv.Handler())

@@ -12,12 +12,13 @@ import (
 
 // ReviewRoutes serves review requests and their results (repo:manage).
 type ReviewRoutes struct {
-	reviews *review.ReviewHandler
+	submit *review.SubmitReviewHandler
+	get    *review.GetReviewHandler
 }
 
 // NewReviewRoutes returns the route group.
-func NewReviewRoutes(reviews *review.ReviewHandler) *ReviewRoutes {
-	return &ReviewRoutes{reviews: reviews}
+func NewReviewRoutes(submit *review.SubmitReviewHandler, get *review.GetReviewHandler) *ReviewRoutes {
+	return &ReviewRoutes{submit: submit, get: get}
 }
 
 type reviewRequest struct {
@@ -64,7 +65,7 @@ func (g *ReviewRoutes) register(rt *router) {
 		if err := rt.decode(r, &req, limits.MaxReviewRequestBody); err != nil {
 			return 0, nil, err
 		}
-		run, err := g.reviews.Submit(r.Context(), p, review.SubmitReview{
+		run, err := g.submit.Handle(r.Context(), p, review.SubmitReview{
 			RepositoryID: r.PathValue("id"), Title: req.Title, Description: req.Description, Diff: req.Diff, Files: req.Files,
 		})
 		if err != nil {
@@ -73,7 +74,7 @@ func (g *ReviewRoutes) register(rt *router) {
 		return http.StatusAccepted, reviewQueuedJSON{ID: run.ID, Status: run.Status}, nil
 	})
 	rt.handle("GET /v1/reviews/{id}", app.PermRepoManage, func(r *http.Request, p ports.Principal) (int, any, error) {
-		run, err := g.reviews.Get(r.Context(), p, r.PathValue("id"))
+		run, err := g.get.Handle(r.Context(), p, review.GetReview{ID: r.PathValue("id")})
 		if err != nil {
 			return 0, nil, err
 		}

@@ -45,7 +45,7 @@ type Routes interface {
 // m, when not nil, records every request's duration.
 func NewServer(addr Addr, log zerolog.Logger, ready ports.Readiness, auth Authenticator, gates app.Gates, routes []Routes, m HTTPMetrics) *Server {
 	mux := http.NewServeMux()
-	rt := &router{mux: mux, auth: auth, log: log, validate: newValidator(), gates: gates}
+	rt := &router{mux: mux, auth: auth, validate: newValidator(), gates: gates}
 	var listening []func(net.Addr)
 	for _, r := range routes {
 		r.register(rt)
@@ -69,7 +69,7 @@ func NewServer(addr Addr, log zerolog.Logger, ready ports.Readiness, auth Authen
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	return &Server{addr: addr, log: log, handler: withRequestLog(log, m, withRecovery(log, mux)), listening: listening}
+	return &Server{addr: addr, log: log, handler: withRequestLog(log, m, withRecovery(mux)), listening: listening}
 }
 
 // Handler is the server's root handler, for tests.

@@ -57,15 +57,24 @@ type ServerAuthView struct {
 	Hint string `json:"hint,omitempty"`
 }
 
-// ToolSnapshotView is CONTRACT.md's ToolSnapshot: one allowlisted tool.
-type ToolSnapshotView struct {
+// toolJSON is what openapi.yaml spells the same in a discovered tool
+// (DiscoveredTool) and an allowlisted one (ToolSnapshot): one definition,
+// embedded in both, so the two answers cannot drift apart. The database's
+// tools column has its own format (adapters/postgres), which follows the
+// schema's migrations rather than the API.
+type toolJSON struct {
 	Name         string          `json:"name"`
 	Description  string          `json:"description"`
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	Annotations  json.RawMessage `json:"annotations"`
 	WriteCapable bool            `json:"writeCapable"`
 	Hash         string          `json:"hash"`
-	ApprovedAt   *string         `json:"approvedAt"`
+}
+
+// ToolSnapshotView is the API's ToolSnapshot: one allowlisted tool.
+type ToolSnapshotView struct {
+	toolJSON
+	ApprovedAt *string `json:"approvedAt"`
 }
 
 // NewServerView builds the view of s. Times are RFC 3339 in UTC, null
@@ -97,13 +106,15 @@ func NewServerView(s *server.Server) ServerView {
 
 func newToolSnapshotView(t tool.Snapshot) ToolSnapshotView {
 	return ToolSnapshotView{
-		Name:         t.Name(),
-		Description:  t.Description(),
-		InputSchema:  t.InputSchema(),
-		Annotations:  objectJSON(t.Annotations()),
-		WriteCapable: t.WriteCapable(),
-		Hash:         t.Hash(),
-		ApprovedAt:   timeJSON(t.ApprovedAt()),
+		toolJSON: toolJSON{
+			Name:         t.Name(),
+			Description:  t.Description(),
+			InputSchema:  t.InputSchema(),
+			Annotations:  objectJSON(t.Annotations()),
+			WriteCapable: t.WriteCapable(),
+			Hash:         t.Hash(),
+		},
+		ApprovedAt: timeJSON(t.ApprovedAt()),
 	}
 }
 

@@ -15,13 +15,14 @@ import (
 // /v1/tenant/settings) and a review's debug prompt logs (GET
 // /v1/reviews/{id}/prompts), all tenant:manage.
 type SettingsRoutes struct {
-	settings *accounts.SettingsHandler
-	prompts  *review.PromptLogHandler
+	getSettings *accounts.GetSettingsHandler
+	putSettings *accounts.PutSettingsHandler
+	prompts     *review.ListPromptsHandler
 }
 
 // NewSettingsRoutes returns the route group.
-func NewSettingsRoutes(s *accounts.SettingsHandler, p *review.PromptLogHandler) *SettingsRoutes {
-	return &SettingsRoutes{settings: s, prompts: p}
+func NewSettingsRoutes(get *accounts.GetSettingsHandler, put *accounts.PutSettingsHandler, p *review.ListPromptsHandler) *SettingsRoutes {
+	return &SettingsRoutes{getSettings: get, putSettings: put, prompts: p}
 }
 
 type debugPromptsJSON struct {
@@ -55,7 +56,7 @@ type promptsJSON struct {
 
 func (g *SettingsRoutes) register(rt *router) {
 	rt.handle("GET /v1/tenant/settings", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
-		s, err := g.settings.Get(r.Context(), p)
+		s, err := g.getSettings.Handle(r.Context(), p, accounts.GetSettings{})
 		if err != nil {
 			return 0, nil, err
 		}
@@ -70,14 +71,14 @@ func (g *SettingsRoutes) register(rt *router) {
 		if req.DebugPrompts != nil {
 			cmd.DebugPrompts, cmd.TTLHours = req.DebugPrompts.Enabled, req.DebugPrompts.TTLHours
 		}
-		s, err := g.settings.Put(r.Context(), p, cmd)
+		s, err := g.putSettings.Handle(r.Context(), p, cmd)
 		if err != nil {
 			return 0, nil, err
 		}
 		return http.StatusOK, toSettingsJSON(s), nil
 	})
 	rt.handle("GET /v1/reviews/{id}/prompts", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
-		prompts, err := g.prompts.List(r.Context(), p, r.PathValue("id"))
+		prompts, err := g.prompts.Handle(r.Context(), p, review.ListPrompts{ReviewID: r.PathValue("id")})
 		if err != nil {
 			return 0, nil, err
 		}

@@ -4,9 +4,9 @@ import "github.com/google/wire"
 
 // ProviderSet provides the API [*Server] with every route group of the
 // API, from the application modules' use cases; the injector supplies
-// the [Addr], the [Authenticator], the logger, the readiness check, the gates, the
-// [MetricsHandler], the [HTTPMetrics] and the [UIHandler]. A new route
-// group is a constructor here and a parameter of [NewRoutes].
+// the [Addr], the [Authenticator], the logger, the readiness check, the
+// gates, the [MetricsHandler], the [HTTPMetrics] and the [UIHandler]. A
+// new route group is a constructor here and a parameter of [NewRoutes].
 var ProviderSet = wire.NewSet(
 	NewServerRoutes, NewStatusRoutes, NewRepositoryRoutes, NewPolicyRoutes,
 	NewAuditRoutes, NewDiscoveryRoutes, NewReviewRoutes, NewMetricsRoutes,

@@ -32,7 +32,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
 	"github.com/codelotse/codelotse/domain/gate"
@@ -102,7 +101,7 @@ func TestEverythingServerDiscoverAllowlistAndCall(t *testing.T) {
 		Resolver: res,
 		Timeout:  limits.CallTimeout,
 		RootCAs:  pki.pool,
-		Logger:   zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel),
+		Logger:   testLogger(t),
 	})
 	target := ports.MCPTarget{
 		URL:        mustURL(t, fmt.Sprintf("https://%s:%d/mcp", everythingHost, px.port)),

@@ -168,7 +168,7 @@ func selfHosted(t testing.TB) netpolicy.Rules { return rules(t, gate.SelfHosted,
 // leaves the machine.
 func newTestConnector(t testing.TB, r netpolicy.Rules, res ports.Resolver, timeout time.Duration) (*Connector, *dialLog) {
 	t.Helper()
-	c := NewConnector(Options{Rules: r, Resolver: res, Timeout: timeout, RootCAs: testPKI().pool, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.DebugLevel)})
+	c := NewConnector(Options{Rules: r, Resolver: res, Timeout: timeout, RootCAs: testPKI().pool, Logger: testLogger(t)})
 	dl := &dialLog{}
 	c.connect = func(ctx context.Context, d *net.Dialer, network, address string) (net.Conn, error) {
 		dl.add(address)
@@ -288,4 +288,33 @@ func wantCode(t testing.TB, err, want error) {
 	if err.Error() != want.Error() {
 		t.Fatalf("err.Error() = %q, want the code %q alone", err.Error(), want.Error())
 	}
+}
+
+// testLogger logs to the test until its cleanup runs. The go-sdk's stream
+// goroutines may still log a late failure after a session is closed;
+// writing that to a finished test would be a data race in package testing,
+// so later lines are dropped.
+func testLogger(t testing.TB) zerolog.Logger {
+	w := &testLogWriter{t: t}
+	t.Cleanup(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.done = true
+	})
+	return zerolog.New(w).Level(zerolog.DebugLevel)
+}
+
+type testLogWriter struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+}
+
+func (w *testLogWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(string(bytes.TrimRight(p, "\n")))
+	}
+	return len(p), nil
 }

@@ -36,7 +36,7 @@ var _ ports.MCPSession = (*Session)(nil)
 // and Err is nil, or Err says why the tool could not become a
 // [tool.Definition] (a [*tool.UnsupportedError] for an input schema that
 // does not canonicalise, such as one nested deeper than
-// tool.MaxJSONDepth, or a [*tool.FieldError] for an empty name); then
+// tool.MaxJSONDepth, or a [*field.Error] for an empty name); then
 // Name and Description are the server's, so discovery can still list the
 // tool as unsupported.
 type ListedTool = ports.ListedTool

@@ -11,6 +11,7 @@ package metrics
 import (
 	"context"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"time"
@@ -86,7 +87,12 @@ func New() *Registry {
 		retention: prometheus.NewCounterVec(prometheus.CounterOpts{Name: RetentionName,
 			Help: "Rows deleted by the retention job, by table."}, []string{"table"}),
 	}
-	r.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	// The live heap and the heap's objects (from runtime/metrics) show
+	// whether reviews leave memory behind (the soak benchmark reads them).
+	goRuntime := collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.GoRuntimeMetricsRule{
+		Matcher: regexp.MustCompile(`^/(gc/heap/live|memory/classes/heap/objects):bytes$`),
+	}))
+	r.reg.MustRegister(goRuntime, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		r.calls, r.mcpOps, r.http, r.reviews, r.jobLatency, r.retention)
 	for _, o := range Outcomes {
 		r.calls.WithLabelValues(o)

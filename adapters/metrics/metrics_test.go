@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +45,7 @@ func TestRegistryExposesEveryOutcome(t *testing.T) {
 	}
 	wg.Wait()
 	r.McpCall("made_up")
+	runtime.GC() // so that the live heap of the last collection is known
 	body := scrape(t, r)
 	expectSeries(t, body,
 		"# TYPE quavon_mcp_context_calls_total counter",
@@ -51,6 +54,11 @@ func TestRegistryExposesEveryOutcome(t *testing.T) {
 		`quavon_mcp_context_calls_total{outcome="error"} 1`,
 		`quavon_mcp_context_calls_total{outcome="budget_exhausted"} 0`,
 		"go_goroutines", "process_cpu_seconds_total")
+	for _, gauge := range []string{"go_goroutines", "go_gc_heap_live_bytes", "go_memory_classes_heap_objects_bytes"} {
+		if v := sample(body, gauge); v <= 0 {
+			t.Errorf("%s = %v, want a positive gauge:\n%s", gauge, v, body)
+		}
+	}
 	if strings.Contains(body, "made_up") {
 		t.Errorf("an unknown outcome became a label value:\n%s", body)
 	}
@@ -119,4 +127,18 @@ func TestQueueDepthIsReadAtScrape(t *testing.T) {
 	if body := scrape(t, r); strings.Contains(body, "quavon_queue_jobs{") {
 		t.Errorf("a failed query still reports a depth:\n%s", body)
 	}
+}
+
+// sample is the value of an unlabelled sample in body, or -1.
+func sample(body, name string) float64 {
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return -1
+			}
+			return f
+		}
+	}
+	return -1
 }

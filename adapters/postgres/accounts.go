@@ -2,10 +2,10 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
@@ -67,19 +67,24 @@ func (a *Accounts) CreateToken(ctx context.Context, tenantID string, hash []byte
 // LookupToken finds the token with this hash, or returns ErrNotFound. It
 // records the time of use at most once a minute per token, so that busy
 // tokens do not write on every request.
+//
+// Every API request calls it, so it costs one round trip: the system
+// setting, the lookup and the update go as one pipelined batch, which
+// PostgreSQL runs as one implicit transaction (it ends at the batch's
+// single Sync). The setting is transaction-local as in [DB.WithSystem],
+// so it ends with the batch, and it comes first, so the lookup sees the
+// row through the system_access policy. There is no cache: a deleted
+// token fails on its next request.
 func (a *Accounts) LookupToken(ctx context.Context, hash []byte) (ports.Principal, error) {
 	var p ports.Principal
-	err := a.db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
-		err := tx.NewRaw("SELECT id::text, tenant_id::text, permissions FROM api_tokens WHERE token_hash = ?", hash).
-			Scan(ctx, &p.TokenID, &p.TenantID, pgdialect.Array(&p.Permissions))
-		if err != nil {
-			return err
-		}
-		_, err = tx.NewRaw(`UPDATE api_tokens SET last_used_at = now()
-			WHERE id = ? AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, p.TokenID).Exec(ctx)
-		return err
-	})
-	if errors.Is(err, sql.ErrNoRows) {
+	b := &pgx.Batch{}
+	b.Queue("SELECT set_config('app.system', 'on', true)")
+	b.Queue("SELECT id::text, tenant_id::text, permissions FROM api_tokens WHERE token_hash = $1", hash).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&p.TokenID, &p.TenantID, &p.Permissions) })
+	b.Queue(`UPDATE api_tokens SET last_used_at = now()
+		WHERE token_hash = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, hash)
+	err := a.db.pool.SendBatch(ctx, b).Close()
+	if errors.Is(err, pgx.ErrNoRows) {
 		return ports.Principal{}, fmt.Errorf("postgres: look up token: %w", ports.ErrNotFound)
 	}
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 )
@@ -37,8 +36,7 @@ func Open(ctx context.Context, dsn string) (*DB, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("postgres: create pool: %w", err)
 	}
-	sqldb := stdlib.OpenDBFromPool(pool)
-	db := &DB{pool: pool, bun: bun.NewDB(sqldb, pgdialect.New())}
+	db := &DB{pool: pool, bun: bun.NewDB(openSQL(pool), pgdialect.New())}
 	closeFn := func() {
 		_ = db.bun.Close()
 		pool.Close()

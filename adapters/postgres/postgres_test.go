@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/adapters/postgres/pgtest"
 	"github.com/codelotse/codelotse/migrations"
+	"github.com/codelotse/codelotse/ports"
 )
 
 // tenantTables are the tables with row-level security, and the column that
@@ -441,7 +443,9 @@ func TestNonSuperuserOwner(t *testing.T) {
 	} else {
 		dsn += " user=" + role
 	}
-	db := open(t, dsn)
+	// One connection, so that a setting leaking out of a transaction or
+	// a batch would be seen by the next query.
+	db := open(t, withPoolSize1(dsn))
 	if _, err := db.Migrate(ctx); err != nil {
 		t.Fatalf("Migrate as %s: %v", role, err)
 	}
@@ -467,4 +471,45 @@ func TestNonSuperuserOwner(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Errorf("tenant A sees %d repositories (err %v), want 1", n, err)
 	}
+
+	// The token lookup's one-round-trip batch sees the token through the
+	// system policy, records its use, and leaves no setting behind.
+	accounts := postgres.NewAccounts(db)
+	hash := sha256.Sum256([]byte("token-of-a"))
+	id, err := accounts.CreateToken(ctx, a.tenant, hash[:], []string{"repo:manage"})
+	if err != nil {
+		t.Fatalf("CreateToken: %v", err)
+	}
+	p, err := accounts.LookupToken(ctx, hash[:])
+	if err != nil || p.TokenID != id || p.TenantID != a.tenant || fmt.Sprint(p.Permissions) != "[repo:manage]" {
+		t.Errorf("LookupToken as %s = %+v, %v; want token %s of tenant %s", role, p, err, id, a.tenant)
+	}
+	var used bool
+	err = db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
+		return tx.NewRaw("SELECT last_used_at IS NOT NULL FROM api_tokens WHERE id = ?", id).Scan(ctx, &used)
+	})
+	if err != nil || !used {
+		t.Errorf("last_used_at set = %v, %v; want true", used, err)
+	}
+	var system string
+	if err := db.Bun().NewRaw("SELECT coalesce(current_setting('app.system', true), '')").Scan(ctx, &system); err != nil || system != "" {
+		t.Errorf("app.system after the lookup = %q (err %v), want unset", system, err)
+	}
+	if err := db.Bun().NewRaw("SELECT count(*) FROM api_tokens").Scan(ctx, &n); err != nil || n != 0 {
+		t.Errorf("owner after LookupToken sees %d tokens (err %v), want 0", n, err)
+	}
+	if _, err := accounts.LookupToken(ctx, make([]byte, 32)); !errors.Is(err, ports.ErrNotFound) {
+		t.Errorf("LookupToken(unknown) as %s = %v, want ErrNotFound", role, err)
+	}
+}
+
+// withPoolSize1 limits the pool of dsn to one connection.
+func withPoolSize1(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
+		q := u.Query()
+		q.Set("pool_max_conns", "1")
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	return dsn + " pool_max_conns=1"
 }

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -69,7 +70,7 @@ func (r promptLogRepo) List(ctx context.Context, reviewID string, now time.Time)
 }
 
 func (r promptLogRepo) DeleteAll(ctx context.Context) (int64, error) {
-	res, err := r.t.tx.NewRaw("DELETE FROM prompt_logs WHERE tenant_id = ?", r.t.tenantID).Exec(ctx)
+	res, err := r.t.tx.NewDelete().Table("prompt_logs").Where("tenant_id = ?", r.t.tenantID).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: delete prompt logs: %w", err)
 	}
@@ -94,9 +95,7 @@ func (r *PromptLogRotator) Batch(ctx context.Context, after string, limit int) (
 	if limit <= 0 {
 		return []ports.SealedPromptLog{}, nil
 	}
-	if after == "" {
-		after = "00000000-0000-0000-0000-000000000000"
-	}
+	after = cmp.Or(after, "00000000-0000-0000-0000-000000000000")
 	var rows []struct {
 		ID       string `bun:"id"`
 		ReviewID string `bun:"review_id"`

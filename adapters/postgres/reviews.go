@@ -203,9 +203,8 @@ func (rr reviewRepo) Finish(ctx context.Context, r ports.ReviewRun) error {
 // missingOrFinished tells why a transition matched no row: the run is
 // missing (ErrNotFound) or already finished (ErrConflict).
 func (rr reviewRepo) missingOrFinished(ctx context.Context, op, id string) error {
-	var exists bool
-	err := rr.t.tx.NewRaw("SELECT EXISTS (SELECT FROM review_runs WHERE id = ? AND tenant_id = ?)", id, rr.t.tenantID).
-		Scan(ctx, &exists)
+	exists, err := rr.t.tx.NewSelect().Table("review_runs").
+		Where("id = ?", id).Where("tenant_id = ?", rr.t.tenantID).Exists(ctx)
 	switch {
 	case err != nil:
 		return fmt.Errorf("postgres: %s: %w", op, err)

@@ -39,8 +39,12 @@ type serverRow struct {
 	UpdatedAt       time.Time       `bun:"updated_at"`
 }
 
-// toolJSON is one element of the tools jsonb array, spelt like the API's
-// ToolSnapshot.
+// toolJSON is one element of the tools jsonb array. Its keys happen to be
+// spelt like the API's ToolSnapshot, but it is the stored format, owned by
+// this adapter and the migrations: approvedAt is a full-precision
+// timestamp (the API's is RFC 3339 or null) and annotations are kept as
+// the server sent them (the API writes {} for none). A change of the API
+// must not rewrite rows, so the two are not one type.
 type toolJSON struct {
 	Name         string          `json:"name"`
 	Description  string          `json:"description"`
@@ -144,11 +148,11 @@ func (r serverRepo) Insert(ctx context.Context, s *server.Server, encryptedCrede
 	if err != nil {
 		return fmt.Errorf("postgres: insert server: lock tenant: %w", err)
 	}
-	var count int
-	if err := r.t.tx.NewRaw("SELECT count(*) FROM mcp_servers WHERE tenant_id = ?", r.t.tenantID).Scan(ctx, &count); err != nil {
+	count, err := r.t.tx.NewSelect().Table("mcp_servers").Where("tenant_id = ?", r.t.tenantID).Count(ctx)
+	if err != nil {
 		return fmt.Errorf("postgres: insert server: count: %w", err)
 	}
-	if count >= max {
+	if count >= int64(max) {
 		return ports.ErrTooManyServers
 	}
 	err = inSavepoint(ctx, r.t.tx, func(ctx context.Context, tx bun.Tx) error {

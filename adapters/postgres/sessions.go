@@ -88,7 +88,7 @@ func (s *Sessions) Touch(ctx context.Context, hash []byte, at time.Time) error {
 // Delete removes the session.
 func (s *Sessions) Delete(ctx context.Context, hash []byte) error {
 	err := s.db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
-		_, err := tx.NewRaw("DELETE FROM web_sessions WHERE id_hash = ?", hash).Exec(ctx)
+		_, err := tx.NewDelete().Table("web_sessions").Where("id_hash = ?", hash).Exec(ctx)
 		return err
 	})
 	if err != nil {
@@ -101,7 +101,8 @@ func (s *Sessions) Delete(ctx context.Context, hash []byte) error {
 func (s *Sessions) DeleteExpired(ctx context.Context, createdBefore, idleBefore time.Time) (int64, error) {
 	var n int64
 	err := s.db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewRaw("DELETE FROM web_sessions WHERE created_at < ? OR last_seen_at < ?", createdBefore, idleBefore).Exec(ctx)
+		res, err := tx.NewDelete().Table("web_sessions").
+			Where("created_at < ?", createdBefore).WhereOr("last_seen_at < ?", idleBefore).Exec(ctx)
 		if err != nil {
 			return err
 		}

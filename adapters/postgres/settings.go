@@ -40,8 +40,11 @@ func (s settingsRepo) Put(ctx context.Context, st settings.Settings) error {
 	if st.IsZero() {
 		return errors.New("postgres: put tenant settings: zero settings")
 	}
-	res, err := s.t.tx.NewRaw(`UPDATE tenants SET retention_days = ?, debug_prompts_enabled = ?, debug_prompts_ttl_hours = ?
-		WHERE id = ?`, st.RetentionDays(), st.DebugPrompts(), st.PromptTTLHours(), s.t.tenantID).Exec(ctx)
+	res, err := s.t.tx.NewUpdate().Table("tenants").
+		Set("retention_days = ?", st.RetentionDays()).
+		Set("debug_prompts_enabled = ?", st.DebugPrompts()).
+		Set("debug_prompts_ttl_hours = ?", st.PromptTTLHours()).
+		Where("id = ?", s.t.tenantID).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: put tenant settings: %w", err)
 	}

@@ -36,14 +36,27 @@ func (db *DB) WithTenant(ctx context.Context, tenantID string, fn func(ctx conte
 	if !isUUID(tenantID) {
 		return ErrInvalidTenantID
 	}
-	// RunInTx rolls back when fn returns an error or panics.
-	return db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.ExecContext(ctx,
-			"SET LOCAL ROLE "+TenantRole+"; SELECT set_config('app.tenant_id', ?, true)", tenantID); err != nil {
-			return fmt.Errorf("postgres: enter tenant scope: %w", err)
-		}
+	// One round trip begins the transaction, switches the role and names
+	// the tenant (begin.go); the id is a validated UUID, so it can be
+	// written into the query.
+	begin := "BEGIN; SET LOCAL ROLE " + TenantRole + "; SELECT set_config('app.tenant_id', '" + tenantID + "', true)"
+	return db.runScoped(ctx, begin, "tenant", fn)
+}
+
+// runScoped runs fn in a transaction that begins with the begin query
+// (begin.go). RunInTx rolls back when fn returns an error or panics; fn
+// gets the caller's context, without the begin query. An error of the
+// begin query says which scope failed.
+func (db *DB) runScoped(ctx context.Context, begin, scope string, fn func(ctx context.Context, tx bun.Tx) error) error {
+	began := false
+	err := db.bun.RunInTx(withBeginQuery(ctx, begin), nil, func(_ context.Context, tx bun.Tx) error {
+		began = true
 		return fn(ctx, tx)
 	})
+	if err != nil && !began {
+		return fmt.Errorf("postgres: enter %s scope: %w", scope, err)
+	}
+	return err
 }
 
 // WithSystem runs fn in a transaction as the connecting role, for the few
@@ -58,12 +71,7 @@ func (db *DB) WithTenant(ctx context.Context, tenantID string, fn func(ctx conte
 // query on the connecting role outside WithTenant and WithSystem therefore
 // sees no rows (unless the role is a superuser).
 func (db *DB) WithSystem(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
-	return db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.ExecContext(ctx, "SELECT set_config('app.system', 'on', true)"); err != nil {
-			return fmt.Errorf("postgres: enter system scope: %w", err)
-		}
-		return fn(ctx, tx)
-	})
+	return db.runScoped(ctx, "BEGIN; SELECT set_config('app.system', 'on', true)", "system", fn)
 }
 
 // CheckTenantRole verifies at startup that row-level security holds for

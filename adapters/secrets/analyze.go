@@ -43,26 +43,22 @@ func maxMatchLen(re *syntax.Regexp) int {
 			return unbounded
 		}
 		return n * re.Max
-	case syntax.OpConcat:
-		total := 0
+	case syntax.OpConcat, syntax.OpAlternate:
+		// A concatenation is as long as its parts together, an
+		// alternation as its longest branch.
+		acc := 0
 		for _, s := range re.Sub {
 			n := maxMatchLen(s)
 			if n == unbounded {
 				return unbounded
 			}
-			total += n
-		}
-		return total
-	case syntax.OpAlternate:
-		best := 0
-		for _, s := range re.Sub {
-			n := maxMatchLen(s)
-			if n == unbounded {
-				return unbounded
+			if re.Op == syntax.OpConcat {
+				acc += n
+			} else {
+				acc = max(acc, n)
 			}
-			best = max(best, n)
 		}
-		return best
+		return acc
 	}
 	return unbounded
 }

@@ -266,10 +266,12 @@ func TestRulesLoaded(t *testing.T) {
 
 func TestParseConfigRejects(t *testing.T) {
 	for _, in := range []string{
-		"[[rules]]\nid = \"x\"\nunknown = 1\n",
+		"[[rules]]\nid = \"x\"\nregex = 'x'\nunknown = 1\n",
 		"[extend]\n",
 		"[[rules]]\nkeywords = [\n'''a''',\n",
-		"[[rules]]\nid = \"a\\\"b\"\n",
+		"[[rules]]\nid = 1\nregex = 'x'\n",
+		"[[rules]]\nregex = 'x'\n",
+		"[[rules]]\nid = \"x\"\n",
 		"[[rules.allowlists]]\n",
 	} {
 		if _, err := parseConfig(in); err == nil {

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -108,7 +109,7 @@ type harness struct {
 	mcp    *fakeMCP
 	base   string
 	tenant string
-	admin  *accounts.AccountAdmin
+	admin  accounts.Deps
 }
 
 // newHarness serves the web interface with gates on a fresh database.
@@ -121,13 +122,13 @@ func newHarness(t *testing.T, gates app.Gates) *harness {
 	t.Cleanup(srv.Close)
 	h.base = srv.URL
 
-	h.admin = accounts.NewAccountAdmin(postgres.NewAccounts(db))
+	h.admin = accounts.Deps{Accounts: postgres.NewAccounts(db), Rand: rand.Reader}
 	ui, err := web.New(web.PublicURL(srv.URL), h.depsOf(gates), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	handler = ui
-	h.tenant, err = h.admin.CreateTenant(t.Context(), "acme")
+	h.tenant, err = accounts.NewCreateTenantHandler(h.admin).Handle(t.Context(), accounts.CreateTenant{Name: "acme"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func newHarness(t *testing.T, gates app.Gates) *harness {
 
 func (h *harness) token(perms ...string) string {
 	h.t.Helper()
-	tok, err := h.admin.CreateToken(h.t.Context(), h.tenant, perms)
+	tok, err := accounts.NewCreateTokenHandler(h.admin).Handle(h.t.Context(), accounts.CreateToken{TenantID: h.tenant, Permissions: perms})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -239,24 +240,28 @@ func (h *harness) count(table string) int {
 func (h *harness) depsOf(gates app.Gates) web.Deps {
 	tenants := postgres.NewTenants(h.db)
 	store := postgres.NewAccounts(h.db)
+	ad := accounts.Deps{Accounts: store, Tenants: tenants, Sessions: postgres.NewSessions(h.db), Clock: h.clock, Rand: rand.Reader}
+	vd := review.Deps{Tenants: tenants, Cipher: xorCipher{}, Clock: h.clock, NewID: uuid.NewString}
 	sd := registry.ServerDeps{Tenants: tenants, Cipher: xorCipher{}, Resolver: publicResolver{}, Clock: h.clock, Gates: gates,
 		Rules: netpolicy.NewRules(gate.SelfHosted, netpolicy.PrivateHosts{}), NewID: uuid.NewString}
+	rd := repositories.Deps{Tenants: tenants, Clock: h.clock, NewID: uuid.NewString, Gates: gates}
 	dd := registry.DiscoveryDeps{Tenants: tenants, Cipher: xorCipher{}, Connector: h.mcp, Clock: h.clock, Gates: gates}
 	return web.Deps{
-		Sessions:     accounts.NewSessionHandler(accounts.NewAuthenticator(store), postgres.NewSessions(h.db), h.clock),
+		SignIn: accounts.NewSignInHandler(ad), ResumeSession: accounts.NewResumeSessionHandler(ad), SignOut: accounts.NewSignOutHandler(ad),
 		Status:       app.NewStatusHandler(gates),
 		CreateServer: registry.NewCreateServerHandler(sd), GetServer: registry.NewGetServerHandler(sd),
 		ListServers: registry.NewListServersHandler(sd), PatchServer: registry.NewPatchServerHandler(sd),
 		DeleteServer: registry.NewDeleteServerHandler(sd),
 		Discover:     registry.NewDiscoverServerHandler(dd), SaveTools: registry.NewSaveToolsHandler(dd), Calls: registry.NewListCallsHandler(dd),
-		Repositories: repositories.NewRepositoryHandler(tenants, h.clock),
-		Lister:       repositories.NewRepositoryLister(tenants, gates),
-		Settings:     accounts.NewSettingsHandler(tenants, nil, h.clock),
-		Prompts:      review.NewPromptLogHandler(tenants, xorCipher{}, h.clock),
-		Policies:     repositories.NewPolicyHandler(tenants, gates, h.clock),
-		Defaults:     repositories.NewDefaultsHandler(tenants, gates, h.clock),
-		Audit:        accounts.NewAuditHandler(tenants),
-		Reviews:      review.NewReviewHandler(tenants, h.clock, uuid.NewString),
+		CreateRepository: repositories.NewCreateRepositoryHandler(rd), GetRepository: repositories.NewGetRepositoryHandler(rd),
+		UpdateRepository: repositories.NewUpdateRepositoryHandler(rd), ListRepositories: repositories.NewListRepositoriesHandler(rd),
+		GetSettings: accounts.NewGetSettingsHandler(ad), PutSettings: accounts.NewPutSettingsHandler(ad),
+		Prompts:   review.NewListPromptsHandler(vd),
+		GetPolicy: repositories.NewGetPolicyHandler(rd), PutPolicy: repositories.NewPutPolicyHandler(rd),
+		GetDefaults: repositories.NewGetDefaultsHandler(rd), PutDefaults: repositories.NewPutDefaultsHandler(rd),
+		AuditPage:    accounts.NewAuditPageHandler(ad),
+		SubmitReview: review.NewSubmitReviewHandler(vd), GetReview: review.NewGetReviewHandler(vd),
+		ListReviews: review.NewListReviewsHandler(vd), ListReviewCalls: review.NewListReviewCallsHandler(vd),
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/ports"
+	"github.com/rs/zerolog"
+	"github.com/rs/zerolog/hlog"
 )
 
 // pageNames are the files in templates/ besides layout.html and
@@ -92,7 +94,7 @@ func (u *UI) notice(r *http.Request, c *caller) *noticeView {
 func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, name string, c *caller, data any) {
 	p, ok := u.pages[name]
 	if !ok {
-		u.log.Error().Str("page", name).Msg("web: no such page template")
+		u.logFor(r).Error().Str("page", name).Msg("web: no such page template")
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
@@ -109,7 +111,7 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, name str
 	}
 	var buf bytes.Buffer
 	if err := p.Execute(&buf, ld); err != nil {
-		u.log.Error().Err(err).Str("page", name).Msg("web: render failed")
+		u.logFor(r).Error().Err(err).Str("page", name).Msg("web: render failed")
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
@@ -121,7 +123,7 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, name str
 
 // internal logs err and shows a page without its details.
 func (u *UI) internal(w http.ResponseWriter, r *http.Request, c *caller, err error) {
-	u.log.Error().Err(err).Str("route", r.Pattern).Msg("web: request failed")
+	u.logFor(r).Error().Err(err).Str("route", r.Pattern).Msg("web: request failed")
 	u.render(w, r, http.StatusInternalServerError, "message", c, messagePage{Heading: "Something went wrong",
 		Text: "The request failed on our side. It has been logged; try again later."})
 }
@@ -269,4 +271,14 @@ func dict(kv ...any) (map[string]any, error) {
 		m[k] = kv[i+1]
 	}
 	return m, nil
+}
+
+// logFor is the UI's logger with the id httpapi's request log gave r
+// (zerolog's hlog), so a failure logged here joins its access line.
+func (u *UI) logFor(r *http.Request) *zerolog.Logger {
+	l := u.log
+	if id, ok := hlog.IDFromRequest(r); ok {
+		l = l.With().Str("request_id", id.String()).Logger()
+	}
+	return &l
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/registry"
 	"github.com/codelotse/codelotse/app/repositories"
+	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
@@ -34,7 +35,7 @@ const repositoryPageSize = 50
 
 // loadRepositories reads the page of repositories after the name after.
 func (u *UI) loadRepositories(r *http.Request, c *caller, after string) (repositoriesPage, error) {
-	list, err := u.d.Lister.List(r.Context(), c.Principal, repositories.ListRepositories{Limit: repositoryPageSize + 1, After: after})
+	list, err := u.d.ListRepositories.Handle(r.Context(), c.Principal, repositories.ListRepositories{Limit: repositoryPageSize + 1, After: after})
 	if err != nil {
 		return repositoriesPage{}, err
 	}
@@ -57,7 +58,7 @@ func (u *UI) repositoriesPage(w http.ResponseWriter, r *http.Request, c *caller)
 
 func (u *UI) createRepository(w http.ResponseWriter, r *http.Request, c *caller) {
 	f := repositoryForm{Name: r.PostForm.Get("name"), Visibility: r.PostForm.Get("visibility")}
-	repo, err := u.d.Repositories.Create(r.Context(), c.Principal, repositories.CreateRepository{Name: f.Name, Visibility: f.Visibility})
+	repo, err := u.d.CreateRepository.Handle(r.Context(), c.Principal, repositories.CreateRepository{Name: f.Name, Visibility: f.Visibility})
 	if err != nil {
 		p, loadErr := u.loadRepositories(r, c, "")
 		if loadErr != nil {
@@ -113,7 +114,7 @@ func (u *UI) repositoryPage(w http.ResponseWriter, r *http.Request, c *caller) {
 // loadRepositoryPage reads the repository and, for a repo:manage caller,
 // its policy, the servers to choose from and its latest reviews.
 func (u *UI) loadRepositoryPage(r *http.Request, c *caller) (repositoryPage, error) {
-	repo, err := u.d.Repositories.Get(r.Context(), c.Principal, r.PathValue("id"))
+	repo, err := u.d.GetRepository.Handle(r.Context(), c.Principal, repositories.GetRepository{ID: r.PathValue("id")})
 	if err != nil {
 		return repositoryPage{}, err
 	}
@@ -121,7 +122,7 @@ func (u *UI) loadRepositoryPage(r *http.Request, c *caller) (repositoryPage, err
 	if !c.can(app.PermRepoManage) {
 		return p, nil
 	}
-	view, err := u.d.Policies.Get(r.Context(), c.Principal, repo.ID)
+	view, err := u.d.GetPolicy.Handle(r.Context(), c.Principal, repositories.GetPolicy{RepositoryID: repo.ID})
 	if err != nil {
 		return repositoryPage{}, err
 	}
@@ -133,7 +134,7 @@ func (u *UI) loadRepositoryPage(r *http.Request, c *caller) (repositoryPage, err
 	}
 	p.Servers, p.Names = serverChoices(list, p.Form.Servers)
 	p.Inactive = u.whyInactive(r, repo, view)
-	if p.Reviews, err = u.d.Reviews.Recent(r.Context(), c.Principal, repo.ID); err != nil {
+	if p.Reviews, err = u.d.ListReviews.Handle(r.Context(), c.Principal, review.ListReviews{RepositoryID: repo.ID}); err != nil {
 		return repositoryPage{}, err
 	}
 	return p, nil
@@ -197,7 +198,7 @@ func policyInput(r *http.Request) (policyForm, repositories.McpInput) {
 func (u *UI) putPolicy(w http.ResponseWriter, r *http.Request, c *caller) {
 	f, in := policyInput(r)
 	id := r.PathValue("id")
-	if _, err := u.d.Policies.Put(r.Context(), c.Principal, repositories.PutPolicy{RepositoryID: id, Mcp: in}); err != nil {
+	if _, err := u.d.PutPolicy.Handle(r.Context(), c.Principal, repositories.PutPolicy{RepositoryID: id, Mcp: in}); err != nil {
 		p, loadErr := u.loadRepositoryPage(r, c)
 		if loadErr != nil {
 			u.refused(w, r, c, loadErr, "message", nil)
@@ -220,7 +221,7 @@ func checkServers(in []serverChoice, checked []string) {
 
 func (u *UI) setVisibility(w http.ResponseWriter, r *http.Request, c *caller) {
 	id := r.PathValue("id")
-	if _, err := u.d.Repositories.Update(r.Context(), c.Principal, repositories.UpdateRepository{ID: id, Visibility: r.PostForm.Get("visibility")}); err != nil {
+	if _, err := u.d.UpdateRepository.Handle(r.Context(), c.Principal, repositories.UpdateRepository{ID: id, Visibility: r.PostForm.Get("visibility")}); err != nil {
 		p, loadErr := u.loadRepositoryPage(r, c)
 		if loadErr != nil {
 			u.refused(w, r, c, loadErr, "message", nil)
@@ -243,7 +244,7 @@ type defaultsPage struct {
 func (defaultsPage) title() (string, string) { return "Organisation defaults", "defaults" }
 
 func (u *UI) loadDefaults(r *http.Request, c *caller) (defaultsPage, error) {
-	s, err := u.d.Defaults.Get(r.Context(), c.Principal)
+	s, err := u.d.GetDefaults.Handle(r.Context(), c.Principal, repositories.GetDefaults{})
 	if err != nil {
 		return defaultsPage{}, err
 	}
@@ -268,7 +269,7 @@ func (u *UI) defaultsPage(w http.ResponseWriter, r *http.Request, c *caller) {
 
 func (u *UI) putDefaults(w http.ResponseWriter, r *http.Request, c *caller) {
 	f, in := policyInput(r)
-	if _, err := u.d.Defaults.Put(r.Context(), c.Principal, in); err != nil {
+	if _, err := u.d.PutDefaults.Handle(r.Context(), c.Principal, repositories.PutDefaults{Mcp: in}); err != nil {
 		p, loadErr := u.loadDefaults(r, c)
 		if loadErr != nil {
 			u.internal(w, r, c, loadErr)

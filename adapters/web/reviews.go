@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/codelotse/codelotse/app/accounts"
+	"github.com/codelotse/codelotse/app/repositories"
+	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -18,7 +21,7 @@ func (reviewsPage) title() (string, string) { return "Reviews", "reviews" }
 // reviews.
 func (u *UI) reviewsPage(w http.ResponseWriter, r *http.Request, c *caller) {
 	if id := r.URL.Query().Get("id"); id != "" {
-		if _, err := u.d.Reviews.Get(r.Context(), c.Principal, id); err != nil {
+		if _, err := u.d.GetReview.Handle(r.Context(), c.Principal, review.GetReview{ID: id}); err != nil {
 			u.refused(w, r, c, err, "reviews", reviewsPage{ID: id})
 			return
 		}
@@ -37,18 +40,18 @@ type reviewPage struct {
 func (p reviewPage) title() (string, string) { return "Review " + p.Run.Title, "reviews" }
 
 func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, c *caller) {
-	run, err := u.d.Reviews.Get(r.Context(), c.Principal, r.PathValue("id"))
+	run, err := u.d.GetReview.Handle(r.Context(), c.Principal, review.GetReview{ID: r.PathValue("id")})
 	if err != nil {
 		u.refused(w, r, c, err, "message", nil)
 		return
 	}
-	calls, err := u.d.Reviews.Calls(r.Context(), c.Principal, run.ID)
+	calls, err := u.d.ListReviewCalls.Handle(r.Context(), c.Principal, review.ListReviewCalls{ReviewID: run.ID})
 	if err != nil {
 		u.refused(w, r, c, err, "message", nil)
 		return
 	}
 	p := reviewPage{Run: run, Calls: calls}
-	if repo, err := u.d.Repositories.Get(r.Context(), c.Principal, run.RepositoryID); err == nil {
+	if repo, err := u.d.GetRepository.Handle(r.Context(), c.Principal, repositories.GetRepository{ID: run.RepositoryID}); err == nil {
 		p.Repo = repo
 	}
 	u.render(w, r, http.StatusOK, "review", c, p)
@@ -70,7 +73,7 @@ func (u *UI) auditPage(w http.ResponseWriter, r *http.Request, c *caller) {
 			n = 0
 		}
 	}
-	events, more, err := u.d.Audit.Page(r.Context(), c.Principal, n-1)
+	events, more, err := u.d.AuditPage.Handle(r.Context(), c.Principal, accounts.AuditPage{Page: n - 1})
 	if err != nil {
 		u.refused(w, r, c, err, "message", nil)
 		return

@@ -365,11 +365,11 @@ func TestShowsAReviewsPromptLogInert(t *testing.T) {
 	b, _ := h.signIn(app.PermTenantManage, app.PermRepoManage)
 	d := h.depsOf(openGates)
 	p := ports.Principal{TenantID: h.tenant, TokenID: uuid.NewString()}
-	repo, err := d.Repositories.Create(t.Context(), p, repositories.CreateRepository{Name: "acme/api", Visibility: "private"})
+	repo, err := d.CreateRepository.Handle(t.Context(), p, repositories.CreateRepository{Name: "acme/api", Visibility: "private"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := d.Reviews.Submit(t.Context(), p, review.SubmitReview{RepositoryID: repo.ID, Title: "Cache", Diff: "+x"})
+	run, err := d.SubmitReview.Handle(t.Context(), p, review.SubmitReview{RepositoryID: repo.ID, Title: "Cache", Diff: "+x"})
 	if err != nil {
 		t.Fatal(err)
 	}

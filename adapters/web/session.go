@@ -110,7 +110,7 @@ func (u *UI) resume(w http.ResponseWriter, r *http.Request) (*caller, bool) {
 		u.toLogin(w, r, "")
 		return nil, false
 	}
-	s, err := u.d.Sessions.Resume(r.Context(), cookie.Value)
+	s, err := u.d.ResumeSession.Handle(r.Context(), accounts.ResumeSession{Secret: cookie.Value})
 	if err != nil {
 		if app.AsError(err).Code != app.CodeUnauthenticated {
 			u.internal(w, r, nil, err)
@@ -161,7 +161,7 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 		u.render(w, r, http.StatusBadRequest, "login", nil, loginPage{Error: &formError{Code: "bad_request", Message: "the form could not be read"}})
 		return
 	}
-	s, err := u.d.Sessions.SignIn(r.Context(), r.PostForm.Get("token"))
+	s, err := u.d.SignIn.Handle(r.Context(), accounts.SignIn{Token: r.PostForm.Get("token")})
 	if err != nil {
 		e := app.AsError(err)
 		if e.Code != app.CodeUnauthenticated {
@@ -173,8 +173,8 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 	}
 	// A session the browser still held ends: one browser, one session.
 	if old, err := r.Cookie(CookieName); err == nil {
-		if err := u.d.Sessions.SignOut(r.Context(), old.Value); err != nil {
-			u.log.Warn().Err(err).Msg("web: could not end the previous session")
+		if err := u.d.SignOut.Handle(r.Context(), accounts.SignOut{Secret: old.Value}); err != nil {
+			u.logFor(r).Warn().Err(err).Msg("web: could not end the previous session")
 		}
 	}
 	u.setCookie(w, s.Secret)
@@ -182,7 +182,7 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 }
 
 func (u *UI) logout(w http.ResponseWriter, r *http.Request, c *caller) {
-	if err := u.d.Sessions.SignOut(r.Context(), c.Secret); err != nil {
+	if err := u.d.SignOut.Handle(r.Context(), accounts.SignOut{Secret: c.Secret}); err != nil {
 		u.internal(w, r, c, err)
 		return
 	}

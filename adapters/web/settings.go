@@ -29,7 +29,7 @@ func formOf(s settings.Settings) settingsForm {
 }
 
 func (u *UI) settingsPage(w http.ResponseWriter, r *http.Request, c *caller) {
-	s, err := u.d.Settings.Get(r.Context(), c.Principal)
+	s, err := u.d.GetSettings.Handle(r.Context(), c.Principal, accounts.GetSettings{})
 	if err != nil {
 		u.internal(w, r, c, err)
 		return
@@ -50,7 +50,7 @@ func formInt(v string) *int {
 func (u *UI) putSettings(w http.ResponseWriter, r *http.Request, c *caller) {
 	f := settingsForm{RetentionDays: r.PostForm.Get("retentionDays"), DebugPrompts: r.PostForm.Get("debugPrompts") == "on", TTLHours: r.PostForm.Get("ttlHours")}
 	cmd := accounts.PutSettings{RetentionDays: formInt(f.RetentionDays), DebugPrompts: &f.DebugPrompts, TTLHours: formInt(f.TTLHours)}
-	if _, err := u.d.Settings.Put(r.Context(), c.Principal, cmd); err != nil {
+	if _, err := u.d.PutSettings.Handle(r.Context(), c.Principal, cmd); err != nil {
 		u.refused(w, r, c, err, "settings", settingsPage{Form: f, Error: newFormError(err, "save")})
 		return
 	}
@@ -69,12 +69,12 @@ func (p promptsPage) title() (string, string) { return "Prompt log of " + p.Titl
 // (redacted, decrypted for this page only), MCP results included, all of
 // it escaped with invisible characters marked.
 func (u *UI) promptsPage(w http.ResponseWriter, r *http.Request, c *caller) {
-	run, err := u.d.Reviews.Get(r.Context(), c.Principal, r.PathValue("id"))
+	run, err := u.d.GetReview.Handle(r.Context(), c.Principal, review.GetReview{ID: r.PathValue("id")})
 	if err != nil {
 		u.refused(w, r, c, err, "message", nil)
 		return
 	}
-	prompts, err := u.d.Prompts.List(r.Context(), c.Principal, run.ID)
+	prompts, err := u.d.Prompts.Handle(r.Context(), c.Principal, review.ListPrompts{ReviewID: run.ID})
 	if err != nil {
 		u.refused(w, r, c, err, "message", nil)
 		return

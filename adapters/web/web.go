@@ -42,24 +42,34 @@ type PublicURL string
 
 // Deps are the use cases the pages drive: the same ones the REST API uses.
 type Deps struct {
-	Sessions     *accounts.SessionHandler
-	Status       *app.StatusHandler
-	CreateServer *registry.CreateServerHandler
-	GetServer    *registry.GetServerHandler
-	ListServers  *registry.ListServersHandler
-	PatchServer  *registry.PatchServerHandler
-	DeleteServer *registry.DeleteServerHandler
-	Discover     *registry.DiscoverServerHandler
-	SaveTools    *registry.SaveToolsHandler
-	Calls        *registry.ListCallsHandler
-	Repositories *repositories.RepositoryHandler
-	Lister       *repositories.RepositoryLister
-	Settings     *accounts.SettingsHandler
-	Prompts      *review.PromptLogHandler
-	Policies     *repositories.PolicyHandler
-	Defaults     *repositories.DefaultsHandler
-	Audit        *accounts.AuditHandler
-	Reviews      *review.ReviewHandler
+	SignIn           *accounts.SignInHandler
+	ResumeSession    *accounts.ResumeSessionHandler
+	SignOut          *accounts.SignOutHandler
+	Status           *app.StatusHandler
+	CreateServer     *registry.CreateServerHandler
+	GetServer        *registry.GetServerHandler
+	ListServers      *registry.ListServersHandler
+	PatchServer      *registry.PatchServerHandler
+	DeleteServer     *registry.DeleteServerHandler
+	Discover         *registry.DiscoverServerHandler
+	SaveTools        *registry.SaveToolsHandler
+	Calls            *registry.ListCallsHandler
+	CreateRepository *repositories.CreateRepositoryHandler
+	GetRepository    *repositories.GetRepositoryHandler
+	UpdateRepository *repositories.UpdateRepositoryHandler
+	ListRepositories *repositories.ListRepositoriesHandler
+	GetSettings      *accounts.GetSettingsHandler
+	PutSettings      *accounts.PutSettingsHandler
+	Prompts          *review.ListPromptsHandler
+	GetPolicy        *repositories.GetPolicyHandler
+	PutPolicy        *repositories.PutPolicyHandler
+	GetDefaults      *repositories.GetDefaultsHandler
+	PutDefaults      *repositories.PutDefaultsHandler
+	AuditPage        *accounts.AuditPageHandler
+	SubmitReview     *review.SubmitReviewHandler
+	GetReview        *review.GetReviewHandler
+	ListReviews      *review.ListReviewsHandler
+	ListReviewCalls  *review.ListReviewCallsHandler
 }
 
 // UI is the web interface's handler, mounted at /ui/ (and / redirecting

@@ -2,10 +2,10 @@ package accounts
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/codelotse/codelotse/app"
@@ -36,38 +36,57 @@ type Session struct {
 	Secret    string
 }
 
-// SessionHandler opens, resumes and closes the web interface's sessions.
+// SignIn opens a web session with an API token.
+//
 // A session carries the tenant and the permissions of the token it was
 // opened with, read again from the token on every request: deleting the
-// token ends the session. Safe for concurrent use.
-type SessionHandler struct {
-	auth     *Authenticator
-	sessions ports.WebSessions
-	clock    ports.Clock
-}
+// token ends the session.
+type SignIn struct{ Token string }
 
-// NewSessionHandler returns a [SessionHandler].
-func NewSessionHandler(auth *Authenticator, sessions ports.WebSessions, clock ports.Clock) *SessionHandler {
-	return &SessionHandler{auth: auth, sessions: sessions, clock: clock}
-}
+// SignInHandler opens sessions. Safe for concurrent use.
+type SignInHandler struct{ d Deps }
 
-// SignIn checks an API token and opens a session for it; unauthenticated
+// NewSignInHandler returns a [SignInHandler].
+func NewSignInHandler(d Deps) *SignInHandler { return &SignInHandler{d: d} }
+
+// ResumeSession finds the session of a cookie value.
+type ResumeSession struct{ Secret string }
+
+// ResumeSessionHandler resumes sessions. Safe for concurrent use.
+type ResumeSessionHandler struct{ d Deps }
+
+// NewResumeSessionHandler returns a [ResumeSessionHandler].
+func NewResumeSessionHandler(d Deps) *ResumeSessionHandler { return &ResumeSessionHandler{d: d} }
+
+// SignOut ends the session of a cookie value.
+type SignOut struct{ Secret string }
+
+// SignOutHandler ends sessions. Safe for concurrent use.
+type SignOutHandler struct{ d Deps }
+
+// NewSignOutHandler returns a [SignOutHandler].
+func NewSignOutHandler(d Deps) *SignOutHandler { return &SignOutHandler{d: d} }
+
+// Handle checks an API token and opens a session for it; unauthenticated
 // for a malformed or unknown token. Expired sessions of every tenant are
 // removed on the way, so the table holds live sessions only.
-func (h *SessionHandler) SignIn(ctx context.Context, token string) (Session, error) {
-	p, err := h.auth.Authenticate(ctx, token)
+func (h *SignInHandler) Handle(ctx context.Context, cmd SignIn) (Session, error) {
+	p, err := NewAuthenticator(h.d.Accounts).Authenticate(ctx, cmd.Token)
 	if errors.Is(err, ports.ErrNotFound) {
 		return Session{}, app.Fail(app.CodeUnauthenticated, "unknown token")
 	}
 	if err != nil {
 		return Session{}, err
 	}
-	now := h.clock.Now()
-	if _, err := h.sessions.DeleteExpired(ctx, now.Add(-SessionMaxAge), now.Add(-SessionIdleTimeout)); err != nil {
+	now := h.d.Clock.Now()
+	if _, err := h.d.Sessions.DeleteExpired(ctx, now.Add(-SessionMaxAge), now.Add(-SessionIdleTimeout)); err != nil {
 		return Session{}, err
 	}
-	secret := newSecret(SessionPrefix)
-	if err := h.sessions.Create(ctx, TokenHash(secret), p, now); err != nil {
+	secret, err := newSecret(h.d.Rand, SessionPrefix)
+	if err != nil {
+		return Session{}, err
+	}
+	if err := h.d.Sessions.Create(ctx, TokenHash(secret), p, now); err != nil {
 		if errors.Is(err, ports.ErrNotFound) {
 			return Session{}, app.Fail(app.CodeUnauthenticated, "unknown token")
 		}
@@ -76,48 +95,52 @@ func (h *SessionHandler) SignIn(ctx context.Context, token string) (Session, err
 	return Session{Principal: p, Secret: secret}, nil
 }
 
-// Resume finds the session of a cookie value; unauthenticated when it is
+// Handle finds the session of a cookie value; unauthenticated when it is
 // unknown, its token is gone, it is older than [SessionMaxAge] or idle
 // longer than [SessionIdleTimeout] (an expired session is deleted).
-func (h *SessionHandler) Resume(ctx context.Context, secret string) (Session, error) {
+func (h *ResumeSessionHandler) Handle(ctx context.Context, q ResumeSession) (Session, error) {
+	secret := q.Secret
 	expired := app.Fail(app.CodeUnauthenticated, "the session has ended; sign in again")
 	if len(secret) != sessionLen || secret[:len(SessionPrefix)] != SessionPrefix {
 		return Session{}, expired
 	}
 	hash := TokenHash(secret)
-	ws, err := h.sessions.Lookup(ctx, hash)
+	ws, err := h.d.Sessions.Lookup(ctx, hash)
 	if errors.Is(err, ports.ErrNotFound) {
 		return Session{}, expired
 	}
 	if err != nil {
 		return Session{}, fmt.Errorf("resume session: %w", err)
 	}
-	now := h.clock.Now()
+	now := h.d.Clock.Now()
 	if now.Sub(ws.CreatedAt) >= SessionMaxAge || now.Sub(ws.LastSeenAt) >= SessionIdleTimeout {
-		if err := h.sessions.Delete(ctx, hash); err != nil {
+		if err := h.d.Sessions.Delete(ctx, hash); err != nil {
 			return Session{}, fmt.Errorf("end expired session: %w", err)
 		}
 		return Session{}, expired
 	}
 	if now.Sub(ws.LastSeenAt) >= sessionTouchEvery {
-		if err := h.sessions.Touch(ctx, hash, now); err != nil {
+		if err := h.d.Sessions.Touch(ctx, hash, now); err != nil {
 			return Session{}, fmt.Errorf("resume session: %w", err)
 		}
 	}
 	return Session{Principal: ws.Principal, Secret: secret}, nil
 }
 
-// SignOut deletes the session of a cookie value (nothing for junk).
-func (h *SessionHandler) SignOut(ctx context.Context, secret string) error {
+// Handle deletes the session of a cookie value (nothing for junk).
+func (h *SignOutHandler) Handle(ctx context.Context, cmd SignOut) error {
+	secret := cmd.Secret
 	if len(secret) != sessionLen {
 		return nil
 	}
-	return h.sessions.Delete(ctx, TokenHash(secret))
+	return h.d.Sessions.Delete(ctx, TokenHash(secret))
 }
 
-// newSecret returns prefix and 32 random bytes in unpadded base64url.
-func newSecret(prefix string) string {
+// newSecret returns prefix and 32 bytes of rand in unpadded base64url.
+func newSecret(rand io.Reader, prefix string) (string, error) {
 	b := make([]byte, tokenSecretBytes)
-	_, _ = rand.Read(b)
-	return prefix + base64.RawURLEncoding.EncodeToString(b)
+	if _, err := io.ReadFull(rand, b); err != nil {
+		return "", fmt.Errorf("random secret: %w", err)
+	}
+	return prefix + base64.RawURLEncoding.EncodeToString(b), nil
 }

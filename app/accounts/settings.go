@@ -21,23 +21,27 @@ type PutSettings struct {
 	TTLHours      *int
 }
 
-// SettingsHandler reads and changes the tenant's settings (tenant:manage).
-// Safe for concurrent use.
-type SettingsHandler struct {
-	tenants ports.Tenants
-	cipher  ports.Cipher
-	clock   ports.Clock
-}
+// GetSettings is the query of GET /v1/tenant/settings.
+type GetSettings struct{}
 
-// NewSettingsHandler returns a [SettingsHandler].
-func NewSettingsHandler(tenants ports.Tenants, cipher ports.Cipher, clock ports.Clock) *SettingsHandler {
-	return &SettingsHandler{tenants: tenants, cipher: cipher, clock: clock}
-}
+// GetSettingsHandler reads the tenant's settings (tenant:manage). Safe
+// for concurrent use.
+type GetSettingsHandler struct{ d Deps }
 
-// Get returns the tenant's settings.
-func (h *SettingsHandler) Get(ctx context.Context, p ports.Principal) (settings.Settings, error) {
+// NewGetSettingsHandler returns a [GetSettingsHandler].
+func NewGetSettingsHandler(d Deps) *GetSettingsHandler { return &GetSettingsHandler{d: d} }
+
+// PutSettingsHandler changes the tenant's settings (tenant:manage). Safe
+// for concurrent use.
+type PutSettingsHandler struct{ d Deps }
+
+// NewPutSettingsHandler returns a [PutSettingsHandler].
+func NewPutSettingsHandler(d Deps) *PutSettingsHandler { return &PutSettingsHandler{d: d} }
+
+// Handle returns the tenant's settings.
+func (h *GetSettingsHandler) Handle(ctx context.Context, p ports.Principal, _ GetSettings) (settings.Settings, error) {
 	var s settings.Settings
-	err := h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		var err error
 		s, err = tx.Settings().Get(ctx)
 		return err
@@ -45,13 +49,13 @@ func (h *SettingsHandler) Get(ctx context.Context, p ports.Principal) (settings.
 	return s, err
 }
 
-// Put stores the settings and records tenant.settings with the old and
+// Handle stores the settings and records tenant.settings with the old and
 // new values. Out-of-range values are validation_failed with their
 // fields. Debug prompts can be enabled only while the key ring can seal
 // (validation_failed on debugPrompts.enabled otherwise): a prompt log is
 // never stored in plaintext. Turning them off deletes every prompt log of
 // the tenant in the same transaction.
-func (h *SettingsHandler) Put(ctx context.Context, p ports.Principal, cmd PutSettings) (settings.Settings, error) {
+func (h *PutSettingsHandler) Handle(ctx context.Context, p ports.Principal, cmd PutSettings) (settings.Settings, error) {
 	days, debug, ttl := settings.DefaultRetentionDays, false, settings.DefaultPromptTTLHours
 	if cmd.RetentionDays != nil {
 		days = *cmd.RetentionDays
@@ -78,7 +82,7 @@ func (h *SettingsHandler) Put(ctx context.Context, p ports.Principal, cmd PutSet
 	if len(fields) > 0 {
 		return settings.Settings{}, app.Invalid(fields)
 	}
-	err = h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		prev, err := tx.Settings().Get(ctx)
 		if err != nil {
 			return fmt.Errorf("read settings: %w", err)
@@ -97,7 +101,7 @@ func (h *SettingsHandler) Put(ctx context.Context, p ports.Principal, cmd PutSet
 			}
 		}
 		return tx.Audit().Append(ctx, ports.AuditEvent{
-			Action: ActionTenantSettings, Actor: app.Actor(p), Target: "tenant:" + p.TenantID, At: h.clock.Now(),
+			Action: ActionTenantSettings, Actor: app.Actor(p), Target: "tenant:" + p.TenantID, At: h.d.Clock.Now(),
 			Details: details,
 		})
 	})
@@ -109,11 +113,11 @@ func (h *SettingsHandler) Put(ctx context.Context, p ports.Principal, cmd PutSet
 
 // canSeal tells why the key ring cannot seal a prompt log, in words a
 // user may see, or nil.
-func (h *SettingsHandler) canSeal() error {
-	if h.cipher == nil {
+func (h *PutSettingsHandler) canSeal() error {
+	if h.d.Cipher == nil {
 		return errNoKeyRing
 	}
-	if _, err := h.cipher.Seal(nil, app.PromptLogAAD("probe")); err != nil {
+	if _, err := h.d.Cipher.Seal(nil, app.PromptLogAAD("probe")); err != nil {
 		return errNoKeyRing
 	}
 	return nil

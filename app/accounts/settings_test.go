@@ -13,17 +13,17 @@ import (
 	"github.com/codelotse/codelotse/ports/portfake"
 )
 
-func settingsEnv(cipher ports.Cipher) (*accounts.SettingsHandler, *portfake.Settings, *portfake.PromptLogs, *portfake.Audit) {
+func settingsEnv(cipher ports.Cipher) (*accounts.PutSettingsHandler, *portfake.Settings, *portfake.PromptLogs, *portfake.Audit) {
 	fs, logs, audit := &portfake.Settings{Value: settings.Default()}, &portfake.PromptLogs{}, &portfake.Audit{}
 	tenants := &portfake.Tenants{NewTx: func(string) *portfake.Tx { return &portfake.Tx{SettingsRepo: fs, PromptLogRepo: logs, AuditLog: audit} }}
-	return accounts.NewSettingsHandler(tenants, cipher, &portfake.Clock{At: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}), fs, logs, audit
+	return accounts.NewPutSettingsHandler(accounts.Deps{Tenants: tenants, Cipher: cipher, Clock: &portfake.Clock{At: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}}), fs, logs, audit
 }
 
 func TestEnablingDebugPromptsNeedsTheKeyRing(t *testing.T) {
 	on, ttl := true, 12
 	for _, cipher := range []ports.Cipher{nil, &portfake.Cipher{}} {
 		h, fs, _, audit := settingsEnv(cipher)
-		_, err := h.Put(context.Background(), admin(), accounts.PutSettings{DebugPrompts: &on, TTLHours: &ttl})
+		_, err := h.Handle(context.Background(), admin(), accounts.PutSettings{DebugPrompts: &on, TTLHours: &ttl})
 		e := app.AsError(err)
 		if e.Code != app.CodeValidationFailed || !strings.Contains(e.Fields["debugPrompts.enabled"], "QUAVON_ENCRYPTION_KEYS") || len(e.Fields) != 1 {
 			t.Errorf("Put without keys = %v %v, want validation_failed on debugPrompts.enabled naming the key ring", e.Code, e.Fields)
@@ -32,7 +32,7 @@ func TestEnablingDebugPromptsNeedsTheKeyRing(t *testing.T) {
 			t.Errorf("a refused change was stored or audited")
 		}
 		off := false
-		if _, err := h.Put(context.Background(), admin(), accounts.PutSettings{DebugPrompts: &off, TTLHours: &ttl}); err != nil {
+		if _, err := h.Handle(context.Background(), admin(), accounts.PutSettings{DebugPrompts: &off, TTLHours: &ttl}); err != nil {
 			t.Errorf("debug prompts off need no key ring: %v", err)
 		}
 	}
@@ -41,14 +41,14 @@ func TestEnablingDebugPromptsNeedsTheKeyRing(t *testing.T) {
 func TestTurningDebugPromptsOffDeletesTheLogsAndIsAudited(t *testing.T) {
 	h, fs, logs, audit := settingsEnv(&portfake.Cipher{Keys: []string{"k1"}})
 	on, off, days := true, false, 30
-	if _, err := h.Put(context.Background(), admin(), accounts.PutSettings{RetentionDays: &days, DebugPrompts: &on}); err != nil {
+	if _, err := h.Handle(context.Background(), admin(), accounts.PutSettings{RetentionDays: &days, DebugPrompts: &on}); err != nil {
 		t.Fatal(err)
 	}
 	if !fs.Value.DebugPrompts() || fs.Value.PromptTTLHours() != 24 || fs.Value.RetentionDays() != 30 {
 		t.Fatalf("stored %+v", fs.Value)
 	}
 	logs.Logs = []ports.PromptLog{{ReviewID: revReview}, {ReviewID: revReview}}
-	if _, err := h.Put(context.Background(), admin(), accounts.PutSettings{RetentionDays: &days, DebugPrompts: &off}); err != nil {
+	if _, err := h.Handle(context.Background(), admin(), accounts.PutSettings{RetentionDays: &days, DebugPrompts: &off}); err != nil {
 		t.Fatal(err)
 	}
 	if len(logs.Logs) != 0 {

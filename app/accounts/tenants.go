@@ -3,6 +3,7 @@ package accounts
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/ports"
@@ -11,27 +12,38 @@ import (
 // MaxTenantNameLen is the longest tenant name, in characters.
 const MaxTenantNameLen = 200
 
-// AccountAdmin creates tenants and API tokens: the operator's commands
-// `codelotse tenants create` and `codelotse tokens create`. They act
-// outside any tenant, so they take no principal. Safe for concurrent use.
-type AccountAdmin struct {
-	accounts ports.Accounts
+// Deps are the ports the module's use cases share. Cipher is nil when no
+// key ring is configured; Rand is the source of token and session
+// secrets (crypto/rand.Reader).
+type Deps struct {
+	Accounts ports.Accounts
+	Tenants  ports.Tenants
+	Sessions ports.WebSessions
+	Cipher   ports.Cipher
+	Clock    ports.Clock
+	Rand     io.Reader
 }
 
-// NewAccountAdmin returns an [AccountAdmin] over the accounts store.
-func NewAccountAdmin(accounts ports.Accounts) *AccountAdmin {
-	return &AccountAdmin{accounts: accounts}
-}
+// CreateTenant is the operator's command `codelotse tenants create`. It
+// acts outside any tenant, so it takes no principal.
+type CreateTenant struct{ Name string }
 
-// CreateTenant stores a new tenant and returns its id. name is 1–200
+// CreateTenantHandler creates tenants. Safe for concurrent use.
+type CreateTenantHandler struct{ d Deps }
+
+// NewCreateTenantHandler returns a [CreateTenantHandler].
+func NewCreateTenantHandler(d Deps) *CreateTenantHandler { return &CreateTenantHandler{d: d} }
+
+// Handle stores a new tenant and returns its id. name is 1–200
 // printable characters, not only spaces; otherwise validation_failed
 // (field "name").
-func (a *AccountAdmin) CreateTenant(ctx context.Context, name string) (string, error) {
+func (h *CreateTenantHandler) Handle(ctx context.Context, cmd CreateTenant) (string, error) {
+	name := cmd.Name
 	if reason := app.CheckDisplayName(name, MaxTenantNameLen); reason != "" {
 		return "", &app.Error{Code: app.CodeValidationFailed, Message: "the tenant name " + reason,
 			Fields: map[string]string{"name": reason}}
 	}
-	id, err := a.accounts.CreateTenant(ctx, name)
+	id, err := h.d.Accounts.CreateTenant(ctx, name)
 	if err != nil {
 		return "", fmt.Errorf("create tenant: %w", err)
 	}

@@ -37,23 +37,39 @@ func permissionsError(reason string) *app.Error {
 	return &app.Error{Code: app.CodeValidationFailed, Message: reason, Fields: map[string]string{"permissions": reason}}
 }
 
-// CreateToken creates an API token of the tenant with the given
+// CreateToken is the operator's command `codelotse tokens create`: a token
+// of the tenant with the given permissions.
+type CreateToken struct {
+	TenantID    string
+	Permissions []string
+}
+
+// CreateTokenHandler creates API tokens. Safe for concurrent use.
+type CreateTokenHandler struct{ d Deps }
+
+// NewCreateTokenHandler returns a [CreateTokenHandler].
+func NewCreateTokenHandler(d Deps) *CreateTokenHandler { return &CreateTokenHandler{d: d} }
+
+// Handle creates an API token of the tenant with the given
 // permissions and returns it. The token is shown this once: only its
 // SHA-256 ([TokenHash]) is stored. Errors: validation_failed for bad
 // permissions or a tenant id that is not a UUID, not_found for an unknown
 // tenant.
-func (a *AccountAdmin) CreateToken(ctx context.Context, tenantID string, permissions []string) (string, error) {
-	perms, err := ParsePermissions(permissions)
+func (h *CreateTokenHandler) Handle(ctx context.Context, cmd CreateToken) (string, error) {
+	perms, err := ParsePermissions(cmd.Permissions)
 	if err != nil {
 		return "", err
 	}
-	tenantID, ok := id.Parse(tenantID)
+	tenantID, ok := id.Parse(cmd.TenantID)
 	if !ok {
 		return "", &app.Error{Code: app.CodeValidationFailed, Message: "the tenant id must be a UUID",
 			Fields: map[string]string{"tenant": "must be a UUID"}}
 	}
-	token := newToken()
-	if _, err := a.accounts.CreateToken(ctx, tenantID, TokenHash(token), perms); err != nil {
+	token, err := newSecret(h.d.Rand, TokenPrefix)
+	if err != nil {
+		return "", err
+	}
+	if _, err := h.d.Accounts.CreateToken(ctx, tenantID, TokenHash(token), perms); err != nil {
 		if errors.Is(err, ports.ErrNotFound) {
 			return "", &app.Error{Code: app.CodeNotFound, Message: "unknown tenant", Cause: err}
 		}
@@ -61,8 +77,3 @@ func (a *AccountAdmin) CreateToken(ctx context.Context, tenantID string, permiss
 	}
 	return token, nil
 }
-
-// newToken returns TokenPrefix and 32 random bytes in unpadded base64url.
-// crypto/rand.Read does not fail (it aborts the program if the system's
-// source is broken), so there is no error to return.
-func newToken() string { return newSecret(TokenPrefix) }

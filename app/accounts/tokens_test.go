@@ -3,6 +3,7 @@ package accounts_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -64,12 +65,12 @@ func TestParsePermissions(t *testing.T) {
 func TestCreateTokenStoresOnlyTheHash(t *testing.T) {
 	ctx := context.Background()
 	store := portfake.NewAccounts()
-	admin := accounts.NewAccountAdmin(store)
-	tenant, err := admin.CreateTenant(ctx, "Acme GmbH")
+	d := accounts.Deps{Accounts: store, Rand: rand.Reader}
+	tenant, err := accounts.NewCreateTenantHandler(d).Handle(ctx, accounts.CreateTenant{Name: "Acme GmbH"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	token, err := admin.CreateToken(ctx, tenant, []string{"repo:manage"})
+	token, err := accounts.NewCreateTokenHandler(d).Handle(ctx, accounts.CreateToken{TenantID: tenant, Permissions: []string{"repo:manage"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestCreateTokenStoresOnlyTheHash(t *testing.T) {
 		t.Error("the store received the plaintext token")
 	}
 
-	other, err := admin.CreateToken(ctx, tenant, []string{"repo:manage"})
+	other, err := accounts.NewCreateTokenHandler(d).Handle(ctx, accounts.CreateToken{TenantID: tenant, Permissions: []string{"repo:manage"}})
 	if err != nil || other == token {
 		t.Fatalf("second token = %q, %v; want a different token", other, err)
 	}
@@ -109,8 +110,8 @@ func TestCreateTokenStoresOnlyTheHash(t *testing.T) {
 func TestCreateTokenRefuses(t *testing.T) {
 	ctx := context.Background()
 	store := portfake.NewAccounts()
-	admin := accounts.NewAccountAdmin(store)
-	tenant, _ := admin.CreateTenant(ctx, "Acme")
+	d := accounts.Deps{Accounts: store, Rand: rand.Reader}
+	tenant, _ := accounts.NewCreateTenantHandler(d).Handle(ctx, accounts.CreateTenant{Name: "Acme"})
 	tests := []struct {
 		name   string
 		tenant string
@@ -125,7 +126,7 @@ func TestCreateTokenRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			token, err := admin.CreateToken(ctx, tt.tenant, tt.perms)
+			token, err := accounts.NewCreateTokenHandler(d).Handle(ctx, accounts.CreateToken{TenantID: tt.tenant, Permissions: tt.perms})
 			if restCode(err) != tt.want || token != "" {
 				t.Fatalf("CreateToken = %q, %v; want %s", token, err, tt.want)
 			}
@@ -153,7 +154,7 @@ func TestCreateTenantName(t *testing.T) {
 		{"bad\xffutf8", false},
 	}
 	for _, tt := range tests {
-		_, err := accounts.NewAccountAdmin(portfake.NewAccounts()).CreateTenant(context.Background(), tt.name)
+		_, err := accounts.NewCreateTenantHandler(accounts.Deps{Accounts: portfake.NewAccounts(), Rand: rand.Reader}).Handle(context.Background(), accounts.CreateTenant{Name: tt.name})
 		if (err == nil) != tt.ok {
 			t.Errorf("CreateTenant(%q) error = %v, want ok %v", tt.name, err, tt.ok)
 		}
@@ -171,5 +172,23 @@ func TestAuthenticateRefusesUnknownAndMalformed(t *testing.T) {
 		if _, err := auth.Authenticate(context.Background(), token); !errors.Is(err, ports.ErrNotFound) {
 			t.Errorf("Authenticate(%q) error = %v, want ErrNotFound", token, err)
 		}
+	}
+}
+
+// failingRand is a source of randomness that fails.
+type failingRand struct{}
+
+func (failingRand) Read([]byte) (int, error) { return 0, errors.New("no entropy") }
+
+func TestCreateTokenWithoutRandomnessStoresNothing(t *testing.T) {
+	ctx := context.Background()
+	store := portfake.NewAccounts()
+	tenant, err := accounts.NewCreateTenantHandler(accounts.Deps{Accounts: store, Rand: rand.Reader}).Handle(ctx, accounts.CreateTenant{Name: "Acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := accounts.NewCreateTokenHandler(accounts.Deps{Accounts: store, Rand: failingRand{}}).Handle(ctx, accounts.CreateToken{TenantID: tenant, Permissions: []string{"repo:manage"}})
+	if err == nil || token != "" || len(store.Hashes) != 0 {
+		t.Errorf("CreateToken with a failing source = %q, %v, %d hashes stored; want an error and nothing stored", token, err, len(store.Hashes))
 	}
 }

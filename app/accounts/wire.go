@@ -4,4 +4,10 @@ import "github.com/google/wire"
 
 // ProviderSet builds every use case of the module: tokens and their
 // authentication, web sessions, tenant settings and the audit log.
-var ProviderSet = wire.NewSet(NewAccountAdmin, NewAuthenticator, NewSessionHandler, NewSettingsHandler, NewAuditHandler)
+var ProviderSet = wire.NewSet(
+	wire.Struct(new(Deps), "*"),
+	NewCreateTenantHandler, NewCreateTokenHandler, NewAuthenticator,
+	NewSignInHandler, NewResumeSessionHandler, NewSignOutHandler,
+	NewGetSettingsHandler, NewPutSettingsHandler,
+	NewListAuditHandler, NewAuditPageHandler,
+)

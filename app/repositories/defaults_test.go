@@ -12,7 +12,7 @@ import (
 
 func TestGetDefaultsWhenNoneStored(t *testing.T) {
 	e := newRestEnv(t)
-	s, err := repositories.NewDefaultsHandler(e.tenants, openGates, e.clock).Get(context.Background(), e.p)
+	s, err := repositories.NewGetDefaultsHandler(e.deps(openGates)).Handle(context.Background(), e.p, repositories.GetDefaults{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,8 +41,8 @@ func TestPutDefaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newRestEnv(t)
-			h := repositories.NewDefaultsHandler(e.tenants, openGates, e.clock)
-			s, err := h.Put(context.Background(), e.p, tt.in)
+			d := e.deps(openGates)
+			s, err := repositories.NewPutDefaultsHandler(d).Handle(context.Background(), e.p, repositories.PutDefaults{Mcp: tt.in})
 			if restCode(err) != tt.want {
 				t.Fatalf("Put = %v, want %q", err, tt.want)
 			}
@@ -60,7 +60,7 @@ func TestPutDefaults(t *testing.T) {
 			if s.MaxCalls() != tt.calls || e.policies[tenantA].Def == nil {
 				t.Errorf("Put = %d calls (stored %v), want %d", s.MaxCalls(), e.policies[tenantA].Def, tt.calls)
 			}
-			got, err := h.Get(context.Background(), e.p)
+			got, err := repositories.NewGetDefaultsHandler(d).Handle(context.Background(), e.p, repositories.GetDefaults{})
 			if err != nil || got.Mode().String() != tt.in.Mode {
 				t.Errorf("Get after Put = %s, %v", got.Mode(), err)
 			}

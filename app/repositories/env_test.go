@@ -6,10 +6,12 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/codelotse/codelotse/ports/portfake"
+	"github.com/google/uuid"
 )
 
 // restEnv is the world of the REST use-case tests: one tenant with a
@@ -103,4 +105,9 @@ func restCode(err error) app.Code {
 // admin is a tenant:manage principal of tenantA.
 func admin() ports.Principal {
 	return ports.Principal{TokenID: "t1", TenantID: tenantA, Permissions: []string{app.PermTenantManage}}
+}
+
+// deps are the module's ports on the environment's tenants and clock.
+func (e *restEnv) deps(g app.Gates) repositories.Deps {
+	return repositories.Deps{Tenants: e.tenants, Clock: e.clock, NewID: uuid.NewString, Gates: g}
 }

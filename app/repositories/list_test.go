@@ -42,7 +42,7 @@ func TestListRepositoriesAnswersMcpActiveLikeThePolicy(t *testing.T) {
 	tenants := &portfake.Tenants{NewTx: func(string) *portfake.Tx { return &portfake.Tx{RepositoryRepo: repos, PolicyRepo: pols} }}
 	open := app.Gates{SignedOff: true, Instance: gate.InstanceAllowed, Edition: gate.SelfHosted}
 	list := func(g app.Gates, q repositories.ListRepositories) string {
-		items, err := repositories.NewRepositoryLister(tenants, g).List(context.Background(), admin(), q)
+		items, err := repositories.NewListRepositoriesHandler(repositories.Deps{Tenants: tenants, Gates: g}).Handle(context.Background(), admin(), q)
 		if err != nil {
 			t.Fatalf("List(%+v) = %v", q, err)
 		}
@@ -67,7 +67,7 @@ func TestListRepositoriesAnswersMcpActiveLikeThePolicy(t *testing.T) {
 		t.Error("closed gates still read the policies")
 	}
 	for _, q := range []repositories.ListRepositories{{Limit: 0}, {Limit: 201}, {Limit: 5, After: strings.Repeat("x", 201)}} {
-		if _, err := repositories.NewRepositoryLister(tenants, open).List(context.Background(), admin(), q); app.AsError(err).Code != app.CodeValidationFailed {
+		if _, err := repositories.NewListRepositoriesHandler(repositories.Deps{Tenants: tenants, Gates: open}).Handle(context.Background(), admin(), q); app.AsError(err).Code != app.CodeValidationFailed {
 			t.Errorf("List(limit %d, after %d chars) = %v, want validation_failed", q.Limit, len(q.After), err)
 		}
 	}

@@ -37,28 +37,32 @@ type PolicyView struct {
 	McpActive bool
 }
 
-// PolicyHandler reads and writes repository policies (repo:manage). Safe
-// for concurrent use.
-type PolicyHandler struct {
-	tenants ports.Tenants
-	gates   app.Gates
-	clock   ports.Clock
-}
+// GetPolicy is the query of GET /v1/repositories/{id}/policy.
+type GetPolicy struct{ RepositoryID string }
 
-// NewPolicyHandler returns a [PolicyHandler].
-func NewPolicyHandler(tenants ports.Tenants, gates app.Gates, clock ports.Clock) *PolicyHandler {
-	return &PolicyHandler{tenants: tenants, gates: gates, clock: clock}
-}
+// GetPolicyHandler reads a repository's policy (repo:manage). Safe for
+// concurrent use.
+type GetPolicyHandler struct{ d Deps }
 
-// Get returns the repository's policy; not_found for an unknown, foreign
+// NewGetPolicyHandler returns a [GetPolicyHandler].
+func NewGetPolicyHandler(d Deps) *GetPolicyHandler { return &GetPolicyHandler{d: d} }
+
+// PutPolicyHandler writes a repository's policy (repo:manage). Safe for
+// concurrent use.
+type PutPolicyHandler struct{ d Deps }
+
+// NewPutPolicyHandler returns a [PutPolicyHandler].
+func NewPutPolicyHandler(d Deps) *PutPolicyHandler { return &PutPolicyHandler{d: d} }
+
+// Handle returns the repository's policy; not_found for an unknown, foreign
 // or malformed id.
-func (h *PolicyHandler) Get(ctx context.Context, p ports.Principal, repositoryID string) (PolicyView, error) {
-	id, ok := id.Parse(repositoryID)
+func (h *GetPolicyHandler) Handle(ctx context.Context, p ports.Principal, q GetPolicy) (PolicyView, error) {
+	id, ok := id.Parse(q.RepositoryID)
 	if !ok {
 		return PolicyView{}, app.Fail(app.CodeNotFound, "repository not found")
 	}
 	var view PolicyView
-	err := h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		repo, err := tx.Repositories().Get(ctx, id)
 		if err != nil {
 			return app.NotFound(err, "repository")
@@ -70,21 +74,21 @@ func (h *PolicyHandler) Get(ctx context.Context, p ports.Principal, repositoryID
 		if !ok {
 			stored = app.InheritSection()
 		}
-		view, err = h.view(ctx, tx, repo, stored)
+		view, err = h.d.view(ctx, tx, repo, stored)
 		return err
 	})
 	return view, err
 }
 
-// Put stores the repository's MCP section and records policy.update. The
+// Handle stores the repository's MCP section and records policy.update. The
 // checks run in this order: the gates (not_signed_off,
 // instance_disabled: every PUT is an MCP change, mode off included), the
 // fields (validation_failed on mcp.mode, mcp.servers, mcp.maxCalls), the
 // repository (not_found), the servers (unknown_server for any id that is
 // not a server of the tenant, malformed ids included), and mode on for a
 // public repository (public_repository).
-func (h *PolicyHandler) Put(ctx context.Context, p ports.Principal, cmd PutPolicy) (PolicyView, error) {
-	if err := h.gates.Check(); err != nil {
+func (h *PutPolicyHandler) Handle(ctx context.Context, p ports.Principal, cmd PutPolicy) (PolicyView, error) {
+	if err := h.d.Gates.Check(); err != nil {
 		return PolicyView{}, err
 	}
 	id, ok := id.Parse(cmd.RepositoryID)
@@ -96,7 +100,7 @@ func (h *PolicyHandler) Put(ctx context.Context, p ports.Principal, cmd PutPolic
 		return PolicyView{}, err
 	}
 	var view PolicyView
-	err = h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		repo, err := tx.Repositories().Get(ctx, id)
 		if err != nil {
 			return app.NotFound(err, "repository")
@@ -111,19 +115,19 @@ func (h *PolicyHandler) Put(ctx context.Context, p ports.Principal, cmd PutPolic
 			return app.NotFound(err, "repository")
 		}
 		if err := tx.Audit().Append(ctx, ports.AuditEvent{
-			Action: ActionPolicyUpdate, Actor: app.Actor(p), Target: id, At: h.clock.Now(),
+			Action: ActionPolicyUpdate, Actor: app.Actor(p), Target: id, At: h.d.Clock.Now(),
 			Details: sectionDetails(section),
 		}); err != nil {
 			return err
 		}
-		view, err = h.view(ctx, tx, repo, section)
+		view, err = h.d.view(ctx, tx, repo, section)
 		return err
 	})
 	return view, err
 }
 
 // view merges stored with the tenant default and asks the gate.
-func (h *PolicyHandler) view(ctx context.Context, tx ports.TenantTx, repo ports.Repository, stored policy.McpSection) (PolicyView, error) {
+func (d Deps) view(ctx context.Context, tx ports.TenantTx, repo ports.Repository, stored policy.McpSection) (PolicyView, error) {
 	def, err := tx.Policies().Default(ctx)
 	if err != nil {
 		return PolicyView{}, fmt.Errorf("read tenant default: %w", err)
@@ -134,7 +138,7 @@ func (h *PolicyHandler) view(ctx context.Context, tx ports.TenantTx, repo ports.
 		return PolicyView{}, fmt.Errorf("check policy servers: %w", err)
 	}
 	eff = eff.Existing(exists)
-	active := gate.EffectiveMcpContext(eff, repo.Visibility, h.gates.SignedOff, h.gates.Instance.Allowed())
+	active := gate.EffectiveMcpContext(eff, repo.Visibility, d.Gates.SignedOff, d.Gates.Instance.Allowed())
 	return PolicyView{Stored: stored, Effective: eff, McpActive: active}, nil
 }
 

@@ -35,8 +35,8 @@ func TestPutPolicyGates(t *testing.T) {
 		for name, in := range inputs {
 			t.Run(g.name+"/"+name, func(t *testing.T) {
 				e := newRestEnv(t)
-				h := repositories.NewPolicyHandler(e.tenants, g.gates, e.clock)
-				_, err := h.Put(context.Background(), e.p, repositories.PutPolicy{RepositoryID: repoPrivate, Mcp: in})
+				d := e.deps(g.gates)
+				_, err := repositories.NewPutPolicyHandler(d).Handle(context.Background(), e.p, repositories.PutPolicy{RepositoryID: repoPrivate, Mcp: in})
 				if restCode(err) != g.want {
 					t.Fatalf("Put = %v, want %s", err, g.want)
 				}
@@ -53,8 +53,8 @@ func TestPutDefaultsGates(t *testing.T) {
 		for _, mode := range []string{"on", "off"} {
 			t.Run(g.name+"/"+mode, func(t *testing.T) {
 				e := newRestEnv(t)
-				h := repositories.NewDefaultsHandler(e.tenants, g.gates, e.clock)
-				_, err := h.Put(context.Background(), e.p, repositories.McpInput{Mode: mode, Servers: []string{serverA1}})
+				d := e.deps(g.gates)
+				_, err := repositories.NewPutDefaultsHandler(d).Handle(context.Background(), e.p, repositories.PutDefaults{Mcp: repositories.McpInput{Mode: mode, Servers: []string{serverA1}}})
 				if restCode(err) != g.want {
 					t.Fatalf("Put = %v, want %s", err, g.want)
 				}
@@ -93,8 +93,8 @@ func TestPutPolicyFields(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newRestEnv(t)
-			h := repositories.NewPolicyHandler(e.tenants, openGates, e.clock)
-			_, err := h.Put(context.Background(), e.p, repositories.PutPolicy{RepositoryID: tt.repo, Mcp: tt.in})
+			d := e.deps(openGates)
+			_, err := repositories.NewPutPolicyHandler(d).Handle(context.Background(), e.p, repositories.PutPolicy{RepositoryID: tt.repo, Mcp: tt.in})
 			if restCode(err) != tt.want {
 				t.Fatalf("Put = %v, want %s", err, tt.want)
 			}
@@ -135,8 +135,8 @@ func TestPutPolicyStoresAndAudits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newRestEnv(t)
-			h := repositories.NewPolicyHandler(e.tenants, openGates, e.clock)
-			v, err := h.Put(context.Background(), e.p, repositories.PutPolicy{RepositoryID: tt.repo, Mcp: tt.in})
+			d := e.deps(openGates)
+			v, err := repositories.NewPutPolicyHandler(d).Handle(context.Background(), e.p, repositories.PutPolicy{RepositoryID: tt.repo, Mcp: tt.in})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,11 +171,10 @@ func TestPutPolicyStoresAndAudits(t *testing.T) {
 func TestGetPolicyMergeAndSource(t *testing.T) {
 	ctx := context.Background()
 	e := newRestEnv(t)
-	defaults := repositories.NewDefaultsHandler(e.tenants, openGates, e.clock)
-	h := repositories.NewPolicyHandler(e.tenants, openGates, e.clock)
+	d := e.deps(openGates)
 
 	// Nothing stored: stored reads inherit, effective is off from the tenant.
-	v, err := h.Get(ctx, e.p, repoPrivate)
+	v, err := repositories.NewGetPolicyHandler(d).Handle(ctx, e.p, repositories.GetPolicy{RepositoryID: repoPrivate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,10 +186,10 @@ func TestGetPolicyMergeAndSource(t *testing.T) {
 	}
 
 	// A tenant default on: inherited, active on a private repository.
-	if _, err := defaults.Put(ctx, e.p, repositories.McpInput{Mode: "on", Servers: []string{serverA1}, MaxCalls: intPtr(7)}); err != nil {
+	if _, err := repositories.NewPutDefaultsHandler(d).Handle(ctx, e.p, repositories.PutDefaults{Mcp: repositories.McpInput{Mode: "on", Servers: []string{serverA1}, MaxCalls: intPtr(7)}}); err != nil {
 		t.Fatal(err)
 	}
-	v, err = h.Get(ctx, e.p, repoPrivate)
+	v, err = repositories.NewGetPolicyHandler(d).Handle(ctx, e.p, repositories.GetPolicy{RepositoryID: repoPrivate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +198,7 @@ func TestGetPolicyMergeAndSource(t *testing.T) {
 	}
 
 	// The public repository inherits mode on but is never active.
-	v, err = h.Get(ctx, e.p, repoPublic)
+	v, err = repositories.NewGetPolicyHandler(d).Handle(ctx, e.p, repositories.GetPolicy{RepositoryID: repoPublic})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,10 +207,10 @@ func TestGetPolicyMergeAndSource(t *testing.T) {
 	}
 
 	// The repository's own section decides, all or nothing.
-	if _, err := h.Put(ctx, e.p, repositories.PutPolicy{RepositoryID: repoPrivate, Mcp: repositories.McpInput{Mode: "off"}}); err != nil {
+	if _, err := repositories.NewPutPolicyHandler(d).Handle(ctx, e.p, repositories.PutPolicy{RepositoryID: repoPrivate, Mcp: repositories.McpInput{Mode: "off"}}); err != nil {
 		t.Fatal(err)
 	}
-	v, err = h.Get(ctx, e.p, repoPrivate)
+	v, err = repositories.NewGetPolicyHandler(d).Handle(ctx, e.p, repositories.GetPolicy{RepositoryID: repoPrivate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,18 +222,17 @@ func TestGetPolicyMergeAndSource(t *testing.T) {
 func TestGetPolicyInactiveAfterTurningPublic(t *testing.T) {
 	ctx := context.Background()
 	e := newRestEnv(t)
-	h := repositories.NewPolicyHandler(e.tenants, openGates, e.clock)
-	repos := repositories.NewRepositoryHandler(e.tenants, e.clock)
-	if _, err := h.Put(ctx, e.p, repositories.PutPolicy{RepositoryID: repoPrivate, Mcp: repositories.McpInput{Mode: "on", Servers: []string{serverA1}}}); err != nil {
+	d := e.deps(openGates)
+	if _, err := repositories.NewPutPolicyHandler(d).Handle(ctx, e.p, repositories.PutPolicy{RepositoryID: repoPrivate, Mcp: repositories.McpInput{Mode: "on", Servers: []string{serverA1}}}); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := h.Get(ctx, e.p, repoPrivate); !v.McpActive {
+	if v, _ := repositories.NewGetPolicyHandler(d).Handle(ctx, e.p, repositories.GetPolicy{RepositoryID: repoPrivate}); !v.McpActive {
 		t.Fatal("mode on, private, gates open: want active")
 	}
-	if _, err := repos.Update(ctx, e.p, repositories.UpdateRepository{ID: repoPrivate, Visibility: "public"}); err != nil {
+	if _, err := repositories.NewUpdateRepositoryHandler(d).Handle(ctx, e.p, repositories.UpdateRepository{ID: repoPrivate, Visibility: "public"}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := h.Get(ctx, e.p, repoPrivate)
+	v, err := repositories.NewGetPolicyHandler(d).Handle(ctx, e.p, repositories.GetPolicy{RepositoryID: repoPrivate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,12 +244,12 @@ func TestGetPolicyInactiveAfterTurningPublic(t *testing.T) {
 func TestGetPolicyInactiveWhenGatesClosed(t *testing.T) {
 	ctx := context.Background()
 	e := newRestEnv(t)
-	if _, err := repositories.NewPolicyHandler(e.tenants, openGates, e.clock).Put(ctx, e.p,
+	if _, err := repositories.NewPutPolicyHandler(e.deps(openGates)).Handle(ctx, e.p,
 		repositories.PutPolicy{RepositoryID: repoPrivate, Mcp: repositories.McpInput{Mode: "on", Servers: []string{serverA1}}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, g := range closedGates {
-		v, err := repositories.NewPolicyHandler(e.tenants, g.gates, e.clock).Get(ctx, e.p, repoPrivate)
+		v, err := repositories.NewGetPolicyHandler(e.deps(g.gates)).Handle(ctx, e.p, repositories.GetPolicy{RepositoryID: repoPrivate})
 		if err != nil || v.McpActive {
 			t.Errorf("%s: Get = active %v, %v; want inactive", g.name, v.McpActive, err)
 		}
@@ -261,16 +259,16 @@ func TestGetPolicyInactiveWhenGatesClosed(t *testing.T) {
 func TestPolicyOtherTenant(t *testing.T) {
 	ctx := context.Background()
 	e := newRestEnv(t)
-	h := repositories.NewPolicyHandler(e.tenants, openGates, e.clock)
-	if _, err := h.Get(ctx, e.other, repoPrivate); restCode(err) != app.CodeNotFound {
+	d := e.deps(openGates)
+	if _, err := repositories.NewGetPolicyHandler(d).Handle(ctx, e.other, repositories.GetPolicy{RepositoryID: repoPrivate}); restCode(err) != app.CodeNotFound {
 		t.Errorf("Get of another tenant's repository = %v, want not_found", err)
 	}
-	_, err := h.Put(ctx, e.other, repositories.PutPolicy{RepositoryID: repoPrivate, Mcp: repositories.McpInput{Mode: "off"}})
+	_, err := repositories.NewPutPolicyHandler(d).Handle(ctx, e.other, repositories.PutPolicy{RepositoryID: repoPrivate, Mcp: repositories.McpInput{Mode: "off"}})
 	if restCode(err) != app.CodeNotFound {
 		t.Errorf("Put on another tenant's repository = %v, want not_found", err)
 	}
 	for _, id := range []string{"", "x", repoPrivate + "0", strings.Replace(repoPrivate, "-", "_", 1)} {
-		if _, err := h.Get(ctx, e.p, id); restCode(err) != app.CodeNotFound {
+		if _, err := repositories.NewGetPolicyHandler(d).Handle(ctx, e.p, repositories.GetPolicy{RepositoryID: id}); restCode(err) != app.CodeNotFound {
 			t.Errorf("Get(%q) = %v, want not_found", id, err)
 		}
 	}
@@ -282,12 +280,12 @@ func TestPolicyOtherTenant(t *testing.T) {
 func TestGetPolicyInactiveAfterServerDeleted(t *testing.T) {
 	ctx := context.Background()
 	e := newRestEnv(t)
-	h := repositories.NewPolicyHandler(e.tenants, openGates, e.clock)
-	if _, err := h.Put(ctx, e.p, repositories.PutPolicy{RepositoryID: repoPrivate, Mcp: repositories.McpInput{Mode: "on", Servers: []string{serverA1, serverA2}}}); err != nil {
+	d := e.deps(openGates)
+	if _, err := repositories.NewPutPolicyHandler(d).Handle(ctx, e.p, repositories.PutPolicy{RepositoryID: repoPrivate, Mcp: repositories.McpInput{Mode: "on", Servers: []string{serverA1, serverA2}}}); err != nil {
 		t.Fatal(err)
 	}
 	delete(e.policies[tenantA].Servers, serverA1)
-	v, err := h.Get(ctx, e.p, repoPrivate)
+	v, err := repositories.NewGetPolicyHandler(d).Handle(ctx, e.p, repositories.GetPolicy{RepositoryID: repoPrivate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +293,7 @@ func TestGetPolicyInactiveAfterServerDeleted(t *testing.T) {
 		t.Errorf("one server deleted: effective %v, active %v; want [%s], active", got, v.McpActive, serverA2)
 	}
 	delete(e.policies[tenantA].Servers, serverA2)
-	if v, _ = h.Get(ctx, e.p, repoPrivate); len(v.Effective.Servers()) != 0 || v.McpActive {
+	if v, _ = repositories.NewGetPolicyHandler(d).Handle(ctx, e.p, repositories.GetPolicy{RepositoryID: repoPrivate}); len(v.Effective.Servers()) != 0 || v.McpActive {
 		t.Errorf("all servers deleted: effective %v, active %v; want none, inactive", v.Effective.Servers(), v.McpActive)
 	}
 }

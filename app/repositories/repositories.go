@@ -10,7 +10,6 @@ import (
 
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/ports"
-	"github.com/google/uuid"
 )
 
 // MaxRepositoryNameLen is the longest repository name ("acme/api"), in characters.
@@ -38,22 +37,46 @@ type UpdateRepository struct {
 	Visibility string
 }
 
-// RepositoryHandler creates, reads and updates the tenant's repositories
+// Deps are the ports the module's use cases share: the tenant store, the
+// clock, the source of new ids and the gates.
+type Deps struct {
+	Tenants ports.Tenants
+	Clock   ports.Clock
+	NewID   func() string
+	Gates   app.Gates
+}
+
+// CreateRepositoryHandler creates a repository (tenant:manage). Safe for
+// concurrent use.
+type CreateRepositoryHandler struct{ d Deps }
+
+// NewCreateRepositoryHandler returns a [CreateRepositoryHandler].
+func NewCreateRepositoryHandler(d Deps) *CreateRepositoryHandler {
+	return &CreateRepositoryHandler{d: d}
+}
+
+// GetRepository is the query of GET /v1/repositories/{id}.
+type GetRepository struct{ ID string }
+
+// GetRepositoryHandler reads a repository. Safe for concurrent use.
+type GetRepositoryHandler struct{ d Deps }
+
+// NewGetRepositoryHandler returns a [GetRepositoryHandler].
+func NewGetRepositoryHandler(d Deps) *GetRepositoryHandler { return &GetRepositoryHandler{d: d} }
+
+// UpdateRepositoryHandler changes a repository's visibility
 // (tenant:manage). Safe for concurrent use.
-type RepositoryHandler struct {
-	tenants ports.Tenants
-	clock   ports.Clock
+type UpdateRepositoryHandler struct{ d Deps }
+
+// NewUpdateRepositoryHandler returns an [UpdateRepositoryHandler].
+func NewUpdateRepositoryHandler(d Deps) *UpdateRepositoryHandler {
+	return &UpdateRepositoryHandler{d: d}
 }
 
-// NewRepositoryHandler returns a [RepositoryHandler].
-func NewRepositoryHandler(tenants ports.Tenants, clock ports.Clock) *RepositoryHandler {
-	return &RepositoryHandler{tenants: tenants, clock: clock}
-}
-
-// Create stores a new repository and its audit event repository.create.
+// Handle stores a new repository and its audit event repository.create.
 // Errors: validation_failed (fields name, visibility), name_taken for a
 // name the tenant already uses.
-func (h *RepositoryHandler) Create(ctx context.Context, p ports.Principal, cmd CreateRepository) (ports.Repository, error) {
+func (h *CreateRepositoryHandler) Handle(ctx context.Context, p ports.Principal, cmd CreateRepository) (ports.Repository, error) {
 	fields := map[string]string{}
 	if reason := app.CheckDisplayName(cmd.Name, MaxRepositoryNameLen); reason != "" {
 		fields["name"] = reason
@@ -65,8 +88,8 @@ func (h *RepositoryHandler) Create(ctx context.Context, p ports.Principal, cmd C
 	if len(fields) > 0 {
 		return ports.Repository{}, app.Invalid(fields)
 	}
-	r := ports.Repository{ID: uuid.NewString(), Name: cmd.Name, Visibility: v}
-	err = h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	r := ports.Repository{ID: h.d.NewID(), Name: cmd.Name, Visibility: v}
+	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		if err := tx.Repositories().Insert(ctx, r); err != nil {
 			if errors.Is(err, ports.ErrConflict) {
 				return &app.Error{Code: app.CodeNameTaken, Message: "the repository name is already used in the tenant", Cause: err}
@@ -74,7 +97,7 @@ func (h *RepositoryHandler) Create(ctx context.Context, p ports.Principal, cmd C
 			return fmt.Errorf("insert repository: %w", err)
 		}
 		return tx.Audit().Append(ctx, ports.AuditEvent{
-			Action: ActionRepositoryCreate, Actor: app.Actor(p), Target: r.ID, At: h.clock.Now(),
+			Action: ActionRepositoryCreate, Actor: app.Actor(p), Target: r.ID, At: h.d.Clock.Now(),
 			Details: map[string]any{"name": r.Name, "visibility": v.String()},
 		})
 	})
@@ -84,15 +107,15 @@ func (h *RepositoryHandler) Create(ctx context.Context, p ports.Principal, cmd C
 	return r, nil
 }
 
-// Get returns a repository of the tenant; not_found for an unknown id,
+// Handle returns a repository of the tenant; not_found for an unknown id,
 // another tenant's id or a malformed id.
-func (h *RepositoryHandler) Get(ctx context.Context, p ports.Principal, rawID string) (ports.Repository, error) {
-	id, ok := id.Parse(rawID)
+func (h *GetRepositoryHandler) Handle(ctx context.Context, p ports.Principal, q GetRepository) (ports.Repository, error) {
+	id, ok := id.Parse(q.ID)
 	if !ok {
 		return ports.Repository{}, app.Fail(app.CodeNotFound, "repository not found")
 	}
 	var r ports.Repository
-	err := h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		var err error
 		r, err = tx.Repositories().Get(ctx, id)
 		return app.NotFound(err, "repository")
@@ -100,10 +123,10 @@ func (h *RepositoryHandler) Get(ctx context.Context, p ports.Principal, rawID st
 	return r, err
 }
 
-// Update changes a repository's visibility and records repository.update.
+// Handle changes a repository's visibility and records repository.update.
 // A repository that turns public keeps its stored policy, but the gate
 // stops MCP context for it at its next review.
-func (h *RepositoryHandler) Update(ctx context.Context, p ports.Principal, cmd UpdateRepository) (ports.Repository, error) {
+func (h *UpdateRepositoryHandler) Handle(ctx context.Context, p ports.Principal, cmd UpdateRepository) (ports.Repository, error) {
 	id, ok := id.Parse(cmd.ID)
 	if !ok {
 		return ports.Repository{}, app.Fail(app.CodeNotFound, "repository not found")
@@ -113,7 +136,7 @@ func (h *RepositoryHandler) Update(ctx context.Context, p ports.Principal, cmd U
 		return ports.Repository{}, app.Invalid(map[string]string{"visibility": fieldReason(err)})
 	}
 	var r ports.Repository
-	err = h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		before, err := tx.Repositories().Get(ctx, id)
 		if err != nil {
 			return app.NotFound(err, "repository")
@@ -123,7 +146,7 @@ func (h *RepositoryHandler) Update(ctx context.Context, p ports.Principal, cmd U
 			return app.NotFound(err, "repository")
 		}
 		return tx.Audit().Append(ctx, ports.AuditEvent{
-			Action: ActionRepositoryUpdate, Actor: app.Actor(p), Target: r.ID, At: h.clock.Now(),
+			Action: ActionRepositoryUpdate, Actor: app.Actor(p), Target: r.ID, At: h.d.Clock.Now(),
 			Details: map[string]any{"visibility": v.String(), "previousVisibility": before.Visibility.String()},
 		})
 	})

@@ -29,24 +29,21 @@ type RepositoryListItem struct {
 	McpActive bool
 }
 
-// RepositoryLister lists the tenant's repositories (tenant:manage or
-// repo:manage). Safe for concurrent use.
-type RepositoryLister struct {
-	tenants ports.Tenants
-	gates   app.Gates
+// ListRepositoriesHandler lists the tenant's repositories (tenant:manage
+// or repo:manage). Safe for concurrent use.
+type ListRepositoriesHandler struct{ d Deps }
+
+// NewListRepositoriesHandler returns a [ListRepositoriesHandler].
+func NewListRepositoriesHandler(d Deps) *ListRepositoriesHandler {
+	return &ListRepositoriesHandler{d: d}
 }
 
-// NewRepositoryLister returns a [RepositoryLister].
-func NewRepositoryLister(tenants ports.Tenants, gates app.Gates) *RepositoryLister {
-	return &RepositoryLister{tenants: tenants, gates: gates}
-}
-
-// List returns one page by name with mcpActive, the answer GET …/policy
+// Handle returns one page by name with mcpActive, the answer GET …/policy
 // gives for each: signed off, instance allowed, effective mode on, at
 // least one existing server, not public. validation_failed (limit,
 // after) for a limit outside 1–[MaxRepositoryPage] or an after longer
 // than a name can be.
-func (h *RepositoryLister) List(ctx context.Context, p ports.Principal, q ListRepositories) ([]RepositoryListItem, error) {
+func (h *ListRepositoriesHandler) Handle(ctx context.Context, p ports.Principal, q ListRepositories) ([]RepositoryListItem, error) {
 	fields := map[string]string{}
 	if q.Limit < 1 || q.Limit > MaxRepositoryPage {
 		fields["limit"] = fmt.Sprintf("must be an integer between 1 and %d", MaxRepositoryPage)
@@ -58,7 +55,7 @@ func (h *RepositoryLister) List(ctx context.Context, p ports.Principal, q ListRe
 		return nil, app.Invalid(fields)
 	}
 	var out []RepositoryListItem
-	err := h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		repos, err := tx.Repositories().List(ctx, q.After, q.Limit)
 		if err != nil {
 			return fmt.Errorf("list repositories: %w", err)
@@ -67,7 +64,7 @@ func (h *RepositoryLister) List(ctx context.Context, p ports.Principal, q ListRe
 		for i, r := range repos {
 			out[i].Repository = r
 		}
-		if !h.gates.SignedOff || !h.gates.Instance.Allowed() || len(repos) == 0 {
+		if !h.d.Gates.SignedOff || !h.d.Gates.Instance.Allowed() || len(repos) == 0 {
 			return nil // closed gates: no repository uses MCP, nothing to read
 		}
 		return h.markActive(ctx, tx, out)
@@ -80,7 +77,7 @@ func (h *RepositoryLister) List(ctx context.Context, p ports.Principal, q ListRe
 
 // markActive merges each repository's section with the tenant default,
 // with three queries for the whole page.
-func (h *RepositoryLister) markActive(ctx context.Context, tx ports.TenantTx, items []RepositoryListItem) error {
+func (h *ListRepositoriesHandler) markActive(ctx context.Context, tx ports.TenantTx, items []RepositoryListItem) error {
 	def, err := tx.Policies().Default(ctx)
 	if err != nil {
 		return fmt.Errorf("read tenant default: %w", err)
@@ -114,7 +111,7 @@ func (h *RepositoryLister) markActive(ctx context.Context, tx ports.TenantTx, it
 		return fmt.Errorf("check policy servers: %w", err)
 	}
 	for i := range items {
-		items[i].McpActive = gate.EffectiveMcpContext(effs[i].Existing(exists), items[i].Visibility, h.gates.SignedOff, h.gates.Instance.Allowed())
+		items[i].McpActive = gate.EffectiveMcpContext(effs[i].Existing(exists), items[i].Visibility, h.d.Gates.SignedOff, h.d.Gates.Instance.Allowed())
 	}
 	return nil
 }

@@ -13,19 +13,19 @@ import (
 func TestCreateRepository(t *testing.T) {
 	ctx := context.Background()
 	e := newRestEnv(t)
-	h := repositories.NewRepositoryHandler(e.tenants, e.clock)
-	r, err := h.Create(ctx, e.p, repositories.CreateRepository{Name: "acme/web", Visibility: "internal"})
+	d := e.deps(openGates)
+	r, err := repositories.NewCreateRepositoryHandler(d).Handle(ctx, e.p, repositories.CreateRepository{Name: "acme/web", Visibility: "internal"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Name != "acme/web" || r.Visibility != policy.VisibilityInternal || len(r.ID) != 36 {
 		t.Errorf("Create = %+v", r)
 	}
-	got, err := h.Get(ctx, e.p, strings.ToUpper(r.ID))
+	got, err := repositories.NewGetRepositoryHandler(d).Handle(ctx, e.p, repositories.GetRepository{ID: strings.ToUpper(r.ID)})
 	if err != nil || got != r {
 		t.Errorf("Get = %+v, %v; want %+v", got, err, r)
 	}
-	if _, err := h.Get(ctx, e.other, r.ID); restCode(err) != app.CodeNotFound {
+	if _, err := repositories.NewGetRepositoryHandler(d).Handle(ctx, e.other, repositories.GetRepository{ID: r.ID}); restCode(err) != app.CodeNotFound {
 		t.Errorf("Get by another tenant = %v, want not_found", err)
 	}
 	events := e.audit(tenantA)
@@ -33,12 +33,12 @@ func TestCreateRepository(t *testing.T) {
 		t.Errorf("audit = %+v", events)
 	}
 
-	_, err = h.Create(ctx, e.p, repositories.CreateRepository{Name: "acme/web", Visibility: "private"})
+	_, err = repositories.NewCreateRepositoryHandler(d).Handle(ctx, e.p, repositories.CreateRepository{Name: "acme/web", Visibility: "private"})
 	if restCode(err) != app.CodeNameTaken {
 		t.Errorf("duplicate name = %v, want name_taken", err)
 	}
 	// Another tenant may use the same name.
-	if _, err := h.Create(ctx, e.other, repositories.CreateRepository{Name: "acme/web", Visibility: "private"}); err != nil {
+	if _, err := repositories.NewCreateRepositoryHandler(d).Handle(ctx, e.other, repositories.CreateRepository{Name: "acme/web", Visibility: "private"}); err != nil {
 		t.Errorf("same name in another tenant = %v", err)
 	}
 }
@@ -56,8 +56,7 @@ func TestCreateRepositoryFields(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newRestEnv(t)
-			_, err := repositories.NewRepositoryHandler(e.tenants, e.clock).Create(context.Background(), e.p,
-				repositories.CreateRepository{Name: tt.repo, Visibility: tt.visibility})
+			_, err := repositories.NewCreateRepositoryHandler(e.deps(openGates)).Handle(context.Background(), e.p, repositories.CreateRepository{Name: tt.repo, Visibility: tt.visibility})
 			if restCode(err) != app.CodeValidationFailed {
 				t.Fatalf("Create = %v, want validation_failed", err)
 			}
@@ -71,8 +70,8 @@ func TestCreateRepositoryFields(t *testing.T) {
 func TestUpdateRepository(t *testing.T) {
 	ctx := context.Background()
 	e := newRestEnv(t)
-	h := repositories.NewRepositoryHandler(e.tenants, e.clock)
-	r, err := h.Update(ctx, e.p, repositories.UpdateRepository{ID: repoPrivate, Visibility: "public"})
+	d := e.deps(openGates)
+	r, err := repositories.NewUpdateRepositoryHandler(d).Handle(ctx, e.p, repositories.UpdateRepository{ID: repoPrivate, Visibility: "public"})
 	if err != nil || r.Visibility != policy.VisibilityPublic || r.Name != "acme/api" {
 		t.Fatalf("Update = %+v, %v", r, err)
 	}
@@ -80,13 +79,13 @@ func TestUpdateRepository(t *testing.T) {
 	if len(events) != 1 || events[0].Action != "repository.update" || events[0].Details["visibility"] != "public" || events[0].Details["previousVisibility"] != "private" {
 		t.Errorf("audit = %+v", events)
 	}
-	if _, err := h.Update(ctx, e.other, repositories.UpdateRepository{ID: repoPrivate, Visibility: "private"}); restCode(err) != app.CodeNotFound {
+	if _, err := repositories.NewUpdateRepositoryHandler(d).Handle(ctx, e.other, repositories.UpdateRepository{ID: repoPrivate, Visibility: "private"}); restCode(err) != app.CodeNotFound {
 		t.Errorf("Update by another tenant = %v, want not_found", err)
 	}
-	if _, err := h.Update(ctx, e.p, repositories.UpdateRepository{ID: "nope", Visibility: "private"}); restCode(err) != app.CodeNotFound {
+	if _, err := repositories.NewUpdateRepositoryHandler(d).Handle(ctx, e.p, repositories.UpdateRepository{ID: "nope", Visibility: "private"}); restCode(err) != app.CodeNotFound {
 		t.Errorf("Update of a malformed id = %v, want not_found", err)
 	}
-	if _, err := h.Update(ctx, e.p, repositories.UpdateRepository{ID: repoPrivate, Visibility: "secret"}); restCode(err) != app.CodeValidationFailed {
+	if _, err := repositories.NewUpdateRepositoryHandler(d).Handle(ctx, e.p, repositories.UpdateRepository{ID: repoPrivate, Visibility: "secret"}); restCode(err) != app.CodeValidationFailed {
 		t.Errorf("Update to a bad visibility = %v, want validation_failed", err)
 	}
 }

@@ -4,4 +4,9 @@ import "github.com/google/wire"
 
 // ProviderSet builds every use case of the module: repositories, their
 // policies and the tenant default.
-var ProviderSet = wire.NewSet(NewRepositoryHandler, NewRepositoryLister, NewPolicyHandler, NewDefaultsHandler)
+var ProviderSet = wire.NewSet(
+	wire.Struct(new(Deps), "*"),
+	NewCreateRepositoryHandler, NewGetRepositoryHandler, NewUpdateRepositoryHandler,
+	NewListRepositoriesHandler, NewGetPolicyHandler, NewPutPolicyHandler,
+	NewGetDefaultsHandler, NewPutDefaultsHandler,
+)

@@ -157,34 +157,31 @@ func renderMessage(m ports.Message) PromptMessage {
 	return PromptMessage{Role: m.Role, Content: b.String()}
 }
 
-// PromptLogHandler reads a review's debug prompt logs (tenant:manage).
+// ListPrompts is the query of GET /v1/reviews/{id}/prompts.
+type ListPrompts struct{ ReviewID string }
+
+// ListPromptsHandler reads a review's debug prompt logs (tenant:manage).
 // Safe for concurrent use.
-type PromptLogHandler struct {
-	tenants ports.Tenants
-	cipher  ports.Cipher
-	clock   ports.Clock
-}
+type ListPromptsHandler struct{ d Deps }
 
-// NewPromptLogHandler returns a [PromptLogHandler].
-func NewPromptLogHandler(tenants ports.Tenants, cipher ports.Cipher, clock ports.Clock) *PromptLogHandler {
-	return &PromptLogHandler{tenants: tenants, cipher: cipher, clock: clock}
-}
+// NewListPromptsHandler returns a [ListPromptsHandler].
+func NewListPromptsHandler(d Deps) *ListPromptsHandler { return &ListPromptsHandler{d: d} }
 
-// List opens the review's prompt logs that have not expired, in the order
+// Handle opens the review's prompt logs that have not expired, in the order
 // they were written, and records review.prompts.read. not_found for an
 // unknown, foreign or malformed review id; keys_unavailable when a log
 // cannot be opened (its key left the ring).
-func (h *PromptLogHandler) List(ctx context.Context, p ports.Principal, reviewID string) ([]Prompt, error) {
-	rid, ok := id.Parse(reviewID)
+func (h *ListPromptsHandler) Handle(ctx context.Context, p ports.Principal, q ListPrompts) ([]Prompt, error) {
+	rid, ok := id.Parse(q.ReviewID)
 	if !ok {
 		return nil, app.Fail(app.CodeNotFound, "no such review")
 	}
 	out := []Prompt{}
-	err := h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		if _, err := tx.Reviews().Get(ctx, rid); err != nil {
 			return app.NotFound(err, "review")
 		}
-		logs, err := tx.PromptLogs().List(ctx, rid, h.clock.Now())
+		logs, err := tx.PromptLogs().List(ctx, rid, h.d.Clock.Now())
 		if err != nil {
 			return fmt.Errorf("list prompt logs: %w", err)
 		}
@@ -196,7 +193,7 @@ func (h *PromptLogHandler) List(ctx context.Context, p ports.Principal, reviewID
 			out = append(out, pr)
 		}
 		return tx.Audit().Append(ctx, ports.AuditEvent{
-			Action: ActionPromptsRead, Actor: app.Actor(p), Target: rid, At: h.clock.Now(),
+			Action: ActionPromptsRead, Actor: app.Actor(p), Target: rid, At: h.d.Clock.Now(),
 			Details: map[string]any{"prompts": len(out)},
 		})
 	})
@@ -206,11 +203,11 @@ func (h *PromptLogHandler) List(ctx context.Context, p ports.Principal, reviewID
 	return out, nil
 }
 
-func (h *PromptLogHandler) open(reviewID string, l ports.PromptLog) (Prompt, error) {
-	if h.cipher == nil {
+func (h *ListPromptsHandler) open(reviewID string, l ports.PromptLog) (Prompt, error) {
+	if h.d.Cipher == nil {
 		return Prompt{}, app.KeysUnavailable(nil)
 	}
-	plain, err := h.cipher.Open(l.Sealed, app.PromptLogAAD(reviewID))
+	plain, err := h.d.Cipher.Open(l.Sealed, app.PromptLogAAD(reviewID))
 	if err != nil {
 		return Prompt{}, &app.Error{Code: app.CodeKeysUnavailable, Message: "a prompt log cannot be decrypted with the configured keys", Cause: err}
 	}

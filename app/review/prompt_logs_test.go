@@ -69,7 +69,7 @@ func TestPromptLogsKeepEveryModelRequestRedactedAndSealed(t *testing.T) {
 		t.Fatalf("logs %v, want one per model request %v", steps, want)
 	}
 
-	prompts, err := review.NewPromptLogHandler(e.tenants, e.deps.Cipher, e.deps.Clock).List(context.Background(), admin(), revReview)
+	prompts, err := review.NewListPromptsHandler(review.Deps{Tenants: e.tenants, Cipher: e.deps.Cipher, Clock: e.deps.Clock}).Handle(context.Background(), admin(), review.ListPrompts{ReviewID: revReview})
 	if err != nil {
 		t.Fatalf("List: %v", err)
 	}
@@ -104,7 +104,7 @@ func TestPromptLogsKeepEveryModelRequestRedactedAndSealed(t *testing.T) {
 		return &portfake.Tx{ReviewRepo: e.reviews, PromptLogRepo: moved}
 	}}
 	e.reviews.Runs["77777777-0000-4000-8000-000000000002"] = ports.ReviewRun{ID: "77777777-0000-4000-8000-000000000002"}
-	if _, err := review.NewPromptLogHandler(other, e.deps.Cipher, e.deps.Clock).List(context.Background(), admin(), "77777777-0000-4000-8000-000000000002"); app.AsError(err).Code != app.CodeKeysUnavailable {
+	if _, err := review.NewListPromptsHandler(review.Deps{Tenants: other, Cipher: e.deps.Cipher, Clock: e.deps.Clock}).Handle(context.Background(), admin(), review.ListPrompts{ReviewID: "77777777-0000-4000-8000-000000000002"}); app.AsError(err).Code != app.CodeKeysUnavailable {
 		t.Errorf("logs moved to another review opened: %v", err)
 	}
 }
@@ -167,18 +167,18 @@ func TestPromptLogsAreReadOnlyForReviewsOfTheTenantAndUntilTheyExpire(t *testing
 	e, _, _ := promptEnv(t, debugOn(t, 1))
 	e.run(t)
 	clock := e.deps.Clock.(*portfake.Clock)
-	h := review.NewPromptLogHandler(e.tenants, e.deps.Cipher, clock)
+	h := review.NewListPromptsHandler(review.Deps{Tenants: e.tenants, Cipher: e.deps.Cipher, Clock: clock})
 	for _, id := range []string{"not-a-uuid", "77777777-0000-4000-8000-000000000009"} {
-		if _, err := h.List(context.Background(), admin(), id); app.AsError(err).Code != app.CodeNotFound {
+		if _, err := h.Handle(context.Background(), admin(), review.ListPrompts{ReviewID: id}); app.AsError(err).Code != app.CodeNotFound {
 			t.Errorf("List(%q) = %v, want not_found", id, err)
 		}
 	}
 	clock.At = clock.At.Add(time.Hour - time.Microsecond)
-	if got, err := h.List(context.Background(), admin(), revReview); err != nil || len(got) != 4 {
+	if got, err := h.Handle(context.Background(), admin(), review.ListPrompts{ReviewID: revReview}); err != nil || len(got) != 4 {
 		t.Fatalf("before the TTL: %d prompts, %v", len(got), err)
 	}
 	clock.At = clock.At.Add(time.Microsecond)
-	if got, err := h.List(context.Background(), admin(), revReview); err != nil || len(got) != 0 {
+	if got, err := h.Handle(context.Background(), admin(), review.ListPrompts{ReviewID: revReview}); err != nil || len(got) != 0 {
 		t.Errorf("at the TTL: %d prompts, %v; want none", len(got), err)
 	}
 }

@@ -28,21 +28,54 @@ const (
 	maxFilePath    = 1024
 )
 
-// ReviewHandler submits and reads reviews.
-type ReviewHandler struct {
-	tenants ports.Tenants
-	clock   ports.Clock
-	newID   func() string
+// Deps are the ports of the module's API use cases (submit and read
+// reviews, read prompt logs); a run has [ReviewDeps]. Cipher is nil when
+// no key ring is configured.
+type Deps struct {
+	Tenants ports.Tenants
+	Cipher  ports.Cipher
+	Clock   ports.Clock
+	NewID   func() string
 }
 
-// NewReviewHandler returns the handler.
-func NewReviewHandler(tenants ports.Tenants, clock ports.Clock, newID func() string) *ReviewHandler {
-	return &ReviewHandler{tenants: tenants, clock: clock, newID: newID}
-}
+// SubmitReviewHandler submits reviews. Safe for concurrent use.
+type SubmitReviewHandler struct{ d Deps }
 
-// Submit stores the run and enqueues its job in one transaction; a worker
+// NewSubmitReviewHandler returns a [SubmitReviewHandler].
+func NewSubmitReviewHandler(d Deps) *SubmitReviewHandler { return &SubmitReviewHandler{d: d} }
+
+// GetReview is the query of GET /v1/reviews/{id}.
+type GetReview struct{ ID string }
+
+// GetReviewHandler reads a review run. Safe for concurrent use.
+type GetReviewHandler struct{ d Deps }
+
+// NewGetReviewHandler returns a [GetReviewHandler].
+func NewGetReviewHandler(d Deps) *GetReviewHandler { return &GetReviewHandler{d: d} }
+
+// ListReviews is the query of a repository's recent reviews.
+type ListReviews struct{ RepositoryID string }
+
+// ListReviewsHandler lists a repository's recent reviews. Safe for
+// concurrent use.
+type ListReviewsHandler struct{ d Deps }
+
+// NewListReviewsHandler returns a [ListReviewsHandler].
+func NewListReviewsHandler(d Deps) *ListReviewsHandler { return &ListReviewsHandler{d: d} }
+
+// ListReviewCalls is the query of a review's MCP call records.
+type ListReviewCalls struct{ ReviewID string }
+
+// ListReviewCallsHandler lists a review's MCP call records. Safe for
+// concurrent use.
+type ListReviewCallsHandler struct{ d Deps }
+
+// NewListReviewCallsHandler returns a [ListReviewCallsHandler].
+func NewListReviewCallsHandler(d Deps) *ListReviewCallsHandler { return &ListReviewCallsHandler{d: d} }
+
+// Handle stores the run and enqueues its job in one transaction; a worker
 // replica takes it. Not gated: a review runs with or without MCP context.
-func (h *ReviewHandler) Submit(ctx context.Context, p ports.Principal, cmd SubmitReview) (ports.ReviewRun, error) {
+func (h *SubmitReviewHandler) Handle(ctx context.Context, p ports.Principal, cmd SubmitReview) (ports.ReviewRun, error) {
 	repoID, ok := id.Parse(cmd.RepositoryID)
 	if !ok {
 		return ports.ReviewRun{}, app.Fail(app.CodeNotFound, "no such repository")
@@ -67,14 +100,14 @@ func (h *ReviewHandler) Submit(ctx context.Context, p ports.Principal, cmd Submi
 		return ports.ReviewRun{}, app.Invalid(fields)
 	}
 	run := ports.ReviewRun{
-		ID: h.newID(), RepositoryID: repoID, Status: ports.ReviewQueued,
+		ID: h.d.NewID(), RepositoryID: repoID, Status: ports.ReviewQueued,
 		Title: cmd.Title, Description: cmd.Description, Diff: cmd.Diff, Files: cmd.Files,
-		CreatedAt: h.clock.Now(),
+		CreatedAt: h.d.Clock.Now(),
 	}
 	if run.Files == nil {
 		run.Files = map[string]string{}
 	}
-	err := h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		if _, err := tx.Repositories().Get(ctx, repoID); err != nil {
 			return app.NotFound(err, "repository")
 		}
@@ -86,14 +119,14 @@ func (h *ReviewHandler) Submit(ctx context.Context, p ports.Principal, cmd Submi
 	return run, nil
 }
 
-// Get reads a review run; another tenant's id is not found.
-func (h *ReviewHandler) Get(ctx context.Context, p ports.Principal, rawID string) (ports.ReviewRun, error) {
-	id, ok := id.Parse(rawID)
+// Handle reads a review run; another tenant's id is not found.
+func (h *GetReviewHandler) Handle(ctx context.Context, p ports.Principal, q GetReview) (ports.ReviewRun, error) {
+	id, ok := id.Parse(q.ID)
 	if !ok {
 		return ports.ReviewRun{}, app.Fail(app.CodeNotFound, "no such review")
 	}
 	var run ports.ReviewRun
-	err := h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		var err error
 		run, err = tx.Reviews().Get(ctx, id)
 		return err
@@ -111,16 +144,16 @@ const (
 	maxCallsPerReview = 200
 )
 
-// Recent lists a repository's latest runs ([RecentReviews], newest first,
+// Handle lists a repository's latest runs ([RecentReviews], newest first,
 // without diff and files); not_found for a repository the tenant does not
 // have.
-func (h *ReviewHandler) Recent(ctx context.Context, p ports.Principal, repositoryID string) ([]ports.ReviewRun, error) {
-	repoID, ok := id.Parse(repositoryID)
+func (h *ListReviewsHandler) Handle(ctx context.Context, p ports.Principal, q ListReviews) ([]ports.ReviewRun, error) {
+	repoID, ok := id.Parse(q.RepositoryID)
 	if !ok {
 		return nil, app.Fail(app.CodeNotFound, "no such repository")
 	}
 	var out []ports.ReviewRun
-	err := h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		if _, err := tx.Repositories().Get(ctx, repoID); err != nil {
 			return app.NotFound(err, "repository")
 		}
@@ -131,15 +164,15 @@ func (h *ReviewHandler) Recent(ctx context.Context, p ports.Principal, repositor
 	return out, err
 }
 
-// Calls lists the tool-call records of a run, oldest first (counts and
+// Handle lists the tool-call records of a run, oldest first (counts and
 // sizes only, like every call record); not_found for an unknown run.
-func (h *ReviewHandler) Calls(ctx context.Context, p ports.Principal, reviewID string) ([]ports.ToolCall, error) {
-	rid, ok := id.Parse(reviewID)
+func (h *ListReviewCallsHandler) Handle(ctx context.Context, p ports.Principal, q ListReviewCalls) ([]ports.ToolCall, error) {
+	rid, ok := id.Parse(q.ReviewID)
 	if !ok {
 		return nil, app.Fail(app.CodeNotFound, "no such review")
 	}
 	var out []ports.ToolCall
-	err := h.tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		if _, err := tx.Reviews().Get(ctx, rid); err != nil {
 			if errors.Is(err, ports.ErrNotFound) {
 				return app.Fail(app.CodeNotFound, "no such review")

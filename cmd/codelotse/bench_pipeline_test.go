@@ -18,6 +18,7 @@ import (
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -107,12 +108,13 @@ func benchCorpus(b *testing.B, name string) string {
 }
 
 const (
-	benchTenant = "aaaaaaaa-0000-4000-8000-0000000000b1"
-	benchRepo   = "11111111-1111-4111-8111-1111111111b1"
-	benchServer = "51515151-0000-4000-8000-0000000000b1"
-	benchReview = "77777777-0000-4000-8000-0000000000b1"
-	benchSchema = `{"type":"object","properties":{"query":{"type":"string","description":"what to look for"},"space":{"type":"string","enum":["eng","ops","sales"]},"limit":{"type":"integer","default":10}},"required":["query"],"additionalProperties":false}`
-	benchArgs   = `{"query": "cache eviction policy for the session store", "space": "eng", "limit": 5}`
+	benchTenant      = "aaaaaaaa-0000-4000-8000-0000000000b1"
+	benchRepo        = "11111111-1111-4111-8111-1111111111b1"
+	benchServer      = "51515151-0000-4000-8000-0000000000b1"
+	benchReview      = "77777777-0000-4000-8000-0000000000b1"
+	benchSchema      = `{"type":"object","properties":{"query":{"type":"string","description":"what to look for"},"space":{"type":"string","enum":["eng","ops","sales"]},"limit":{"type":"integer","default":10}},"required":["query"],"additionalProperties":false}`
+	benchDescription = "Search the design wiki."
+	benchArgs        = `{"query": "cache eviction policy for the session store", "space": "eng", "limit": 5}`
 )
 
 type benchEnv struct {
@@ -121,15 +123,37 @@ type benchEnv struct {
 	model *benchModel
 }
 
-func newBenchEnv(b *testing.B, scanner ports.SecretScanner, result string, gateOpen bool) *benchEnv {
+// benchDefinition is the wiki's search tool as discovery stores it.
+func benchDefinition(b *testing.B) tool.Definition {
 	b.Helper()
-	def, err := tool.NewDefinition("search", "Search the design wiki.", json.RawMessage(benchSchema), json.RawMessage(`{"readOnlyHint":true}`))
+	def, err := tool.NewDefinition("search", benchDescription, json.RawMessage(benchSchema), json.RawMessage(`{"readOnlyHint":true}`))
 	if err != nil {
 		b.Fatal(err)
 	}
+	return def
+}
+
+// newBenchEnv is a review whose server's session is in memory and
+// answers result.
+func newBenchEnv(b *testing.B, scanner ports.SecretScanner, result string, gateOpen bool) *benchEnv {
+	b.Helper()
+	def := benchDefinition(b)
+	live := ports.ListedTool{Name: "search", Description: def.Description(), Definition: def}
+	conn := benchConnector{tools: []ports.ListedTool{live}, result: ports.ToolResult{Texts: []string{result}}}
+	return newBenchEnvAt(b, scanner, "https://wiki.example.com/mcp", def, conn, gateOpen)
+}
+
+// newBenchEnvAt is a review of a private repository whose policy selects
+// one server, wiki at serverURL with def (the search tool) allowlisted,
+// reached through conn; the store is in memory.
+func newBenchEnvAt(b *testing.B, scanner ports.SecretScanner, serverURL string, def tool.Definition, conn ports.MCPConnector, gateOpen bool) *benchEnv {
+	b.Helper()
 	t0 := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 	name, _ := server.ParseName("wiki")
-	u, _ := server.ParseURL("https://wiki.example.com/mcp")
+	u, err := server.ParseURL(serverURL)
+	if err != nil {
+		b.Fatal(err)
+	}
 	srv, err := server.NewServer(benchServer, benchTenant, name, u, server.NoCredential(), true, t0)
 	if err != nil {
 		b.Fatal(err)
@@ -155,14 +179,14 @@ func newBenchEnv(b *testing.B, scanner ports.SecretScanner, result string, gateO
 			Title: "Add a session cache", Diff: "+cache := map[string]string{}\n", Files: map[string]string{"a.go": "package a\n"}}},
 		calls: e.calls,
 	}
+	tx.reviews.calls = e.calls
 	instance := gate.InstanceAllowed
 	if !gateOpen {
 		instance = gate.InstanceDisabled
 	}
-	live := ports.ListedTool{Name: "search", Description: def.Description(), Definition: def}
 	e.deps = review.ReviewDeps{
 		Tenants:   benchTenants{tx: tx},
-		Connector: benchConnector{tools: []ports.ListedTool{live}, result: ports.ToolResult{Texts: []string{result}}},
+		Connector: conn,
 		Model:     e.model,
 		Scanner:   scanner,
 		Metrics:   benchMetrics{},
@@ -189,7 +213,7 @@ func (e *benchEnv) loop(b *testing.B, calls int, status string) {
 	if status == review.CallOK && !strings.Contains(e.model.lastAnswer, "<untrusted") {
 		b.Fatalf("the model did not get a wrapped answer: %.200q", e.model.lastAnswer)
 	}
-	*e.calls = benchCallLog{}
+	e.calls.n, e.calls.total = 0, 0
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := runner.RunReview(ctx, benchTenant, benchReview); err != nil {
@@ -224,6 +248,12 @@ func (t *benchTx) Repositories() ports.RepositoryRepo { return t.repos }
 func (t *benchTx) Policies() ports.PolicyRepo         { return t.policies }
 func (t *benchTx) Reviews() ports.ReviewRepo          { return t.reviews }
 func (t *benchTx) Calls() ports.CallLog               { return t.calls }
+func (t *benchTx) Settings() ports.SettingsRepo       { return benchSettings{} }
+
+// benchSettings: the tenant keeps no debug prompt logs (the default).
+type benchSettings struct{ ports.SettingsRepo }
+
+func (benchSettings) Get(context.Context) (settings.Settings, error) { return settings.Default(), nil }
 
 type benchServers struct {
 	ports.ServerRepo
@@ -253,10 +283,14 @@ func (p benchPolicies) Repository(context.Context, string) (policy.McpSection, b
 // benchReviews starts the same queued run every time and forgets the result.
 type benchReviews struct {
 	ports.ReviewRepo
-	run ports.ReviewRun
+	run   ports.ReviewRun
+	calls *benchCallLog
 }
 
+// Start begins a new run: the call log forgets the previous run's usage,
+// so every iteration has the whole budget.
 func (r benchReviews) Start(_ context.Context, _ string, at time.Time) (ports.ReviewRun, error) {
+	r.calls.newRun()
 	run := r.run
 	run.Status, run.StartedAt = ports.ReviewRunning, at
 	return run, nil
@@ -264,22 +298,51 @@ func (r benchReviews) Start(_ context.Context, _ string, at time.Time) (ports.Re
 func (r benchReviews) Finish(context.Context, ports.ReviewRun) error { return nil }
 
 // benchCallLog keeps the number of records, the last one and the sum of
-// their durations.
+// their durations over all runs, and the usage of the current run (as
+// adapters/postgres sums it) for the budget and the stats.
 type benchCallLog struct {
 	ports.CallLog
 	mu    sync.Mutex
 	n     int
 	total time.Duration
 	last  ports.ToolCall
+	usage ports.ReviewUsage
+}
+
+func (c *benchCallLog) newRun() {
+	c.mu.Lock()
+	c.usage = ports.ReviewUsage{}
+	c.mu.Unlock()
 }
 
 func (c *benchCallLog) Record(_ context.Context, tc ports.ToolCall) error {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.n++
 	c.total += tc.Duration
 	c.last = tc
-	c.mu.Unlock()
+	if tc.ArgumentsHash != "" && tc.Status != review.CallBudgetExhausted {
+		c.usage.Reserved++
+	}
+	switch tc.Status {
+	case review.CallOK, review.CallError:
+		c.usage.Sent++
+		c.usage.Bytes += min(tc.ResponseBytes, limits.CallReservation)
+	case review.CallTooLarge:
+		c.usage.Sent++
+		c.usage.Bytes += limits.CallReservation
+	case review.CallUnavailable:
+		c.usage.Sent++
+	case review.CallBlocked:
+		c.usage.Blocked++
+	}
 	return nil
+}
+
+func (c *benchCallLog) ReviewUsage(context.Context, string) (ports.ReviewUsage, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.usage, nil
 }
 
 type benchConnector struct {

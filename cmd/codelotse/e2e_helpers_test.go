@@ -64,6 +64,7 @@ type wireRequest struct {
 	At         time.Time
 	HTTPMethod string
 	Header     http.Header
+	Path       string
 	Body       []byte
 	RPCMethod  string // the JSON-RPC method ("" for a response or a non-POST)
 }
@@ -88,7 +89,7 @@ func startTLS(t *testing.T, h http.Handler) *peer {
 		}
 		_ = json.Unmarshal(body, &m)
 		p.mu.Lock()
-		p.reqs = append(p.reqs, wireRequest{At: time.Now(), HTTPMethod: r.Method, Header: r.Header.Clone(), Body: body, RPCMethod: m.Method})
+		p.reqs = append(p.reqs, wireRequest{At: time.Now(), HTTPMethod: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, RPCMethod: m.Method})
 		p.mu.Unlock()
 		h.ServeHTTP(w, r)
 	}))
@@ -147,6 +148,15 @@ type mcpPeer struct {
 // one (initialize). add registers its tools.
 func startMCP(t *testing.T, era string, add func(p *mcpPeer)) *mcpPeer {
 	t.Helper()
+	p, h := newMCP(era, add)
+	p.peer = startTLS(t, h)
+	return p
+}
+
+// newMCP is startMCP without the listener: the go-sdk server and its
+// Streamable HTTP handler, for a caller that serves it on a path of its
+// own (the red-team suite's hostile server). p.peer is nil then.
+func newMCP(era string, add func(p *mcpPeer)) (*mcpPeer, http.Handler) {
 	p := &mcpPeer{era: era}
 	p.srv = mcp.NewServer(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ServerOptions{
 		SupportedProtocolVersions: []string{era},
@@ -158,8 +168,7 @@ func startMCP(t *testing.T, era string, add func(p *mcpPeer)) *mcpPeer {
 		Stateless:                  era == era2026,
 		DisableLocalhostProtection: true,
 	})
-	p.peer = startTLS(t, h)
-	return p
+	return p, h
 }
 
 func (p *mcpPeer) calledWith() []json.RawMessage {
@@ -171,12 +180,20 @@ func (p *mcpPeer) calledWith() []json.RawMessage {
 // addTool adds (or replaces) a tool that records its arguments and
 // answers text.
 func (p *mcpPeer) addTool(name, description string, schema map[string]any, ann *mcp.ToolAnnotations, answer string) {
+	p.addToolFunc(name, description, schema, ann, func() *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: answer}}}
+	})
+}
+
+// addToolFunc adds (or replaces) a tool that records its arguments and
+// answers what result returns.
+func (p *mcpPeer) addToolFunc(name, description string, schema map[string]any, ann *mcp.ToolAnnotations, result func() *mcp.CallToolResult) {
 	p.srv.AddTool(&mcp.Tool{Name: name, Description: description, InputSchema: schema, Annotations: ann},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			p.mu.Lock()
 			p.args = append(p.args, append(json.RawMessage(nil), req.Params.Arguments...))
 			p.mu.Unlock()
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: answer}}}, nil
+			return result(), nil
 		})
 }
 
@@ -329,6 +346,15 @@ func sha256Hex(s string) string {
 // schemas as text, one per line, prefixed with its table.
 func dumpDatabase(t *testing.T, in *instance) string {
 	t.Helper()
+	return dumpDatabaseExcept(t, in, nil)
+}
+
+// dumpDatabaseExcept is dumpDatabase without the columns named in except
+// (table name without its schema → columns), dumped as JSON rows: the
+// red-team suite leaves out the review's own input, which holds its
+// canary by design.
+func dumpDatabaseExcept(t *testing.T, in *instance, except map[string][]string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn := in.db()
@@ -356,7 +382,15 @@ func dumpDatabase(t *testing.T, in *instance) string {
 	}
 	var b strings.Builder
 	for _, table := range tables {
-		rows, err := conn.Query(ctx, "SELECT t::text FROM "+table+" t")
+		row := "t::text"
+		if cols, ok := except[table[strings.LastIndex(table, ".")+1:]]; ok {
+			row = "to_jsonb(t)"
+			for _, c := range cols {
+				row += " - '" + c + "'"
+			}
+			row = "(" + row + ")::text"
+		}
+		rows, err := conn.Query(ctx, "SELECT "+row+" FROM "+table+" t")
 		if err != nil {
 			t.Fatalf("dump %s: %v", table, err)
 		}

@@ -51,9 +51,9 @@ func contentTurn(v any) map[string]any {
 }
 
 // scriptedInstance writes the script and starts an instance that allows
-// MCP context and runs the scripted model; it returns the instance and the
-// path of the model's request log.
-func scriptedInstance(t *testing.T, script map[string]any) (*instance, string) {
+// MCP context and runs the scripted model, with extraEnv; it returns the
+// instance and the path of the model's request log.
+func scriptedInstance(t *testing.T, script map[string]any, extraEnv ...string) (*instance, string) {
 	t.Helper()
 	dir := t.TempDir()
 	scriptPath, logPath := filepath.Join(dir, "script.json"), filepath.Join(dir, "requests.jsonl")
@@ -64,7 +64,7 @@ func scriptedInstance(t *testing.T, script map[string]any) (*instance, string) {
 	if err := os.WriteFile(scriptPath, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env, key := mcpEnv(t, "QUAVON_LLM_PROVIDER=scripted", "QUAVON_LLM_SCRIPT="+scriptPath, "QUAVON_LLM_SCRIPT_LOG="+logPath)
+	env, key := mcpEnv(t, append([]string{"QUAVON_LLM_PROVIDER=scripted", "QUAVON_LLM_SCRIPT=" + scriptPath, "QUAVON_LLM_SCRIPT_LOG=" + logPath}, extraEnv...)...)
 	in := startInstance(t, env...)
 	in.secret(key)
 	t.Cleanup(func() { in.checkLogsHoldNoSecrets(t) })
@@ -143,9 +143,13 @@ func byStep(reqs []modelRequest, step string) []modelRequest {
 	return out
 }
 
-// allowlistSearch registers the peer with a bearer token, discovers it and
-// allowlists its search tool; it returns the server id.
-func allowlistSearch(t *testing.T, c *client, name string, p *mcpPeer, bearer string) string {
+// endpoint is an MCP server's address: a peer of its own, or a path of
+// the red-team suite's hostile server.
+type endpoint interface{ url() string }
+
+// allowlistSearch registers the endpoint with a bearer token, discovers it
+// and allowlists its search tool; it returns the server id.
+func allowlistSearch(t *testing.T, c *client, name string, p endpoint, bearer string) string {
 	t.Helper()
 	id := registerServer(t, c, name, p.url(), bearer)
 	if d := discover(t, c, id)["search"]; d["supported"] != true || d["writeCapable"] != false {
@@ -160,13 +164,19 @@ func allowlistSearch(t *testing.T, c *client, name string, p *mcpPeer, bearer st
 }
 
 // privateRepoWithMCP creates a private repository whose policy turns MCP
-// context on for the servers.
+// context on for the servers, with 5 calls per review.
 func privateRepoWithMCP(t *testing.T, c *client, servers ...string) string {
+	t.Helper()
+	return privateRepoWithCalls(t, c, 5, servers...)
+}
+
+// privateRepoWithCalls is privateRepoWithMCP with maxCalls calls per review.
+func privateRepoWithCalls(t *testing.T, c *client, maxCalls int, servers ...string) string {
 	t.Helper()
 	r := c.do("POST", "/v1/repositories", map[string]any{"name": "acme/cache", "visibility": "private"})
 	expect(t, "create repository", r, 201, "")
 	id := str(r.Body, "id")
-	p := c.do("PUT", "/v1/repositories/"+id+"/policy", map[string]any{"mcp": map[string]any{"mode": "on", "servers": servers, "maxCalls": 5}})
+	p := c.do("PUT", "/v1/repositories/"+id+"/policy", map[string]any{"mcp": map[string]any{"mode": "on", "servers": servers, "maxCalls": maxCalls}})
 	expect(t, "policy on", p, 200, "")
 	if _, _, active := policyOf(t, c.do("GET", "/v1/repositories/"+id+"/policy", nil)); active != true {
 		t.Fatalf("mcpActive = %v for a private repository with the policy on", active)
@@ -174,12 +184,18 @@ func privateRepoWithMCP(t *testing.T, c *client, servers ...string) string {
 	return id
 }
 
-// runReview submits a review and polls it until it is done or failed.
+// runReview submits a review of the cache change and polls it until it is
+// done or failed.
 func runReview(t *testing.T, c *client, repoID string) (string, response) {
 	t.Helper()
+	return runReviewOf(t, c, repoID, "Adds writes to the cache.", map[string]string{"cache.go": reviewFile})
+}
+
+// runReviewOf is runReview with the pull request's description and files.
+func runReviewOf(t *testing.T, c *client, repoID, description string, files map[string]string) (string, response) {
+	t.Helper()
 	r := c.do("POST", "/v1/repositories/"+repoID+"/reviews", map[string]any{
-		"title": "Cache writes", "description": "Adds writes to the cache.",
-		"diff": reviewDiff, "files": map[string]string{"cache.go": reviewFile}})
+		"title": "Cache writes", "description": description, "diff": reviewDiff, "files": files})
 	expect(t, "POST …/reviews", r, 202, "")
 	id := str(r.Body, "id")
 	if r.Body["status"] != "queued" || id == "" {

@@ -19,9 +19,11 @@ import (
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/adapters/tracing"
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/accounts"
 	"github.com/codelotse/codelotse/app/operations"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -179,7 +181,7 @@ func runTenants(ctx context.Context, cfg config.Config, rest []string, stdout io
 		return err
 	}
 	defer cleanup()
-	id, err := admin.CreateTenant(ctx, *name)
+	id, err := admin.CreateTenant.Handle(ctx, accounts.CreateTenant{Name: *name})
 	if err != nil {
 		return userError(err)
 	}
@@ -207,7 +209,7 @@ func runTokens(ctx context.Context, cfg config.Config, rest []string, stdout io.
 	if *perms != "" {
 		list = strings.Split(*perms, ",")
 	}
-	token, err := admin.CreateToken(ctx, *tenant, list)
+	token, err := admin.CreateToken.Handle(ctx, accounts.CreateToken{TenantID: *tenant, Permissions: list})
 	if err != nil {
 		return userError(err)
 	}
@@ -296,15 +298,13 @@ func printVersion(w io.Writer) error {
 }
 
 // runAll runs the API and the worker until ctx is done (SIGTERM) or one of
-// them fails; a failure stops the other. Both stop gracefully.
+// them returns; whichever returns first stops the other. Both stop
+// gracefully; the result is the first error.
 func runAll(ctx context.Context, api func(context.Context, func(net.Addr)) error, work func(context.Context) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errc := make(chan error, 2)
-	go func() { errc <- api(ctx, nil) }()
-	go func() { errc <- work(ctx) }()
-	first := <-errc
-	cancel()
-	second := <-errc
-	return errors.Join(first, second)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var g errgroup.Group
+	g.Go(func() error { defer stop(); return api(ctx, nil) })
+	g.Go(func() error { defer stop(); return work(ctx) })
+	return g.Wait()
 }

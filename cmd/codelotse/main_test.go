@@ -256,6 +256,11 @@ func TestAPIAndWorkerScaleApart(t *testing.T) {
 			t.Errorf("%s GET %s = %d, want %d", tt.name, tt.path, got, tt.want)
 		}
 	}
+	// The worker may log its start after it answers readiness: wait for it.
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(work.logs.String(), "worker") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
 	if !strings.Contains(work.logs.String(), "worker") {
 		t.Errorf("the worker process logged no worker line:\n%s", work.logs.String())
 	}

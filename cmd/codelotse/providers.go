@@ -136,7 +136,7 @@ func provideRand() io.Reader { return rand.Reader }
 // reviewSet runs reviews: the use case and the worker adapter on the
 // shared pool.
 var reviewSet = wire.NewSet(
-	provideModel, scannerSet, provideWarn, provideRand,
+	provideModel, scannerSet, provideWarn,
 	review.RunnerSet, wire.Bind(new(worker.ReviewHandler), new(*review.ReviewRunner)),
 	providePool, provideWorkerOptions, worker.ProviderSet,
 	operations.ProviderSet,
@@ -144,8 +144,15 @@ var reviewSet = wire.NewSet(
 
 func providePool(db *postgres.DB) *pgxpool.Pool { return db.Pool() }
 
-func provideWorkerOptions(retention *operations.RetentionJob, m worker.Metrics) worker.Options {
-	return worker.Options{Retention: retention, Metrics: m}
+func provideWorkerOptions(retention *operations.RetentionJob, m worker.Metrics, cfg config.Config) worker.Options {
+	return worker.Options{Retention: retention, Metrics: m, Workers: cfg.WorkerConcurrency}
+}
+
+// accountCommands are the operator's commands on tenants and tokens; they
+// need the database and randomness, no key ring and no clock.
+type accountCommands struct {
+	CreateTenant *accounts.CreateTenantHandler
+	CreateToken  *accounts.CreateTokenHandler
 }
 
 // service is what `codelotse serve` runs: the API and the worker; and
@@ -162,8 +169,10 @@ func provideProbeServer(addr httpapi.Addr, log zerolog.Logger, ready ports.Readi
 }
 
 // baseSet holds what every process shares: gates, address rules, the
-// resolver, the clock and ids.
-var baseSet = wire.NewSet(provideGates, provideRules, provideResolver, provideClock, provideNewID)
+// resolver, and the three sources of what differs between two runs, each
+// injected the same way into every use case: the clock (ports.Clock), new
+// ids (func() string) and randomness (io.Reader).
+var baseSet = wire.NewSet(provideGates, provideRules, provideResolver, provideClock, provideNewID, provideRand)
 
 // appSet builds every use case the API serves, module by module.
 var appSet = wire.NewSet(

@@ -47,8 +47,9 @@ func initMigrator(ctx context.Context, cfg config.Config) (*postgres.DB, func(),
 	return nil, nil, nil
 }
 
-func initAccountAdmin(ctx context.Context, cfg config.Config) (*accounts.AccountAdmin, func(), error) {
-	wire.Build(databaseSet, accounts.NewAccountAdmin)
+func initAccountAdmin(ctx context.Context, cfg config.Config) (*accountCommands, func(), error) {
+	wire.Build(databaseSet, provideRand, wire.Struct(new(accounts.Deps), "Accounts", "Rand"),
+		accounts.NewCreateTenantHandler, accounts.NewCreateTokenHandler, wire.Struct(new(accountCommands), "*"))
 	return nil, nil, nil
 }
 

@@ -65,14 +65,34 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler)
 	statusHandler := app.NewStatusHandler(gates)
 	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
-	repositoryHandler := repositories.NewRepositoryHandler(tenants, clock)
-	repositoryLister := repositories.NewRepositoryLister(tenants, gates)
-	repositoryRoutes := httpapi.NewRepositoryRoutes(repositoryHandler, repositoryLister)
-	defaultsHandler := repositories.NewDefaultsHandler(tenants, gates, clock)
-	policyHandler := repositories.NewPolicyHandler(tenants, gates, clock)
-	policyRoutes := httpapi.NewPolicyRoutes(defaultsHandler, policyHandler)
-	auditHandler := accounts.NewAuditHandler(tenants)
-	auditRoutes := httpapi.NewAuditRoutes(auditHandler)
+	deps := repositories.Deps{
+		Tenants: tenants,
+		Clock:   clock,
+		NewID:   v,
+		Gates:   gates,
+	}
+	createRepositoryHandler := repositories.NewCreateRepositoryHandler(deps)
+	getRepositoryHandler := repositories.NewGetRepositoryHandler(deps)
+	updateRepositoryHandler := repositories.NewUpdateRepositoryHandler(deps)
+	listRepositoriesHandler := repositories.NewListRepositoriesHandler(deps)
+	repositoryRoutes := httpapi.NewRepositoryRoutes(createRepositoryHandler, getRepositoryHandler, updateRepositoryHandler, listRepositoriesHandler)
+	getDefaultsHandler := repositories.NewGetDefaultsHandler(deps)
+	putDefaultsHandler := repositories.NewPutDefaultsHandler(deps)
+	getPolicyHandler := repositories.NewGetPolicyHandler(deps)
+	putPolicyHandler := repositories.NewPutPolicyHandler(deps)
+	policyRoutes := httpapi.NewPolicyRoutes(getDefaultsHandler, putDefaultsHandler, getPolicyHandler, putPolicyHandler)
+	sessions := postgres.NewSessions(db)
+	reader := provideRand()
+	accountsDeps := accounts.Deps{
+		Accounts: postgresAccounts,
+		Tenants:  tenants,
+		Sessions: sessions,
+		Cipher:   keyRing,
+		Clock:    clock,
+		Rand:     reader,
+	}
+	listAuditHandler := accounts.NewListAuditHandler(accountsDeps)
+	auditRoutes := httpapi.NewAuditRoutes(listAuditHandler)
 	metricsRegistry := metrics.New()
 	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry)
 	if err != nil {
@@ -91,37 +111,59 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	saveToolsHandler := registry.NewSaveToolsHandler(discoveryDeps)
 	listCallsHandler := registry.NewListCallsHandler(discoveryDeps)
 	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler)
-	reviewHandler := review.NewReviewHandler(tenants, clock, v)
-	reviewRoutes := httpapi.NewReviewRoutes(reviewHandler)
+	reviewDeps := review.Deps{
+		Tenants: tenants,
+		Cipher:  keyRing,
+		Clock:   clock,
+		NewID:   v,
+	}
+	submitReviewHandler := review.NewSubmitReviewHandler(reviewDeps)
+	getReviewHandler := review.NewGetReviewHandler(reviewDeps)
+	reviewRoutes := httpapi.NewReviewRoutes(submitReviewHandler, getReviewHandler)
 	metricsHandler := provideMetricsHandler(metricsRegistry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
-	settingsHandler := accounts.NewSettingsHandler(tenants, keyRing, clock)
-	promptLogHandler := review.NewPromptLogHandler(tenants, keyRing, clock)
-	settingsRoutes := httpapi.NewSettingsRoutes(settingsHandler, promptLogHandler)
+	getSettingsHandler := accounts.NewGetSettingsHandler(accountsDeps)
+	putSettingsHandler := accounts.NewPutSettingsHandler(accountsDeps)
+	listPromptsHandler := review.NewListPromptsHandler(reviewDeps)
+	settingsRoutes := httpapi.NewSettingsRoutes(getSettingsHandler, putSettingsHandler, listPromptsHandler)
 	publicURL := providePublicURL(cfg)
-	sessions := postgres.NewSessions(db)
-	sessionHandler := accounts.NewSessionHandler(authenticator, sessions, clock)
-	deps := web.Deps{
-		Sessions:     sessionHandler,
-		Status:       statusHandler,
-		CreateServer: createServerHandler,
-		GetServer:    getServerHandler,
-		ListServers:  listServersHandler,
-		PatchServer:  patchServerHandler,
-		DeleteServer: deleteServerHandler,
-		Discover:     discoverServerHandler,
-		SaveTools:    saveToolsHandler,
-		Calls:        listCallsHandler,
-		Repositories: repositoryHandler,
-		Lister:       repositoryLister,
-		Settings:     settingsHandler,
-		Prompts:      promptLogHandler,
-		Policies:     policyHandler,
-		Defaults:     defaultsHandler,
-		Audit:        auditHandler,
-		Reviews:      reviewHandler,
+	signInHandler := accounts.NewSignInHandler(accountsDeps)
+	resumeSessionHandler := accounts.NewResumeSessionHandler(accountsDeps)
+	signOutHandler := accounts.NewSignOutHandler(accountsDeps)
+	auditPageHandler := accounts.NewAuditPageHandler(accountsDeps)
+	listReviewsHandler := review.NewListReviewsHandler(reviewDeps)
+	listReviewCallsHandler := review.NewListReviewCallsHandler(reviewDeps)
+	webDeps := web.Deps{
+		SignIn:           signInHandler,
+		ResumeSession:    resumeSessionHandler,
+		SignOut:          signOutHandler,
+		Status:           statusHandler,
+		CreateServer:     createServerHandler,
+		GetServer:        getServerHandler,
+		ListServers:      listServersHandler,
+		PatchServer:      patchServerHandler,
+		DeleteServer:     deleteServerHandler,
+		Discover:         discoverServerHandler,
+		SaveTools:        saveToolsHandler,
+		Calls:            listCallsHandler,
+		CreateRepository: createRepositoryHandler,
+		GetRepository:    getRepositoryHandler,
+		UpdateRepository: updateRepositoryHandler,
+		ListRepositories: listRepositoriesHandler,
+		GetSettings:      getSettingsHandler,
+		PutSettings:      putSettingsHandler,
+		Prompts:          listPromptsHandler,
+		GetPolicy:        getPolicyHandler,
+		PutPolicy:        putPolicyHandler,
+		GetDefaults:      getDefaultsHandler,
+		PutDefaults:      putDefaultsHandler,
+		AuditPage:        auditPageHandler,
+		SubmitReview:     submitReviewHandler,
+		GetReview:        getReviewHandler,
+		ListReviews:      listReviewsHandler,
+		ListReviewCalls:  listReviewCallsHandler,
 	}
-	ui, err := web.New(publicURL, deps, log)
+	ui, err := web.New(publicURL, webDeps, log)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -141,9 +183,8 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		cleanup()
 		return nil, nil, err
 	}
-	reader := provideRand()
 	v3 := provideWarn(log)
-	reviewDeps := review.ReviewDeps{
+	reviewReviewDeps := review.ReviewDeps{
 		Tenants:   tenants,
 		Cipher:    keyRing,
 		Connector: connector,
@@ -155,10 +196,10 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Rand:      reader,
 		Warn:      v3,
 	}
-	reviewRunner := review.NewReviewRunner(reviewDeps)
+	reviewRunner := review.NewReviewRunner(reviewReviewDeps)
 	retention := postgres.NewRetention(db)
 	retentionJob := operations.NewRetentionJob(retention, metricsRegistry, clock)
-	workerOptions := provideWorkerOptions(retentionJob, metricsRegistry)
+	workerOptions := provideWorkerOptions(retentionJob, metricsRegistry, cfg)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
@@ -210,14 +251,34 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler)
 	statusHandler := app.NewStatusHandler(gates)
 	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
-	repositoryHandler := repositories.NewRepositoryHandler(tenants, clock)
-	repositoryLister := repositories.NewRepositoryLister(tenants, gates)
-	repositoryRoutes := httpapi.NewRepositoryRoutes(repositoryHandler, repositoryLister)
-	defaultsHandler := repositories.NewDefaultsHandler(tenants, gates, clock)
-	policyHandler := repositories.NewPolicyHandler(tenants, gates, clock)
-	policyRoutes := httpapi.NewPolicyRoutes(defaultsHandler, policyHandler)
-	auditHandler := accounts.NewAuditHandler(tenants)
-	auditRoutes := httpapi.NewAuditRoutes(auditHandler)
+	deps := repositories.Deps{
+		Tenants: tenants,
+		Clock:   clock,
+		NewID:   v,
+		Gates:   gates,
+	}
+	createRepositoryHandler := repositories.NewCreateRepositoryHandler(deps)
+	getRepositoryHandler := repositories.NewGetRepositoryHandler(deps)
+	updateRepositoryHandler := repositories.NewUpdateRepositoryHandler(deps)
+	listRepositoriesHandler := repositories.NewListRepositoriesHandler(deps)
+	repositoryRoutes := httpapi.NewRepositoryRoutes(createRepositoryHandler, getRepositoryHandler, updateRepositoryHandler, listRepositoriesHandler)
+	getDefaultsHandler := repositories.NewGetDefaultsHandler(deps)
+	putDefaultsHandler := repositories.NewPutDefaultsHandler(deps)
+	getPolicyHandler := repositories.NewGetPolicyHandler(deps)
+	putPolicyHandler := repositories.NewPutPolicyHandler(deps)
+	policyRoutes := httpapi.NewPolicyRoutes(getDefaultsHandler, putDefaultsHandler, getPolicyHandler, putPolicyHandler)
+	sessions := postgres.NewSessions(db)
+	reader := provideRand()
+	accountsDeps := accounts.Deps{
+		Accounts: postgresAccounts,
+		Tenants:  tenants,
+		Sessions: sessions,
+		Cipher:   keyRing,
+		Clock:    clock,
+		Rand:     reader,
+	}
+	listAuditHandler := accounts.NewListAuditHandler(accountsDeps)
+	auditRoutes := httpapi.NewAuditRoutes(listAuditHandler)
 	metricsRegistry := metrics.New()
 	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry)
 	if err != nil {
@@ -236,37 +297,59 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	saveToolsHandler := registry.NewSaveToolsHandler(discoveryDeps)
 	listCallsHandler := registry.NewListCallsHandler(discoveryDeps)
 	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler)
-	reviewHandler := review.NewReviewHandler(tenants, clock, v)
-	reviewRoutes := httpapi.NewReviewRoutes(reviewHandler)
+	reviewDeps := review.Deps{
+		Tenants: tenants,
+		Cipher:  keyRing,
+		Clock:   clock,
+		NewID:   v,
+	}
+	submitReviewHandler := review.NewSubmitReviewHandler(reviewDeps)
+	getReviewHandler := review.NewGetReviewHandler(reviewDeps)
+	reviewRoutes := httpapi.NewReviewRoutes(submitReviewHandler, getReviewHandler)
 	metricsHandler := provideMetricsHandler(metricsRegistry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
-	settingsHandler := accounts.NewSettingsHandler(tenants, keyRing, clock)
-	promptLogHandler := review.NewPromptLogHandler(tenants, keyRing, clock)
-	settingsRoutes := httpapi.NewSettingsRoutes(settingsHandler, promptLogHandler)
+	getSettingsHandler := accounts.NewGetSettingsHandler(accountsDeps)
+	putSettingsHandler := accounts.NewPutSettingsHandler(accountsDeps)
+	listPromptsHandler := review.NewListPromptsHandler(reviewDeps)
+	settingsRoutes := httpapi.NewSettingsRoutes(getSettingsHandler, putSettingsHandler, listPromptsHandler)
 	publicURL := providePublicURL(cfg)
-	sessions := postgres.NewSessions(db)
-	sessionHandler := accounts.NewSessionHandler(authenticator, sessions, clock)
-	deps := web.Deps{
-		Sessions:     sessionHandler,
-		Status:       statusHandler,
-		CreateServer: createServerHandler,
-		GetServer:    getServerHandler,
-		ListServers:  listServersHandler,
-		PatchServer:  patchServerHandler,
-		DeleteServer: deleteServerHandler,
-		Discover:     discoverServerHandler,
-		SaveTools:    saveToolsHandler,
-		Calls:        listCallsHandler,
-		Repositories: repositoryHandler,
-		Lister:       repositoryLister,
-		Settings:     settingsHandler,
-		Prompts:      promptLogHandler,
-		Policies:     policyHandler,
-		Defaults:     defaultsHandler,
-		Audit:        auditHandler,
-		Reviews:      reviewHandler,
+	signInHandler := accounts.NewSignInHandler(accountsDeps)
+	resumeSessionHandler := accounts.NewResumeSessionHandler(accountsDeps)
+	signOutHandler := accounts.NewSignOutHandler(accountsDeps)
+	auditPageHandler := accounts.NewAuditPageHandler(accountsDeps)
+	listReviewsHandler := review.NewListReviewsHandler(reviewDeps)
+	listReviewCallsHandler := review.NewListReviewCallsHandler(reviewDeps)
+	webDeps := web.Deps{
+		SignIn:           signInHandler,
+		ResumeSession:    resumeSessionHandler,
+		SignOut:          signOutHandler,
+		Status:           statusHandler,
+		CreateServer:     createServerHandler,
+		GetServer:        getServerHandler,
+		ListServers:      listServersHandler,
+		PatchServer:      patchServerHandler,
+		DeleteServer:     deleteServerHandler,
+		Discover:         discoverServerHandler,
+		SaveTools:        saveToolsHandler,
+		Calls:            listCallsHandler,
+		CreateRepository: createRepositoryHandler,
+		GetRepository:    getRepositoryHandler,
+		UpdateRepository: updateRepositoryHandler,
+		ListRepositories: listRepositoriesHandler,
+		GetSettings:      getSettingsHandler,
+		PutSettings:      putSettingsHandler,
+		Prompts:          listPromptsHandler,
+		GetPolicy:        getPolicyHandler,
+		PutPolicy:        putPolicyHandler,
+		GetDefaults:      getDefaultsHandler,
+		PutDefaults:      putDefaultsHandler,
+		AuditPage:        auditPageHandler,
+		SubmitReview:     submitReviewHandler,
+		GetReview:        getReviewHandler,
+		ListReviews:      listReviewsHandler,
+		ListReviewCalls:  listReviewCallsHandler,
 	}
-	ui, err := web.New(publicURL, deps, log)
+	ui, err := web.New(publicURL, webDeps, log)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -335,7 +418,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 	reviewRunner := review.NewReviewRunner(reviewDeps)
 	retention := postgres.NewRetention(db)
 	retentionJob := operations.NewRetentionJob(retention, metricsRegistry, clock)
-	workerOptions := provideWorkerOptions(retentionJob, metricsRegistry)
+	workerOptions := provideWorkerOptions(retentionJob, metricsRegistry, cfg)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
@@ -360,14 +443,24 @@ func initMigrator(ctx context.Context, cfg config.Config) (*postgres.DB, func(),
 	}, nil
 }
 
-func initAccountAdmin(ctx context.Context, cfg config.Config) (*accounts.AccountAdmin, func(), error) {
+func initAccountAdmin(ctx context.Context, cfg config.Config) (*accountCommands, func(), error) {
 	db, cleanup, err := provideServiceDB(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	postgresAccounts := postgres.NewAccounts(db)
-	accountAdmin := accounts.NewAccountAdmin(postgresAccounts)
-	return accountAdmin, func() {
+	reader := provideRand()
+	deps := accounts.Deps{
+		Accounts: postgresAccounts,
+		Rand:     reader,
+	}
+	createTenantHandler := accounts.NewCreateTenantHandler(deps)
+	createTokenHandler := accounts.NewCreateTokenHandler(deps)
+	mainAccountCommands := &accountCommands{
+		CreateTenant: createTenantHandler,
+		CreateToken:  createTokenHandler,
+	}
+	return mainAccountCommands, func() {
 		cleanup()
 	}, nil
 }

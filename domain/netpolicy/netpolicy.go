@@ -7,6 +7,7 @@ package netpolicy
 import (
 	"errors"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/codelotse/codelotse/domain/gate"
@@ -319,11 +320,4 @@ func (p PrivateHosts) Contains(host string) bool {
 	return p.contains(h)
 }
 
-func (p PrivateHosts) contains(h string) bool {
-	for _, x := range p.hosts {
-		if x == h {
-			return true
-		}
-	}
-	return false
-}
+func (p PrivateHosts) contains(h string) bool { return slices.Contains(p.hosts, h) }

@@ -6,8 +6,9 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"github.com/codelotse/codelotse/domain/id"
 
+	"github.com/codelotse/codelotse/domain/field"
+	"github.com/codelotse/codelotse/domain/id"
 	"github.com/codelotse/codelotse/domain/limits"
 )
 
@@ -35,7 +36,7 @@ func ParseMode(s string) (Mode, error) {
 	case ModeInherit.s:
 		return ModeInherit, nil
 	}
-	return Mode{}, &FieldError{Field: "mode", Reason: "must be on, off or inherit"}
+	return Mode{}, &field.Error{Field: "mode", Reason: "must be on, off or inherit"}
 }
 
 // String returns the wire form ("on", "off", "inherit"; "" for the zero Mode).
@@ -68,7 +69,7 @@ func ParseVisibility(s string) (Visibility, error) {
 	case VisibilityPublic.s:
 		return VisibilityPublic, nil
 	}
-	return Visibility{}, &FieldError{Field: "visibility", Reason: "must be private, internal or public"}
+	return Visibility{}, &field.Error{Field: "visibility", Reason: "must be private, internal or public"}
 }
 
 // String returns the wire form ("private", "internal", "public"; "" for the zero value).
@@ -77,17 +78,13 @@ func (v Visibility) String() string { return v.s }
 // IsZero reports whether v is the invalid zero Visibility.
 func (v Visibility) IsZero() bool { return v.s == "" }
 
-// FieldError is a validation failure of one field of a policy. Reason is
-// safe to show to the user; it never repeats the rejected value.
-type FieldError struct {
-	// Field is the JSON name of the field: "mode", "servers", "maxCalls" or "visibility".
-	Field string
-	// Reason is a short, user-safe explanation such as "must be on, off or inherit".
-	Reason string
-}
+// FieldError is [field.Error], the domain's one validation error. The
+// alias keeps callers written against this package compiling; new code
+// names field.Error.
+type FieldError = field.Error
 
-// Error implements error.
-func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
+// The fields this package names in a [field.Error]: "mode", "servers",
+// "maxCalls" or "visibility".
 
 // McpSection is the "mcp" section of a repository policy or of the tenant
 // default, validated.
@@ -101,7 +98,7 @@ type McpSection struct {
 // server ids (UUIDs, stored lowercase); maxCalls nil means
 // [limits.DefaultCallsPerRun]. The servers are not checked against the
 // tenant here: that needs the store. Every bad field gives its own
-// [*FieldError]; several are combined with [errors.Join].
+// [*field.Error]; several are combined with [errors.Join].
 func NewMcpSection(mode string, servers []string, maxCalls *int) (McpSection, error) {
 	var errs []error
 	m, err := ParseMode(mode)
@@ -116,7 +113,7 @@ func NewMcpSection(mode string, servers []string, maxCalls *int) (McpSection, er
 	if maxCalls != nil {
 		calls = *maxCalls
 		if calls < limits.MinCallsPerRun || calls > limits.MaxCallsPerRun {
-			errs = append(errs, &FieldError{
+			errs = append(errs, &field.Error{
 				Field:  "maxCalls",
 				Reason: fmt.Sprintf("must be between %d and %d", limits.MinCallsPerRun, limits.MaxCallsPerRun),
 			})
@@ -130,17 +127,17 @@ func NewMcpSection(mode string, servers []string, maxCalls *int) (McpSection, er
 
 func parseServers(servers []string) ([]string, error) {
 	if len(servers) > limits.MaxPolicyServers {
-		return nil, &FieldError{Field: "servers", Reason: fmt.Sprintf("must list at most %d servers", limits.MaxPolicyServers)}
+		return nil, &field.Error{Field: "servers", Reason: fmt.Sprintf("must list at most %d servers", limits.MaxPolicyServers)}
 	}
 	ids := make([]string, 0, len(servers))
 	seen := make(map[string]bool, len(servers))
 	for _, s := range servers {
 		sid, ok := id.Parse(s)
 		if !ok {
-			return nil, &FieldError{Field: "servers", Reason: "must contain server ids (UUIDs)"}
+			return nil, &field.Error{Field: "servers", Reason: "must contain server ids (UUIDs)"}
 		}
 		if seen[sid] {
-			return nil, &FieldError{Field: "servers", Reason: "must not contain duplicates"}
+			return nil, &field.Error{Field: "servers", Reason: "must not contain duplicates"}
 		}
 		seen[sid] = true
 		ids = append(ids, sid)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/policy"
 )
@@ -66,7 +67,7 @@ func TestParseVisibility(t *testing.T) {
 			if got != tt.want || (err == nil) != tt.ok || got.IsZero() == tt.ok {
 				t.Errorf("ParseVisibility(%q) = %v, %v, want %v ok %v", tt.in, got, err, tt.want, tt.ok)
 			}
-			var fe *policy.FieldError
+			var fe *field.Error
 			if !tt.ok && (!errors.As(err, &fe) || fe.Field != "visibility" || err.Error() != "visibility: must be private, internal or public") {
 				t.Errorf("ParseVisibility(%q) = %v, want a visibility field error", tt.in, err)
 			}
@@ -86,7 +87,7 @@ func fields(err error) []string {
 		errs = []error{err}
 	}
 	for _, e := range errs {
-		var fe *policy.FieldError
+		var fe *field.Error
 		if errors.As(e, &fe) {
 			out = append(out, fe.Field)
 		} else {

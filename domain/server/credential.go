@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/limits"
 )
 
@@ -32,7 +33,7 @@ func ParseCredentialKind(s string) (CredentialKind, error) {
 	case KindHeader.s:
 		return KindHeader, nil
 	}
-	return CredentialKind{}, &FieldError{Field: "auth.type", Reason: "must be none, bearer or header"}
+	return CredentialKind{}, &field.Error{Field: "auth.type", Reason: "must be none, bearer or header"}
 }
 
 // String returns "none", "bearer" or "header" ("" for the zero value).
@@ -56,7 +57,7 @@ func NoCredential() Credential { return Credential{kind: KindNone} }
 // read as anything else.
 func NewBearer(token string) (Credential, error) {
 	if !validSecret(token, false) {
-		return Credential{}, &FieldError{Field: "auth.token", Reason: secretReason(false)}
+		return Credential{}, &field.Error{Field: "auth.token", Reason: secretReason(false)}
 	}
 	return Credential{kind: KindBearer, secret: token}, nil
 }
@@ -70,10 +71,10 @@ func NewBearer(token string) (Credential, error) {
 func NewHeader(name, value string) (Credential, error) {
 	n := asciiLower(name)
 	if !validHeaderName(n) {
-		return Credential{}, &FieldError{Field: "auth.name", Reason: "must match ^x-[a-z0-9-]{1,62}$"}
+		return Credential{}, &field.Error{Field: "auth.name", Reason: "must match ^x-[a-z0-9-]{1,62}$"}
 	}
 	if !validSecret(value, true) {
-		return Credential{}, &FieldError{Field: "auth.value", Reason: secretReason(true)}
+		return Credential{}, &field.Error{Field: "auth.value", Reason: secretReason(true)}
 	}
 	return Credential{kind: KindHeader, name: n, secret: value}, nil
 }
@@ -218,7 +219,7 @@ func (c Credential) MarshalSecret() ([]byte, error) {
 	case KindHeader:
 		j.Name, j.Value = c.name, c.secret
 	default:
-		return nil, &FieldError{Field: "auth", Reason: "is required"}
+		return nil, &field.Error{Field: "auth", Reason: "is required"}
 	}
 	return json.Marshal(j)
 }
@@ -232,7 +233,7 @@ func UnmarshalCredentialSecret(b []byte) (Credential, error) {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&j); err != nil || d.More() {
-		return Credential{}, &FieldError{Field: "auth", Reason: "stored credential is malformed"}
+		return Credential{}, &field.Error{Field: "auth", Reason: "stored credential is malformed"}
 	}
 	switch j.Type {
 	case KindNone.s:
@@ -251,5 +252,5 @@ func UnmarshalCredentialSecret(b []byte) (Credential, error) {
 		}
 		return NewHeader(j.Name, j.Value)
 	}
-	return Credential{}, &FieldError{Field: "auth", Reason: "stored credential is malformed"}
+	return Credential{}, &field.Error{Field: "auth", Reason: "stored credential is malformed"}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/server"
 )
@@ -36,7 +37,7 @@ func TestParseName(t *testing.T) {
 				t.Fatalf("ParseName(%q) = %v, want ok %v", tt.in, err, tt.ok)
 			}
 			if !tt.ok {
-				var fe *server.FieldError
+				var fe *field.Error
 				if !errors.As(err, &fe) || fe.Field != "name" {
 					t.Errorf("ParseName(%q) = %v, want a name field error", tt.in, err)
 				}
@@ -107,7 +108,7 @@ func TestNewBearer(t *testing.T) {
 				t.Fatalf("NewBearer(%q) = %v, want ok %v", tt.token, err, tt.ok)
 			}
 			if !tt.ok {
-				var fe *server.FieldError
+				var fe *field.Error
 				if !errors.As(err, &fe) || fe.Field != "auth.token" {
 					t.Errorf("NewBearer(%q) = %v, want an auth.token field error", tt.token, err)
 				}
@@ -158,7 +159,7 @@ func TestNewHeader(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := server.NewHeader(tt.header, tt.value)
 			if tt.field != "" {
-				var fe *server.FieldError
+				var fe *field.Error
 				if !errors.As(err, &fe) || fe.Field != tt.field {
 					t.Fatalf("NewHeader(%q, %q) = %v, want %s field error", tt.header, tt.value, err, tt.field)
 				}

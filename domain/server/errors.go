@@ -4,21 +4,19 @@
 // MC2, MC8).
 package server
 
-import "errors"
+import (
+	"errors"
 
-// FieldError is a validation failure of one field. Reason is short and
-// safe to show to users: it never repeats the rejected value, because that
-// may be a URL with a secret in it or a credential.
-type FieldError struct {
-	// Field is the API field: "name", "url", "auth", "auth.token",
-	// "auth.name", "auth.value", "id", "tenantId" or "tools".
-	Field string
-	// Reason is a short explanation such as "must be https".
-	Reason string
-}
+	"github.com/codelotse/codelotse/domain/field"
+)
 
-// Error implements error.
-func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
+// FieldError is [field.Error], the domain's one validation error. The
+// alias keeps callers written against this package compiling; new code
+// names field.Error.
+type FieldError = field.Error
+
+// The fields this package names in a [field.Error]: "name", "url", "auth",
+// "auth.token", "auth.name", "auth.value", "id", "tenantId" or "tools".
 
 // Errors of [NewServer] and [Server.Apply].
 var (

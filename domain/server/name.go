@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 
+	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/limits"
 )
 
@@ -18,7 +19,7 @@ func ParseName(s string) (Name, error) {
 		ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'
 	}
 	if !ok {
-		return Name{}, &FieldError{Field: "name", Reason: fmt.Sprintf(
+		return Name{}, &field.Error{Field: "name", Reason: fmt.Sprintf(
 			"must start with a lowercase letter and contain only a-z, 0-9 and _, at most %d characters", limits.MaxServerNameLen)}
 	}
 	return Name{s}, nil

@@ -2,8 +2,10 @@ package server
 
 import (
 	"fmt"
-	uid "github.com/codelotse/codelotse/domain/id"
 	"time"
+
+	"github.com/codelotse/codelotse/domain/field"
+	uid "github.com/codelotse/codelotse/domain/id"
 
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/tool"
@@ -35,19 +37,19 @@ type Server struct {
 // its kind and hint.
 func NewServer(id, tenantID string, name Name, url URL, cred Credential, acknowledged bool, now time.Time) (*Server, error) {
 	if !uid.Valid(id) {
-		return nil, &FieldError{Field: "id", Reason: "must be a UUID"}
+		return nil, &field.Error{Field: "id", Reason: "must be a UUID"}
 	}
 	if !uid.Valid(tenantID) {
-		return nil, &FieldError{Field: "tenantId", Reason: "must be a UUID"}
+		return nil, &field.Error{Field: "tenantId", Reason: "must be a UUID"}
 	}
 	if name.IsZero() {
-		return nil, &FieldError{Field: "name", Reason: "is required"}
+		return nil, &field.Error{Field: "name", Reason: "is required"}
 	}
 	if url.IsZero() {
-		return nil, &FieldError{Field: "url", Reason: "is required"}
+		return nil, &field.Error{Field: "url", Reason: "is required"}
 	}
 	if cred.IsZero() {
-		return nil, &FieldError{Field: "auth", Reason: "is required"}
+		return nil, &field.Error{Field: "auth", Reason: "is required"}
 	}
 	if !acknowledged {
 		return nil, ErrAcknowledgementRequired
@@ -198,13 +200,13 @@ const (
 // A patch that changes nothing leaves updatedAt alone.
 func (s *Server) Apply(p Patch, now time.Time) ([]string, error) {
 	if p.Name != nil && p.Name.IsZero() {
-		return nil, &FieldError{Field: "name", Reason: "is required"}
+		return nil, &field.Error{Field: "name", Reason: "is required"}
 	}
 	if p.URL != nil && p.URL.IsZero() {
-		return nil, &FieldError{Field: "url", Reason: "is required"}
+		return nil, &field.Error{Field: "url", Reason: "is required"}
 	}
 	if p.Credential != nil && p.Credential.IsZero() {
-		return nil, &FieldError{Field: "auth", Reason: "is required"}
+		return nil, &field.Error{Field: "auth", Reason: "is required"}
 	}
 	urlChanged := p.URL != nil && *p.URL != s.url
 	ack := p.Acknowledged != nil && *p.Acknowledged

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
@@ -77,7 +78,7 @@ func TestNewServer(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := server.NewServer(tt.id, tt.tenant, tt.srvName, tt.url, tt.cred, tt.ack, t0)
 			if tt.wantField != "" {
-				var fe *server.FieldError
+				var fe *field.Error
 				if !errors.As(err, &fe) || fe.Field != tt.wantField {
 					t.Fatalf("NewServer() = %v, want %s field error", err, tt.wantField)
 				}
@@ -205,7 +206,7 @@ func TestApply(t *testing.T) {
 			s := newServer(t, tt.cred, 2)
 			changed, err := s.Apply(tt.patch, t1)
 			if tt.wantField != "" {
-				var fe *server.FieldError
+				var fe *field.Error
 				if !errors.As(err, &fe) || fe.Field != tt.wantField {
 					t.Fatalf("Apply() = %v, want %s field error", err, tt.wantField)
 				}

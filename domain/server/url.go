@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/netpolicy"
 )
@@ -25,7 +26,7 @@ type URL struct {
 	ip   bool
 }
 
-func urlError(reason string) error { return &FieldError{Field: "url", Reason: reason} }
+func urlError(reason string) error { return &field.Error{Field: "url", Reason: reason} }
 
 // ParseURL validates and normalises a server URL (MC1):
 //
@@ -41,7 +42,7 @@ func urlError(reason string) error { return &FieldError{Field: "url", Reason: re
 //   - the path holds only RFC 3986 path characters and valid %XX escapes;
 //     it is kept as given.
 //
-// Errors are [*FieldError] with Field "url" and never contain the input.
+// Errors are [*field.Error] with Field "url" and never contain the input.
 func ParseURL(s string) (URL, error) {
 	if utf8.RuneCountInString(s) > limits.MaxURLLen {
 		return URL{}, urlError(fmt.Sprintf("must be at most %d characters", limits.MaxURLLen))

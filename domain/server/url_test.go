@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/server"
 )
@@ -114,7 +115,7 @@ func TestParseURL(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := server.ParseURL(tt.in)
 			if tt.want == "" {
-				var fe *server.FieldError
+				var fe *field.Error
 				if !errors.As(err, &fe) || fe.Field != "url" || fe.Reason != tt.reason {
 					t.Fatalf("ParseURL(%q) = %v, want url: %s", tt.in, err, tt.reason)
 				}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/codelotse/codelotse/domain/field"
 )
 
 // Bounds and defaults of the settings.
@@ -20,15 +22,13 @@ const (
 	DefaultPromptTTLHours = 24
 )
 
-// FieldError names the setting that is out of range and why, in words a
-// user may see. Field is the JSON path ("retentionDays",
-// "debugPrompts.ttlHours").
-type FieldError struct {
-	Field  string
-	Reason string
-}
+// FieldError is [field.Error], the domain's one validation error. The
+// alias keeps callers written against this package compiling; new code
+// names field.Error.
+type FieldError = field.Error
 
-func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
+// The fields this package names in a [field.Error] are JSON paths:
+// "retentionDays" and "debugPrompts.ttlHours".
 
 // Settings are a tenant's settings. The zero value is invalid; use [New],
 // [Default] or [UnmarshalFromDatabase].
@@ -39,15 +39,15 @@ type Settings struct {
 }
 
 // New validates the settings. Every field out of range is reported: the
-// error joins one *[FieldError] per field.
+// error joins one *[field.Error] per field.
 func New(retentionDays int, debugPrompts bool, ttlHours int) (Settings, error) {
 	var errs []error
 	if retentionDays < MinRetentionDays || retentionDays > MaxRetentionDays {
-		errs = append(errs, &FieldError{Field: "retentionDays",
+		errs = append(errs, &field.Error{Field: "retentionDays",
 			Reason: fmt.Sprintf("must be between %d and %d", MinRetentionDays, MaxRetentionDays)})
 	}
 	if ttlHours < MinPromptTTLHours || ttlHours > MaxPromptTTLHours {
-		errs = append(errs, &FieldError{Field: "debugPrompts.ttlHours",
+		errs = append(errs, &field.Error{Field: "debugPrompts.ttlHours",
 			Reason: fmt.Sprintf("must be between %d and %d", MinPromptTTLHours, MaxPromptTTLHours)})
 	}
 	if len(errs) > 0 {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/settings"
 )
 
@@ -28,9 +29,9 @@ func TestNew(t *testing.T) {
 			var got []string
 			if j, ok := err.(interface{ Unwrap() []error }); ok {
 				for _, e := range j.Unwrap() {
-					var fe *settings.FieldError
+					var fe *field.Error
 					if !errors.As(e, &fe) {
-						t.Fatalf("New(%d, %d): error %v is not a FieldError", tt.days, tt.ttl, e)
+						t.Fatalf("New(%d, %d): error %v is not a field.Error", tt.days, tt.ttl, e)
 					}
 					got = append(got, fe.Field)
 				}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/codelotse/codelotse/domain/field"
 )
 
 // Definition is a tool as a server reports it in a live discovery. It is
@@ -46,10 +48,10 @@ type hints struct {
 // that one pass.
 func NewDefinition(name, description string, inputSchema, annotations json.RawMessage) (Definition, error) {
 	if name == "" {
-		return Definition{}, &FieldError{Field: "name", Reason: "must not be empty"}
+		return Definition{}, &field.Error{Field: "name", Reason: "must not be empty"}
 	}
 	if !utf8.ValidString(name) {
-		return Definition{}, &FieldError{Field: "name", Reason: "must be valid UTF-8"}
+		return Definition{}, &field.Error{Field: "name", Reason: "must be valid UTF-8"}
 	}
 	p := getParser()
 	defer p.release()
@@ -63,7 +65,7 @@ func NewDefinition(name, description string, inputSchema, annotations json.RawMe
 	d.schema.canonical = d.inputSchema
 	var err error
 	if d.annotations, d.hints, err = p.annotations(annotations); err != nil {
-		return Definition{}, &FieldError{Field: "annotations", Reason: err.Error()}
+		return Definition{}, &field.Error{Field: "annotations", Reason: err.Error()}
 	}
 	d.hash = p.hash(d)
 	return d, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/tool"
 )
 
@@ -71,7 +72,7 @@ func TestNewDefinitionAbsentAnnotations(t *testing.T) {
 func TestNewDefinitionRefuses(t *testing.T) {
 	tests := []struct {
 		name, tool, schema, ann string
-		wantField               string // FieldError.Field, or "" for UnsupportedError
+		wantField               string // field.Error.Field, or "" for UnsupportedError
 	}{
 		{"empty name", "", `{}`, "", "name"},
 		{"invalid utf8 name", "a\xff", `{}`, "", "name"},
@@ -88,11 +89,11 @@ func TestNewDefinitionRefuses(t *testing.T) {
 				ann = json.RawMessage(tt.ann)
 			}
 			_, err := tool.NewDefinition(tt.tool, "", json.RawMessage(tt.schema), ann)
-			var fe *tool.FieldError
+			var fe *field.Error
 			var ue *tool.UnsupportedError
 			switch {
 			case tt.wantField != "" && (!errors.As(err, &fe) || fe.Field != tt.wantField):
-				t.Errorf("NewDefinition(%q, %q, %q) = %v, want FieldError on %s", tt.tool, tt.schema, tt.ann, err, tt.wantField)
+				t.Errorf("NewDefinition(%q, %q, %q) = %v, want field.Error on %s", tt.tool, tt.schema, tt.ann, err, tt.wantField)
 			case tt.wantField == "" && !errors.As(err, &ue):
 				t.Errorf("NewDefinition(%q, %q, %q) = %v, want UnsupportedError", tt.tool, tt.schema, tt.ann, err)
 			}

@@ -51,17 +51,6 @@ type NameError struct {
 
 func (e *NameError) Error() string { return e.Reason }
 
-// FieldError says which input of a constructor ([NewDefinition],
-// [NewSnapshot], [UnmarshalSnapshotFromDatabase]) was refused and why.
-type FieldError struct {
-	Field  string
-	Reason string
-}
-
-func (e *FieldError) Error() string {
-	return "invalid " + e.Field + ": " + e.Reason
-}
-
 // safeWord returns s if it is a short identifier-like word that may appear
 // in an error reason, or "" if it could be hostile text (newlines, markup,
 // very long strings) from a server.

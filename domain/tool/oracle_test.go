@@ -25,6 +25,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/limits"
 )
 
@@ -732,10 +733,10 @@ func oldIsTChar(c rune) bool {
 // NewSnapshot check the canonical schema again, as they did).
 func oldNewDefinition(name, description string, inputSchema, annotations json.RawMessage) (Definition, error) {
 	if name == "" {
-		return Definition{}, &FieldError{Field: "name", Reason: "must not be empty"}
+		return Definition{}, &field.Error{Field: "name", Reason: "must not be empty"}
 	}
 	if !utf8.ValidString(name) {
-		return Definition{}, &FieldError{Field: "name", Reason: "must be valid UTF-8"}
+		return Definition{}, &field.Error{Field: "name", Reason: "must be valid UTF-8"}
 	}
 	schema, err := oldCanonicalize(inputSchema)
 	if err != nil {
@@ -743,7 +744,7 @@ func oldNewDefinition(name, description string, inputSchema, annotations json.Ra
 	}
 	ann, h, err := oldCanonicalAnnotations(annotations)
 	if err != nil {
-		return Definition{}, &FieldError{Field: "annotations", Reason: err.Error()}
+		return Definition{}, &field.Error{Field: "annotations", Reason: err.Error()}
 	}
 	return Definition{name: name, description: description, inputSchema: schema, annotations: ann, hints: h}, nil
 }

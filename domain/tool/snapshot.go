@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/limits"
 )
 
@@ -27,7 +28,7 @@ type Snapshot struct {
 // unsupported ([*UnsupportedError]) or whose model-facing name cannot be
 // built ([*NameError]), an admin description longer than
 // [limits.MaxToolDescriptionLen] characters and a zero approval time
-// ([*FieldError]). The stored description is the sanitised admin text; the
+// ([*field.Error]). The stored description is the sanitised admin text; the
 // hash is computed from d itself. Whether a write-capable tool was
 // confirmed by the admin is the caller's check (write_not_confirmed); see
 // [Snapshot.WriteCapable].
@@ -40,10 +41,10 @@ func NewSnapshot(serverName string, d Definition, adminDescription string, appro
 		return Snapshot{}, err
 	}
 	if utf8.RuneCountInString(adminDescription) > limits.MaxToolDescriptionLen {
-		return Snapshot{}, &FieldError{Field: "description", Reason: "longer than " + strconv.Itoa(limits.MaxToolDescriptionLen) + " characters"}
+		return Snapshot{}, &field.Error{Field: "description", Reason: "longer than " + strconv.Itoa(limits.MaxToolDescriptionLen) + " characters"}
 	}
 	if approvedAt.IsZero() {
-		return Snapshot{}, &FieldError{Field: "approvedAt", Reason: "must be set"}
+		return Snapshot{}, &field.Error{Field: "approvedAt", Reason: "must be set"}
 	}
 	return Snapshot{
 		name:         d.name,
@@ -71,7 +72,7 @@ func UnmarshalSnapshotFromDatabase(
 	approvedAt time.Time,
 ) (Snapshot, error) {
 	if name == "" || !utf8.ValidString(name) {
-		return Snapshot{}, &FieldError{Field: "name", Reason: "must be non-empty UTF-8"}
+		return Snapshot{}, &field.Error{Field: "name", Reason: "must be non-empty UTF-8"}
 	}
 	schema, err := CheckSchema(inputSchema)
 	if err != nil {
@@ -79,13 +80,13 @@ func UnmarshalSnapshotFromDatabase(
 	}
 	ann, h, err := canonicalAnnotations(annotations)
 	if err != nil {
-		return Snapshot{}, &FieldError{Field: "annotations", Reason: err.Error()}
+		return Snapshot{}, &field.Error{Field: "annotations", Reason: err.Error()}
 	}
 	if !validHash(hash) {
-		return Snapshot{}, &FieldError{Field: "hash", Reason: "must be 64 lowercase hex digits"}
+		return Snapshot{}, &field.Error{Field: "hash", Reason: "must be 64 lowercase hex digits"}
 	}
 	if approvedAt.IsZero() {
-		return Snapshot{}, &FieldError{Field: "approvedAt", Reason: "must be set"}
+		return Snapshot{}, &field.Error{Field: "approvedAt", Reason: "must be set"}
 	}
 	return Snapshot{
 		name:         name,

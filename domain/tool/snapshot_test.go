@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/tool"
 )
@@ -65,9 +66,9 @@ func TestNewSnapshotRefuses(t *testing.T) {
 		{"zero definition", "wiki", tool.Definition{}, "", approved,
 			func(err error) bool { var e *tool.NameError; return errors.As(err, &e) }},
 		{"description too long", "wiki", ok, strings.Repeat("d", limits.MaxToolDescriptionLen+1), approved,
-			func(err error) bool { var e *tool.FieldError; return errors.As(err, &e) && e.Field == "description" }},
+			func(err error) bool { var e *field.Error; return errors.As(err, &e) && e.Field == "description" }},
 		{"zero time", "wiki", ok, "", time.Time{},
-			func(err error) bool { var e *tool.FieldError; return errors.As(err, &e) && e.Field == "approvedAt" }},
+			func(err error) bool { var e *field.Error; return errors.As(err, &e) && e.Field == "approvedAt" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,7 +121,7 @@ func TestUnmarshalSnapshotFromDatabase(t *testing.T) {
 				ann = json.RawMessage(tt.r.ann)
 			}
 			s, err := tool.UnmarshalSnapshotFromDatabase(tt.r.name, tt.r.desc, json.RawMessage(tt.r.schema), ann, tt.r.write, tt.r.hash, tt.r.at)
-			var fe *tool.FieldError
+			var fe *field.Error
 			var ue *tool.UnsupportedError
 			switch tt.wantField {
 			case "":
@@ -133,7 +134,7 @@ func TestUnmarshalSnapshotFromDatabase(t *testing.T) {
 				}
 			default:
 				if !errors.As(err, &fe) || fe.Field != tt.wantField {
-					t.Errorf("UnmarshalSnapshotFromDatabase(%s) = %v, want FieldError %s", tt.name, err, tt.wantField)
+					t.Errorf("UnmarshalSnapshotFromDatabase(%s) = %v, want field.Error %s", tt.name, err, tt.wantField)
 				}
 			}
 		})

@@ -1,7 +1,8 @@
 // Package openai is the model adapter for an OpenAI-compatible
 // chat-completions endpoint with tool calling: it implements
 // [ports.Model] with the standard library alone (net/http,
-// encoding/json), no SDK.
+// encoding/json), no SDK: ARCHITECTURE.md ("Dependencies and why") says
+// why not openai-go.
 //
 // One [Client.Complete] is one POST {BaseURL}/chat/completions. The
 // adapter does not retry: the pipeline decides what a failed turn means.
@@ -30,6 +31,7 @@ package openai
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -146,17 +148,11 @@ func New(opts Options) (*Client, error) {
 		apiKey:   opts.APIKey,
 		model:    opts.Model,
 		http:     opts.HTTPClient,
-		timeout:  opts.Timeout,
-		maxBytes: opts.MaxResponseBytes,
+		timeout:  cmp.Or(opts.Timeout, DefaultTimeout),
+		maxBytes: cmp.Or(opts.MaxResponseBytes, DefaultMaxResponseBytes),
 	}
 	if c.http == nil {
 		c.http = &http.Client{}
-	}
-	if c.timeout == 0 {
-		c.timeout = DefaultTimeout
-	}
-	if c.maxBytes == 0 {
-		c.maxBytes = DefaultMaxResponseBytes
 	}
 	return c, nil
 }

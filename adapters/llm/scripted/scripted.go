@@ -25,6 +25,13 @@
 // all their turns into one script, in order, or starts one process per
 // review.
 //
+// With "perReview": true at the top of the script, every review gets the
+// same turns instead: a request's turn is the number of assistant
+// messages already in its conversation (the model turns that step has
+// taken in this review), so any number of reviews, concurrent ones and
+// retried attempts included, each replay the script from the start. The
+// soak benchmark (docs/BENCHMARKS.md) runs 100 reviews this way.
+//
 // When a request log is set (QUAVON_LLM_SCRIPT_LOG), the scripted model
 // appends one JSON line per request it receives, before it answers:
 //
@@ -46,6 +53,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,8 +70,9 @@ var ErrUnknownStep = errors.New("scripted model: unknown step")
 
 // Model is the scripted model. Complete is safe for concurrent use.
 type Model struct {
-	turns   map[string][]ports.ModelResponse
-	logPath string
+	turns     map[string][]ports.ModelResponse
+	perReview bool
+	logPath   string
 
 	mu   sync.Mutex
 	next map[string]int // the next turn of each step
@@ -75,9 +84,10 @@ var _ ports.Model = (*Model)(nil)
 
 // script is the file's shape; unknown keys are refused at every level.
 type script struct {
-	Finder   []turn `json:"finder"`
-	Verifier []turn `json:"verifier"`
-	Summary  []turn `json:"summary"`
+	PerReview bool   `json:"perReview"`
+	Finder    []turn `json:"finder"`
+	Verifier  []turn `json:"verifier"`
+	Summary   []turn `json:"summary"`
 }
 
 type turn struct {
@@ -101,11 +111,11 @@ func New(scriptPath, logPath string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: read %s: %w", ErrScript, scriptPath, err)
 	}
-	turns, err := parse(raw)
+	turns, perReview, err := parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrScript, scriptPath, err)
 	}
-	m := &Model{turns: turns, logPath: logPath, next: map[string]int{}}
+	m := &Model{turns: turns, perReview: perReview, logPath: logPath, next: map[string]int{}}
 	if logPath != "" {
 		f, err := openLog(logPath)
 		if err != nil {
@@ -118,21 +128,21 @@ func New(scriptPath, logPath string) (*Model, error) {
 	return m, nil
 }
 
-func parse(raw []byte) (map[string][]ports.ModelResponse, error) {
+func parse(raw []byte) (map[string][]ports.ModelResponse, bool, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var s *script
 	if err := dec.Decode(&s); err != nil {
 		if strings.HasPrefix(err.Error(), "json: unknown field") {
-			return nil, fmt.Errorf("%w (the steps are finder, verifier and summary; a turn has toolCalls or content; a tool call has name and arguments)", err)
+			return nil, false, fmt.Errorf("%w (the steps are finder, verifier and summary, besides perReview; a turn has toolCalls or content; a tool call has name and arguments)", err)
 		}
-		return nil, err
+		return nil, false, err
 	}
 	if s == nil {
-		return nil, errors.New("the script is null, want an object")
+		return nil, false, errors.New("the script is null, want an object")
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the script object")
+		return nil, false, errors.New("data after the script object")
 	}
 	steps := map[string][]turn{
 		ports.StepFinder:   s.Finder,
@@ -144,12 +154,12 @@ func parse(raw []byte) (map[string][]ports.ModelResponse, error) {
 		for i, t := range turns {
 			resp, err := t.response(step, i+1)
 			if err != nil {
-				return nil, fmt.Errorf("%s turn %d: %w", step, i+1, err)
+				return nil, false, fmt.Errorf("%s turn %d: %w", step, i+1, err)
 			}
 			out[step] = append(out[step], resp)
 		}
 	}
-	return out, nil
+	return out, s.PerReview, nil
 }
 
 func (t turn) response(step string, n int) (ports.ModelResponse, error) {
@@ -186,9 +196,10 @@ func (t turn) response(step string, n int) (ports.ModelResponse, error) {
 }
 
 // Complete logs the request (when a log is set) and answers the step's
-// next turn, or empty content once the step's turns have run out. A step
-// other than finder, verifier and summary is an error wrapping
-// [ErrUnknownStep]; it is logged all the same. A log that cannot be
+// next turn (of the process, or of the review with perReview), or empty
+// content once the step's turns have run out. A step other than finder,
+// verifier and summary is an error wrapping [ErrUnknownStep]; it is
+// logged all the same. A log that cannot be
 // written is an error too, and the turn is not used up.
 func (m *Model) Complete(ctx context.Context, req ports.ModelRequest) (ports.ModelResponse, error) {
 	if err := ctx.Err(); err != nil {
@@ -205,6 +216,22 @@ func (m *Model) Complete(ctx context.Context, req ports.ModelRequest) (ports.Mod
 		return ports.ModelResponse{}, fmt.Errorf("%w %q", ErrUnknownStep, req.Step)
 	}
 	turns := m.turns[req.Step]
+	if m.perReview {
+		n := 0
+		for _, msg := range req.Messages {
+			if msg.Role == ports.RoleAssistant {
+				n++
+			}
+		}
+		if n >= len(turns) {
+			return ports.ModelResponse{}, nil
+		}
+		// Turns are shared by every review: hand out a copy whose tool
+		// calls the caller may keep or change.
+		resp := turns[n]
+		resp.ToolCalls = slices.Clone(resp.ToolCalls)
+		return resp, nil
+	}
 	m.mu.Lock()
 	n := m.next[req.Step]
 	if n < len(turns) {

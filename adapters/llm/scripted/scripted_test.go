@@ -300,3 +300,52 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// With perReview every conversation replays the script from its start:
+// the turn is the number of assistant messages already in the request,
+// so concurrent reviews each get every turn, and the process-wide counters
+// are not used.
+func TestPerReviewGivesEveryReviewTheSameTurns(t *testing.T) {
+	m := model(t, `{"perReview": true,
+	  "finder": [{"toolCalls": [{"name": "mcp_wiki_search", "arguments": {"query": "cache"}}]}, {"content": "finder done"}],
+	  "summary": [{"content": "One paragraph."}]}`, "")
+	first := []ports.Message{{Role: ports.RoleSystem, Content: "s"}, {Role: ports.RoleUser, Content: "u"}}
+	second := append(append([]ports.Message(nil), first...),
+		ports.Message{Role: ports.RoleAssistant}, ports.Message{Role: ports.RoleTool, Content: "result"})
+	third := append(append([]ports.Message(nil), second...), ports.Message{Role: ports.RoleAssistant, Content: "finder done"})
+
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, tc := range []struct {
+				step     string
+				messages []ports.Message
+				call     string
+				content  string
+			}{
+				{ports.StepFinder, first, "mcp_wiki_search", ""},
+				{ports.StepFinder, second, "", "finder done"},
+				{ports.StepFinder, third, "", ""},
+				{ports.StepSummary, first, "", "One paragraph."},
+				{ports.StepVerifier, first, "", ""},
+			} {
+				resp, err := m.Complete(context.Background(), ports.ModelRequest{Step: tc.step, Messages: tc.messages})
+				if err != nil {
+					t.Errorf("Complete(%s, %d messages) = %v", tc.step, len(tc.messages), err)
+					continue
+				}
+				call := ""
+				if len(resp.ToolCalls) == 1 {
+					call = resp.ToolCalls[0].Name
+					resp.ToolCalls[0].Name = "changed by the caller"
+				}
+				if call != tc.call || resp.Content != tc.content {
+					t.Errorf("Complete(%s, %d messages) = call %q content %q, want %q %q", tc.step, len(tc.messages), call, resp.Content, tc.call, tc.content)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}

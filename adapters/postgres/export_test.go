@@ -1,0 +1,4 @@
+package postgres
+
+// WithBeginQuery exposes withBeginQuery to the external tests.
+var WithBeginQuery = withBeginQuery
