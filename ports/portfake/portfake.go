@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -100,7 +101,7 @@ func (a *Audit) Recent(_ context.Context, limit int) ([]ports.AuditEvent, error)
 	out := slices.Clone(a.Events)
 	slices.Reverse(out)
 	slices.SortStableFunc(out, func(x, y ports.AuditEvent) int { return y.At.Compare(x.At) })
-	out = out[:max(0, min(limit, len(out)))]
+	out = firstN(out, limit)
 	for i := range out {
 		d, err := viaJSON(out[i].Details)
 		if err != nil {
@@ -226,7 +227,7 @@ func (c *Calls) stored(keep func(ports.ToolCall) bool, order, limit int) []ports
 		slices.Reverse(out)
 	}
 	slices.SortStableFunc(out, func(x, y ports.ToolCall) int { return order * x.CreatedAt.Compare(y.CreatedAt) })
-	return out[:max(0, min(limit, len(out)))]
+	return firstN(out, limit)
 }
 
 func (c *Calls) ReviewUsage(_ context.Context, reviewID string) (ports.ReviewUsage, error) {
@@ -534,14 +535,7 @@ func (f *Repositories) SetVisibility(_ context.Context, id string, v policy.Visi
 }
 
 func (f *Repositories) List(_ context.Context, after string, limit int) ([]ports.Repository, error) {
-	var out []ports.Repository
-	for _, r := range f.ByID {
-		if r.Name > after {
-			out = append(out, r)
-		}
-	}
-	slices.SortFunc(out, func(a, b ports.Repository) int { return strings.Compare(a.Name, b.Name) })
-	return out[:max(0, min(limit, len(out)))], nil
+	return pageAfter(slices.Collect(maps.Values(f.ByID)), func(r ports.Repository) string { return r.Name }, after, limit), nil
 }
 
 // Policies is an in-memory ports.PolicyRepo of one tenant; servers
@@ -720,7 +714,7 @@ func (f *Reviews) Recent(_ context.Context, repositoryID string, limit int) ([]p
 	slices.SortFunc(out, func(x, y ports.ReviewRun) int {
 		return cmp.Or(y.CreatedAt.Compare(x.CreatedAt), strings.Compare(y.ID, x.ID))
 	})
-	return out[:max(0, min(limit, len(out)))], nil
+	return firstN(out, limit), nil
 }
 func (f *Reviews) Start(_ context.Context, id string, at time.Time) (ports.ReviewRun, error) {
 	r, ok := f.Runs[id]
@@ -761,14 +755,7 @@ func (f *Reviews) Finish(_ context.Context, r ports.ReviewRun) error {
 type PromptRotator struct{ Logs []ports.SealedPromptLog }
 
 func (f *PromptRotator) Batch(_ context.Context, after string, limit int) ([]ports.SealedPromptLog, error) {
-	var out []ports.SealedPromptLog
-	for _, l := range f.Logs {
-		if l.ID > after {
-			out = append(out, l)
-		}
-	}
-	slices.SortFunc(out, func(x, y ports.SealedPromptLog) int { return strings.Compare(x.ID, y.ID) })
-	return out[:max(0, min(limit, len(out)))], nil
+	return pageAfter(f.Logs, func(l ports.SealedPromptLog) string { return l.ID }, after, limit), nil
 }
 
 func (f *PromptRotator) sealed(id string) []byte {
@@ -795,3 +782,19 @@ func (f *PromptRotator) Replace(_ context.Context, id string, old, sealed []byte
 var logIDs atomic.Int64
 
 func newUUID() string { return UUID(int(logIDs.Add(1))) }
+
+// pageAfter is one page of keyset paging: the items whose key sorts after
+// after, in key order (bytes), at most limit.
+func pageAfter[T any](items []T, key func(T) string, after string, limit int) []T {
+	var out []T
+	for _, it := range items {
+		if key(it) > after {
+			out = append(out, it)
+		}
+	}
+	slices.SortFunc(out, func(x, y T) int { return strings.Compare(key(x), key(y)) })
+	return firstN(out, limit)
+}
+
+// firstN returns at most the first n items (none for n ≤ 0).
+func firstN[T any](items []T, n int) []T { return items[:max(0, min(n, len(items)))] }

@@ -250,37 +250,17 @@ func ServerRepo(t *testing.T, open Open) {
 			{ports.CredentialUpdate{Replace: true}, nil}, // clear
 		}
 		for i, step := range steps {
-			var want *server.Server
-			h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-				got, err := tx.Servers().Update(ctx, id, func(s *server.Server) (ports.CredentialUpdate, error) {
-					if s.ID() != id || s.Name().String() != "wiki" {
-						t.Errorf("fn got server %s %q, want the stored one", s.ID(), s.Name())
-					}
-					if _, err := s.Apply(server.Patch{Enabled: &off}, T0.Add(time.Duration(i+1)*time.Minute)); err != nil {
-						return ports.CredentialUpdate{}, err
-					}
-					s.RecordError(fmt.Sprintf("step_%d", i))
-					want = s
-					return step.cu, nil
-				})
-				if err != nil {
-					return err
+			want := h.update(t, tenant, id, func(s *server.Server) (ports.CredentialUpdate, error) {
+				if s.ID() != id || s.Name().String() != "wiki" {
+					t.Errorf("fn got server %s %q, want the stored one", s.ID(), s.Name())
 				}
-				sameServer(t, got, want)
-				return nil
+				if _, err := s.Apply(server.Patch{Enabled: &off}, T0.Add(time.Duration(i+1)*time.Minute)); err != nil {
+					return ports.CredentialUpdate{}, err
+				}
+				s.RecordError(fmt.Sprintf("step_%d", i))
+				return step.cu, nil
 			})
-			h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-				got, err := tx.Servers().Get(ctx, id)
-				if err != nil {
-					return err
-				}
-				sameServer(t, got, want)
-				enc, err := tx.Servers().Credential(ctx, id)
-				if err != nil || !bytes.Equal(enc, step.want) {
-					t.Errorf("step %d: credential %q, %v; want %q", i, enc, err, step.want)
-				}
-				return nil
-			})
+			h.stored(t, tenant, want, step.want)
 		}
 	})
 
@@ -289,44 +269,25 @@ func ServerRepo(t *testing.T, open Open) {
 		tenant := h.tenant(t)
 		id := h.seedServer(t, tenant, "wiki", []byte("old"))
 		later := T0.Add(time.Hour)
-		var want *server.Server
-		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-			got, err := tx.Servers().Update(ctx, id, func(s *server.Server) (ports.CredentialUpdate, error) {
-				name, _ := server.ParseName("wiki2")
-				u, _ := server.ParseURL("https://wiki2.example.com:8443/mcp")
-				c, _ := server.NewHeader("x-api-key", "header-value-1234")
-				ack, off := true, false
-				if _, err := s.Apply(server.Patch{Name: &name, URL: &u, Credential: &c, Acknowledged: &ack, Enabled: &off}, later); err != nil {
-					return ports.CredentialUpdate{}, err
-				}
-				if err := s.ReplaceTools([]tool.Snapshot{snapshot(t, "wiki2", "search")}, later); err != nil {
-					return ports.CredentialUpdate{}, err
-				}
-				s.RecordDiscovery(later, "timeout")
-				want = s
-				return ports.CredentialUpdate{Replace: true, Encrypted: []byte("new")}, nil
-			})
-			if err != nil {
-				return err
+		want := h.update(t, tenant, id, func(s *server.Server) (ports.CredentialUpdate, error) {
+			name, _ := server.ParseName("wiki2")
+			u, _ := server.ParseURL("https://wiki2.example.com:8443/mcp")
+			c, _ := server.NewHeader("x-api-key", "header-value-1234")
+			ack, off := true, false
+			if _, err := s.Apply(server.Patch{Name: &name, URL: &u, Credential: &c, Acknowledged: &ack, Enabled: &off}, later); err != nil {
+				return ports.CredentialUpdate{}, err
 			}
-			sameServer(t, got, want)
-			return nil
+			if err := s.ReplaceTools([]tool.Snapshot{snapshot(t, "wiki2", "search")}, later); err != nil {
+				return ports.CredentialUpdate{}, err
+			}
+			s.RecordDiscovery(later, "timeout")
+			return ports.CredentialUpdate{Replace: true, Encrypted: []byte("new")}, nil
 		})
-		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-			got, err := tx.Servers().Get(ctx, id)
-			if err != nil {
-				return err
-			}
-			sameServer(t, got, want)
-			if got.Name().String() != "wiki2" || got.Enabled() || got.CredentialKind() != server.KindHeader ||
-				got.LastError() != "timeout" || len(got.Tools()) != 1 || !got.UpdatedAt().Equal(later) {
-				t.Errorf("Get after Update = %+v, want the update stored", got)
-			}
-			if enc, err := tx.Servers().Credential(ctx, id); err != nil || string(enc) != "new" {
-				t.Errorf("credential %q, %v; want new", enc, err)
-			}
-			return nil
-		})
+		if want.Name().String() != "wiki2" || want.Enabled() || want.CredentialKind() != server.KindHeader ||
+			want.LastError() != "timeout" || len(want.Tools()) != 1 || !want.UpdatedAt().Equal(later) {
+			t.Errorf("Update returned %+v, want every field changed", want)
+		}
+		h.stored(t, tenant, want, []byte("new"))
 	})
 
 	t.Run("Update refuses a rename to a used name and stores nothing when fn fails", func(t *testing.T) {
@@ -437,6 +398,42 @@ func ServerRepo(t *testing.T, open Open) {
 		if ok, after := claim(50 * time.Millisecond); !ok {
 			t.Errorf("claim after the interval passed refused (retry after %v)", after)
 		}
+	})
+}
+
+// update runs Update with fn in its own transaction and checks that it
+// returns the server fn made; it returns that server.
+func (h Harness) update(t *testing.T, tenant, id string, fn func(*server.Server) (ports.CredentialUpdate, error)) *server.Server {
+	t.Helper()
+	var want *server.Server
+	h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+		got, err := tx.Servers().Update(ctx, id, func(s *server.Server) (ports.CredentialUpdate, error) {
+			want = s
+			return fn(s)
+		})
+		if err != nil {
+			return err
+		}
+		sameServer(t, got, want)
+		return nil
+	})
+	return want
+}
+
+// stored checks, in a new transaction, that Get returns want and
+// Credential returns cred.
+func (h Harness) stored(t *testing.T, tenant string, want *server.Server, cred []byte) {
+	t.Helper()
+	h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+		got, err := tx.Servers().Get(ctx, want.ID())
+		if err != nil {
+			return err
+		}
+		sameServer(t, got, want)
+		if enc, err := tx.Servers().Credential(ctx, want.ID()); err != nil || !bytes.Equal(enc, cred) {
+			t.Errorf("credential %q, %v; want %q", enc, err, cred)
+		}
+		return nil
 	})
 }
 
