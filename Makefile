@@ -6,6 +6,9 @@ TAGS     ?=
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 COVERAGE_MIN := 90
+# The Go modules of the repository: the service and the nested ones that
+# depend on it (a change of the service's go.mod may need a tidy there).
+MODULES  := . deploy loadtest adapters/secrets/benchcompare
 
 .PHONY: all build run stop demo image screenshots test test-go test-signedoff test-deploy cover-domain bench-smoke lint lint-openapi generate check-generate bench loadtest soak fuzz clean
 
@@ -67,6 +70,7 @@ lint: check-generate
 	$(GO) vet -tags signedoff ./...
 	cd deploy && $(GO) vet ./...
 	$(GO) run ./cmd/archlint .
+	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff >/dev/null) || { echo "$$m/go.mod is not tidy: run go mod tidy there"; exit 1; }; done
 	@$(MAKE) --no-print-directory lint-openapi
 
 ## lint-openapi: Redocly's recommended rules (warnings are errors) on

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Code is a fixed error code of the contract (CONTRACT.md section 3).
+// Code is a fixed error code of the API (openapi.yaml: the Error schema).
 type Code string
 
 // The contract's error codes.

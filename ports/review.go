@@ -4,52 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/codelotse/codelotse/domain/review"
 )
-
-// Review run statuses.
-const (
-	ReviewQueued  = "queued"
-	ReviewRunning = "running"
-	ReviewDone    = "done"
-	ReviewFailed  = "failed"
-)
-
-// Finding is one verified finding of a review.
-type Finding struct {
-	Path     string `json:"path"`
-	Line     int    `json:"line"`
-	Title    string `json:"title"`
-	Body     string `json:"body"`
-	Evidence string `json:"evidence"`
-}
-
-// McpStats are a run's MCP statistics: the MCP prompt version (nil when no
-// tool was offered), calls made, bytes accepted and calls blocked.
-type McpStats struct {
-	Prompt  *string `json:"prompt"`
-	Calls   int     `json:"calls"`
-	Bytes   int     `json:"bytes"`
-	Blocked int     `json:"blocked"`
-}
-
-// ReviewStats are a run's statistics.
-type ReviewStats struct {
-	Mcp McpStats `json:"mcp"`
-}
 
 // ReviewRun is a review request and, once done, its result.
 type ReviewRun struct {
 	ID            string
 	RepositoryID  string
-	Status        string
+	Status        review.RunStatus
 	Title         string
 	Description   string
 	Diff          string
 	Files         map[string]string
 	PromptVersion string
-	Findings      []Finding
+	Findings      []review.Finding
 	Summary       string
-	Stats         ReviewStats
+	Stats         review.Stats
 	CreatedAt     time.Time
 	StartedAt     time.Time
 	FinishedAt    time.Time
@@ -167,5 +138,5 @@ type SecretScanner interface {
 
 // Metrics counts MCP context calls by outcome (quavon_mcp_context_calls_total).
 type Metrics interface {
-	McpCall(outcome string)
+	McpCall(outcome review.CallStatus)
 }

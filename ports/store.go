@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/server"
 )
 
@@ -137,7 +138,7 @@ type ToolCall struct {
 	ServerID      string
 	ReviewID      string // "" outside a review
 	Tool          string
-	Status        string
+	Status        review.CallStatus
 	Duration      time.Duration
 	RequestBytes  int
 	ResponseBytes int

@@ -1,5 +1,5 @@
 // Package config reads the service's configuration from the environment
-// (CONTRACT.md section 2) once at startup and validates all of it, so a bad
+// (README, Configuration) once at startup and validates all of it, so a bad
 // value is a one-line startup error and never a surprise at request time.
 package config
 

@@ -107,7 +107,7 @@ func (g *DiscoveryRoutes) register(rt *router) {
 		out := callsJSON{Calls: make([]callJSON, 0, len(list))}
 		for _, c := range list {
 			v := callJSON{
-				Tool: c.Tool, Status: c.Status, DurationMS: c.Duration.Milliseconds(),
+				Tool: c.Tool, Status: string(c.Status), DurationMS: c.Duration.Milliseconds(),
 				RequestBytes: c.RequestBytes, ResponseBytes: c.ResponseBytes,
 				ArgumentsHash: c.ArgumentsHash, CreatedAt: timeJSON(c.CreatedAt),
 			}

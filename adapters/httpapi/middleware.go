@@ -124,7 +124,7 @@ type errorDetail struct {
 	Fields  map[string]string `json:"fields,omitempty"`
 }
 
-// writeError writes CONTRACT.md's error shape. Callers pass fixed codes and
+// writeError writes the API's error shape (openapi.yaml, Error). Callers pass fixed codes and
 // messages; causes go to the log, never into the body.
 func writeError(w http.ResponseWriter, status int, code, message string, fields map[string]string) {
 	writeJSON(w, status, errorBody{Error: errorDetail{Code: code, Message: message, Fields: fields}})

@@ -34,23 +34,45 @@ type reviewQueuedJSON struct {
 }
 
 type reviewJSON struct {
-	ID            string            `json:"id"`
-	Status        string            `json:"status"`
-	PromptVersion *string           `json:"promptVersion"`
-	Findings      []ports.Finding   `json:"findings"`
-	Summary       string            `json:"summary"`
-	Stats         ports.ReviewStats `json:"stats"`
-	CreatedAt     *string           `json:"createdAt"`
-	FinishedAt    *string           `json:"finishedAt"`
+	ID            string        `json:"id"`
+	Status        string        `json:"status"`
+	PromptVersion *string       `json:"promptVersion"`
+	Findings      []findingJSON `json:"findings"`
+	Summary       string        `json:"summary"`
+	Stats         statsJSON     `json:"stats"`
+	CreatedAt     *string       `json:"createdAt"`
+	FinishedAt    *string       `json:"finishedAt"`
+}
+
+// findingJSON is a finding in the API (openapi.yaml: Finding).
+type findingJSON struct {
+	Path     string `json:"path"`
+	Line     int    `json:"line"`
+	Title    string `json:"title"`
+	Body     string `json:"body"`
+	Evidence string `json:"evidence"`
+}
+
+// statsJSON and mcpStatsJSON are a run's stats in the API.
+type statsJSON struct {
+	Mcp mcpStatsJSON `json:"mcp"`
+}
+
+type mcpStatsJSON struct {
+	Prompt  *string `json:"prompt"`
+	Calls   int     `json:"calls"`
+	Bytes   int     `json:"bytes"`
+	Blocked int     `json:"blocked"`
 }
 
 func newReviewJSON(r ports.ReviewRun) reviewJSON {
 	v := reviewJSON{
-		ID: r.ID, Status: r.Status, Findings: r.Findings, Summary: r.Summary, Stats: r.Stats,
+		ID: r.ID, Status: string(r.Status), Findings: make([]findingJSON, 0, len(r.Findings)), Summary: r.Summary,
+		Stats:     statsJSON{Mcp: mcpStatsJSON(r.Stats.Mcp)},
 		CreatedAt: timeJSON(r.CreatedAt), FinishedAt: timeJSON(r.FinishedAt),
 	}
-	if v.Findings == nil {
-		v.Findings = []ports.Finding{}
+	for _, f := range r.Findings {
+		v.Findings = append(v.Findings, findingJSON(f))
 	}
 	if r.PromptVersion != "" {
 		pv := r.PromptVersion
@@ -71,7 +93,7 @@ func (g *ReviewRoutes) register(rt *router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusAccepted, reviewQueuedJSON{ID: run.ID, Status: run.Status}, nil
+		return http.StatusAccepted, reviewQueuedJSON{ID: run.ID, Status: string(run.Status)}, nil
 	})
 	rt.handle("GET /v1/reviews/{id}", app.PermRepoManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		run, err := g.get.Handle(r.Context(), p, review.GetReview{ID: r.PathValue("id")})

@@ -1,5 +1,5 @@
 // Package httpapi is the driving HTTP adapter: the admin REST API of
-// CONTRACT.md section 3, health endpoints, request logging and recovery.
+// openapi.yaml, health endpoints, request logging and recovery.
 package httpapi
 
 import (

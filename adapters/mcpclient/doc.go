@@ -1,5 +1,5 @@
-// Package mcpclient is the egress path of MCP context (ADR-0019, threat
-// analysis MC1, MC2, MC8, MC11): the guarded HTTP client that every MCP
+// Package mcpclient is the egress path of MCP context (docs/threat-model.md:
+// MC1, MC2, MC8, MC11): the guarded HTTP client that every MCP
 // connection goes through, in every edition, and the go-sdk client on top
 // of it that implements [ports.MCPConnector].
 //

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -37,9 +38,17 @@ const (
 	otherMethod       = "_OTHER"
 )
 
-// Outcomes are the call statuses of the API's call records, each always
-// exposed.
-var Outcomes = []string{"ok", "error", "blocked", "too_large", "unavailable", "budget_exhausted", "invalid_arguments"}
+// Outcomes are the call statuses of the API's call records (the closed
+// set of domain/review), each always exposed.
+var Outcomes = outcomes()
+
+func outcomes() []string {
+	var out []string
+	for _, s := range review.CallStatuses() {
+		out = append(out, string(s))
+	}
+	return out
+}
 
 // ReviewOutcomes are the outcomes of one review attempt.
 var ReviewOutcomes = []string{"done", "retry", "failed", "interrupted"}
@@ -102,8 +111,8 @@ func New() *Registry {
 
 // McpCall counts one call outcome. An outcome outside the list is counted
 // as "error", so a bug cannot create unbounded label values.
-func (r *Registry) McpCall(outcome string) {
-	r.calls.WithLabelValues(bounded(outcome, Outcomes, "error")).Inc()
+func (r *Registry) McpCall(outcome review.CallStatus) {
+	r.calls.WithLabelValues(bounded(string(outcome), Outcomes, "error")).Inc()
 }
 
 // McpOperation records one MCP client operation. errorType is empty on

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -34,7 +35,7 @@ type callLog struct{ t *tenantTx }
 // Record stores c; a zero CreatedAt is the transaction's time.
 func (l callLog) Record(ctx context.Context, c ports.ToolCall) error {
 	row := callRow{
-		TenantID: l.t.tenantID, ServerID: c.ServerID, ReviewID: c.ReviewID, Tool: c.Tool, Status: c.Status,
+		TenantID: l.t.tenantID, ServerID: c.ServerID, ReviewID: c.ReviewID, Tool: c.Tool, Status: string(c.Status),
 		DurationMS: c.Duration.Milliseconds(), RequestBytes: c.RequestBytes, ResponseBytes: c.ResponseBytes,
 		ArgumentsHash: c.ArgumentsHash, CreatedAt: c.CreatedAt,
 	}
@@ -80,7 +81,7 @@ func callsToPort(rows []callRow) []ports.ToolCall {
 	out := make([]ports.ToolCall, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, ports.ToolCall{
-			ServerID: r.ServerID, ReviewID: r.ReviewID, Tool: r.Tool, Status: r.Status,
+			ServerID: r.ServerID, ReviewID: r.ReviewID, Tool: r.Tool, Status: review.CallStatus(r.Status),
 			Duration: time.Duration(r.DurationMS) * time.Millisecond, RequestBytes: r.RequestBytes,
 			ResponseBytes: r.ResponseBytes, ArgumentsHash: r.ArgumentsHash, CreatedAt: r.CreatedAt,
 		})

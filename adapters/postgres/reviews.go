@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -26,26 +27,48 @@ type reviewRow struct {
 	Diff          string            `bun:"diff"`
 	Files         map[string]string `bun:"files,type:jsonb,notnull"`
 	PromptVersion sql.NullString    `bun:"prompt_version"`
-	Findings      []ports.Finding   `bun:"findings,type:jsonb,notnull"`
+	Findings      []findingRow      `bun:"findings,type:jsonb,notnull"`
 	Summary       string            `bun:"summary"`
-	Stats         ports.ReviewStats `bun:"stats,type:jsonb,notnull"`
+	Stats         statsRow          `bun:"stats,type:jsonb,notnull"`
 	CreatedAt     time.Time         `bun:"created_at,nullzero"`
 	StartedAt     bun.NullTime      `bun:"started_at"`
 	FinishedAt    bun.NullTime      `bun:"finished_at"`
 }
 
+// findingRow, statsRow and mcpStatsRow are the JSONB of review_runs'
+// findings and stats.
+type findingRow struct {
+	Path     string `json:"path"`
+	Line     int    `json:"line"`
+	Title    string `json:"title"`
+	Body     string `json:"body"`
+	Evidence string `json:"evidence"`
+}
+
+type statsRow struct {
+	Mcp mcpStatsRow `json:"mcp"`
+}
+
+type mcpStatsRow struct {
+	Prompt  *string `json:"prompt"`
+	Calls   int     `json:"calls"`
+	Bytes   int     `json:"bytes"`
+	Blocked int     `json:"blocked"`
+}
+
 func (r reviewRow) toPort() ports.ReviewRun {
 	run := ports.ReviewRun{
-		ID: r.ID, RepositoryID: r.RepositoryID, Status: r.Status,
+		ID: r.ID, RepositoryID: r.RepositoryID, Status: review.RunStatus(r.Status),
 		Title: r.Title, Description: r.Description, Diff: r.Diff, Files: r.Files,
-		PromptVersion: r.PromptVersion.String, Findings: r.Findings, Summary: r.Summary, Stats: r.Stats,
+		PromptVersion: r.PromptVersion.String, Findings: make([]review.Finding, 0, len(r.Findings)), Summary: r.Summary,
+		Stats:     review.Stats{Mcp: review.McpStats(r.Stats.Mcp)},
 		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt.Time, FinishedAt: r.FinishedAt.Time,
 	}
 	if run.Files == nil {
 		run.Files = map[string]string{}
 	}
-	if run.Findings == nil {
-		run.Findings = []ports.Finding{}
+	for _, f := range r.Findings {
+		run.Findings = append(run.Findings, review.Finding(f))
 	}
 	return run
 }
@@ -70,9 +93,9 @@ func (rr reviewRepo) Insert(ctx context.Context, r ports.ReviewRun) error {
 		files = map[string]string{}
 	}
 	row := reviewRow{
-		ID: r.ID, TenantID: rr.t.tenantID, RepositoryID: r.RepositoryID, Status: ports.ReviewQueued,
+		ID: r.ID, TenantID: rr.t.tenantID, RepositoryID: r.RepositoryID, Status: string(review.Queued),
 		Title: r.Title, Description: r.Description, Diff: r.Diff, Files: files,
-		Findings: []ports.Finding{}, CreatedAt: r.CreatedAt,
+		Findings: []findingRow{}, CreatedAt: r.CreatedAt,
 	}
 	err := inSavepoint(ctx, rr.t.tx, func(ctx context.Context, tx bun.Tx) error {
 		_, err := tx.NewInsert().Model(&row).
@@ -138,10 +161,10 @@ func (rr reviewRepo) Start(ctx context.Context, id string, at time.Time) (ports.
 	}
 	var row reviewRow
 	err := rr.t.tx.NewUpdate().Model(&row).
-		Set("status = ?", ports.ReviewRunning).
+		Set("status = ?", review.Running).
 		Set("started_at = coalesce(rv.started_at, ?)", at).
 		Where("rv.id = ? AND rv.tenant_id = ?", id, rr.t.tenantID).
-		Where("rv.status IN (?, ?)", ports.ReviewQueued, ports.ReviewRunning).
+		Where("rv.status IN (?, ?)", review.Queued, review.Running).
 		Returning("*").Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ports.ReviewRun{}, rr.missingOrFinished(ctx, "start review", id)
@@ -158,21 +181,21 @@ func (rr reviewRepo) Start(ctx context.Context, id string, at time.Time) (ports.
 // [ports.ErrConflict] and keeps its result, so a late failure never
 // overwrites a finished review; a missing run is [ports.ErrNotFound].
 func (rr reviewRepo) Finish(ctx context.Context, r ports.ReviewRun) error {
-	if r.Status != ports.ReviewDone && r.Status != ports.ReviewFailed {
-		return fmt.Errorf("postgres: finish review: status %q is not %s or %s", r.Status, ports.ReviewDone, ports.ReviewFailed)
+	if !r.Status.Finished() {
+		return fmt.Errorf("postgres: finish review: status %q is not %s or %s", r.Status, review.Done, review.Failed)
 	}
 	if !isUUID(r.ID) {
 		return fmt.Errorf("postgres: finish review: %w", ports.ErrNotFound)
 	}
-	findings := r.Findings
-	if findings == nil {
-		findings = []ports.Finding{}
+	findings := make([]findingRow, 0, len(r.Findings))
+	for _, f := range r.Findings {
+		findings = append(findings, findingRow(f))
 	}
 	findingsJSON, err := json.Marshal(findings)
 	if err != nil {
 		return fmt.Errorf("postgres: finish review: findings: %w", err)
 	}
-	statsJSON, err := json.Marshal(r.Stats)
+	statsJSON, err := json.Marshal(statsRow{Mcp: mcpStatsRow(r.Stats.Mcp)})
 	if err != nil {
 		return fmt.Errorf("postgres: finish review: stats: %w", err)
 	}
@@ -185,7 +208,7 @@ func (rr reviewRepo) Finish(ctx context.Context, r ports.ReviewRun) error {
 		Set("prompt_version = nullif(?, '')", r.PromptVersion).
 		Set("finished_at = coalesce(?, now())", finishedAt).
 		Where("rv.id = ? AND rv.tenant_id = ?", r.ID, rr.t.tenantID).
-		Where("rv.status IN (?, ?)", ports.ReviewQueued, ports.ReviewRunning).
+		Where("rv.status IN (?, ?)", review.Queued, review.Running).
 		Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: finish review: %w", err)

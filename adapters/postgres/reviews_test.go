@@ -12,6 +12,7 @@ import (
 
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -167,8 +168,8 @@ func TestReviewRepo(t *testing.T) {
 			t.Fatalf("Get: %v", err)
 		}
 		want := run
-		want.Status = ports.ReviewQueued
-		want.Findings = []ports.Finding{}
+		want.Status = review.Queued
+		want.Findings = []review.Finding{}
 		if diff := cmp.Diff(want, got, ignoreTimes); diff != "" {
 			t.Errorf("Get after Insert (-want +got):\n%s", diff)
 		}
@@ -192,12 +193,12 @@ func TestReviewRepo(t *testing.T) {
 	first := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error {
 		got, err := tx.Reviews().Start(ctx, run.ID, first)
-		if err != nil || got.Status != ports.ReviewRunning || !got.StartedAt.Equal(first) {
+		if err != nil || got.Status != review.Running || !got.StartedAt.Equal(first) {
 			t.Errorf("Start = %s at %v, %v; want running at %v", got.Status, got.StartedAt, err, first)
 		}
 		// A retry starts a running run again and keeps the first start.
 		got, err = tx.Reviews().Start(ctx, run.ID, first.Add(time.Minute))
-		if err != nil || got.Status != ports.ReviewRunning || !got.StartedAt.Equal(first) {
+		if err != nil || got.Status != review.Running || !got.StartedAt.Equal(first) {
 			t.Errorf("Start again = %s at %v, %v; want running at %v", got.Status, got.StartedAt, err, first)
 		}
 		if got.Diff != run.Diff || got.Files["a.go"] != run.Files["a.go"] {
@@ -208,11 +209,11 @@ func TestReviewRepo(t *testing.T) {
 
 	prompt := "mcp-v1"
 	done := run
-	done.Status = ports.ReviewDone
+	done.Status = review.Done
 	done.PromptVersion = "review-v1.5"
-	done.Findings = []ports.Finding{{Path: "a.go", Line: 1, Title: "t", Body: "b", Evidence: "+y"}}
+	done.Findings = []review.Finding{{Path: "a.go", Line: 1, Title: "t", Body: "b", Evidence: "+y"}}
 	done.Summary = "One paragraph."
-	done.Stats = ports.ReviewStats{Mcp: ports.McpStats{Prompt: &prompt, Calls: 2, Bytes: 300, Blocked: 1}}
+	done.Stats = review.Stats{Mcp: review.McpStats{Prompt: &prompt, Calls: 2, Bytes: 300, Blocked: 1}}
 	done.FinishedAt = first.Add(2 * time.Minute)
 	f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error {
 		return tx.Reviews().Finish(ctx, done)
@@ -234,12 +235,12 @@ func TestReviewRepo(t *testing.T) {
 			t.Errorf("Start of a done run = %v, want ErrConflict", err)
 		}
 		failed := done
-		failed.Status = ports.ReviewFailed
+		failed.Status = review.Failed
 		if err := tx.Reviews().Finish(ctx, failed); !errors.Is(err, ports.ErrConflict) {
 			t.Errorf("Finish of a done run = %v, want ErrConflict", err)
 		}
 		bad := done
-		bad.Status = ports.ReviewRunning
+		bad.Status = review.Running
 		if err := tx.Reviews().Finish(ctx, bad); err == nil {
 			t.Error("Finish with status running succeeded, want an error")
 		}
@@ -253,23 +254,26 @@ func TestReviewRepo(t *testing.T) {
 		if err := tx.Reviews().Insert(ctx, plain); err != nil {
 			return err
 		}
-		return tx.Reviews().Finish(ctx, ports.ReviewRun{ID: plain.ID, Status: ports.ReviewFailed})
+		return tx.Reviews().Finish(ctx, ports.ReviewRun{ID: plain.ID, Status: review.Failed})
 	})
 	f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error {
 		got, err := tx.Reviews().Get(ctx, plain.ID)
 		if err != nil {
 			return err
 		}
-		if got.Status != ports.ReviewFailed || got.Stats != (ports.ReviewStats{}) || got.PromptVersion != "" || got.FinishedAt.IsZero() {
+		if got.Status != review.Failed || got.Stats != (review.Stats{}) || got.PromptVersion != "" || got.FinishedAt.IsZero() {
 			t.Errorf("failed run = %s, stats %+v, prompt %q, finished %v; want failed, zero stats, no prompt, a finish time",
 				got.Status, got.Stats, got.PromptVersion, got.FinishedAt)
 		}
-		b, _ := json.Marshal(got.Stats)
-		if string(b) != `{"mcp":{"prompt":null,"calls":0,"bytes":0,"blocked":0}}` {
-			t.Errorf("stats JSON = %s", b)
-		}
 		return nil
 	})
+	// The stored stats keep the JSON keys every reader of the column knows.
+	var stored string
+	if err := f.db.WithTenant(t.Context(), a, func(ctx context.Context, tx bun.Tx) error {
+		return tx.NewRaw("SELECT stats::text FROM review_runs WHERE id = ?", plain.ID).Scan(ctx, &stored)
+	}); err != nil || stored != `{"mcp": {"bytes": 0, "calls": 0, "prompt": null, "blocked": 0}}` {
+		t.Errorf("stored stats = %s, %v", stored, err)
+	}
 
 	// Tenant B sees none of A's runs, whatever it does.
 	f.in(t, b, func(ctx context.Context, tx ports.TenantTx) error {
@@ -280,7 +284,7 @@ func TestReviewRepo(t *testing.T) {
 			if _, err := tx.Reviews().Start(ctx, id, time.Now()); !errors.Is(err, ports.ErrNotFound) {
 				t.Errorf("B Start(%q) = %v, want ErrNotFound", id, err)
 			}
-			if err := tx.Reviews().Finish(ctx, ports.ReviewRun{ID: id, Status: ports.ReviewFailed}); !errors.Is(err, ports.ErrNotFound) {
+			if err := tx.Reviews().Finish(ctx, ports.ReviewRun{ID: id, Status: review.Failed}); !errors.Is(err, ports.ErrNotFound) {
 				t.Errorf("B Finish(%q) = %v, want ErrNotFound", id, err)
 			}
 		}

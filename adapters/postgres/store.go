@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
 	"github.com/codelotse/codelotse/domain/id"
 
 	"github.com/jackc/pgx/v5/pgconn"

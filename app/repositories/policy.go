@@ -6,9 +6,8 @@ import (
 	"fmt"
 
 	"github.com/codelotse/codelotse/app"
-	"github.com/codelotse/codelotse/domain/id"
-
 	"github.com/codelotse/codelotse/domain/gate"
+	"github.com/codelotse/codelotse/domain/id"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/ports"

@@ -7,7 +7,6 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/id"
-
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/ports"
 )

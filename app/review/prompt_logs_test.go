@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	dreview "github.com/codelotse/codelotse/domain/review"
+
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/settings"
@@ -48,7 +50,7 @@ func debugOn(t *testing.T, ttlHours int) settings.Settings {
 
 func TestPromptLogsKeepEveryModelRequestRedactedAndSealed(t *testing.T) {
 	e, _, logs := promptEnv(t, debugOn(t, 2))
-	if run := e.run(t); run.Status != ports.ReviewDone {
+	if run := e.run(t); run.Status != dreview.Done {
 		t.Fatalf("run %s", run.Status)
 	}
 	var steps []string
@@ -151,7 +153,7 @@ func TestPromptLogsWithoutKeysAreNotWritten(t *testing.T) {
 	var warnings []string
 	e.deps.Warn = func(msg string, fields map[string]string) { warnings = append(warnings, fmt.Sprint(msg, fields)) }
 	e.deps.Cipher = &portfake.Cipher{Keys: nil}
-	if run := e.run(t); run.Status != ports.ReviewDone {
+	if run := e.run(t); run.Status != dreview.Done {
 		t.Fatalf("run %s, want done", run.Status)
 	}
 	if len(logs.Logs) != 0 {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	dreview "github.com/codelotse/codelotse/domain/review"
+
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/gate"
@@ -71,7 +73,7 @@ func TestCapsResultsAtExactly8000Characters(t *testing.T) {
 	if n := strings.Count(answers[0], "é"); n != 8000 {
 		t.Errorf("the model saw %d characters of the result, want exactly 8000", n)
 	}
-	if st := e.statuses(); len(st) != 1 || st[0] != review.CallOK {
+	if st := e.statuses(); len(st) != 1 || st[0] != dreview.CallOK {
 		t.Errorf("statuses = %v, want ok", st)
 	}
 }
@@ -82,11 +84,11 @@ func TestCapsResultsAtExactly8000Characters(t *testing.T) {
 func TestInvalidArgumentsAreNeverSent(t *testing.T) {
 	tests := []struct {
 		name, args string
-		want       string
+		want       dreview.CallStatus
 	}{
-		{"extra property", `{"query": "cache", "extra": "x"}`, review.CallInvalidArguments},
-		{"501 characters", `{"query": "` + strings.Repeat("é", limits.MaxArgumentStringLen+1) + `"}`, review.CallInvalidArguments},
-		{"500 characters", `{"query": "` + strings.Repeat("é", limits.MaxArgumentStringLen) + `"}`, review.CallOK},
+		{"extra property", `{"query": "cache", "extra": "x"}`, dreview.CallInvalidArguments},
+		{"501 characters", `{"query": "` + strings.Repeat("é", limits.MaxArgumentStringLen+1) + `"}`, dreview.CallInvalidArguments},
+		{"500 characters", `{"query": "` + strings.Repeat("é", limits.MaxArgumentStringLen) + `"}`, dreview.CallOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,13 +99,13 @@ func TestInvalidArgumentsAreNeverSent(t *testing.T) {
 				t.Errorf("statuses = %v, want exactly [%s]", st, tt.want)
 			}
 			wantSent := 0
-			if tt.want == review.CallOK {
+			if tt.want == dreview.CallOK {
 				wantSent = 1
 			}
 			if len(e.mcp.sent) != wantSent || run.Stats.Mcp.Calls != wantSent {
 				t.Errorf("the server got %d calls (stats %d), want %d", len(e.mcp.sent), run.Stats.Mcp.Calls, wantSent)
 			}
-			if a := e.model.toolAnswers(); len(a) != 1 || (tt.want != review.CallOK) != strings.Contains(a[0], review.CallInvalidArguments) {
+			if a := e.model.toolAnswers(); len(a) != 1 || (tt.want != dreview.CallOK) != strings.Contains(a[0], string(dreview.CallInvalidArguments)) {
 				t.Errorf("the model's answer = %.120q", a)
 			}
 		})
@@ -166,7 +168,7 @@ func runWithSpies(t *testing.T, gates app.Gates) (reads map[string]int, opened, 
 	e.deps.Gates = gates
 	e.finderCalls(`{"query": "cache"}`)
 	run := e.run(t)
-	if run.Status != ports.ReviewDone {
+	if run.Status != dreview.Done {
 		t.Errorf("run %s, want done", run.Status)
 	}
 	return spy.total(), e.mcp.opened, len(e.mcp.sent)

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	dreview "github.com/codelotse/codelotse/domain/review"
+
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/budget"
 	"github.com/codelotse/codelotse/domain/limits"
@@ -19,17 +21,6 @@ import (
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/domain/untrusted"
 	"github.com/codelotse/codelotse/ports"
-)
-
-// Call statuses (CONTRACT.md: GET …/calls, and the metric's outcomes).
-const (
-	CallOK               = "ok"
-	CallError            = "error"
-	CallBlocked          = "blocked"
-	CallTooLarge         = "too_large"
-	CallUnavailable      = "unavailable"
-	CallBudgetExhausted  = "budget_exhausted"
-	CallInvalidArguments = "invalid_arguments"
 )
 
 // ToolChanged is the lastError of a server whose allowlisted tool no
@@ -94,8 +85,8 @@ func (r *mcpRun) usage(ctx context.Context) (ports.ReviewUsage, error) {
 
 // stats are the run's MCP statistics, read from its call records: calls
 // that reached a server, bytes the budget kept, calls blocked.
-func (r *mcpRun) stats(ctx context.Context, promptUsed bool) ports.McpStats {
-	var st ports.McpStats
+func (r *mcpRun) stats(ctx context.Context, promptUsed bool) dreview.McpStats {
+	var st dreview.McpStats
 	if promptUsed {
 		v := McpPromptVersion
 		st.Prompt = &v
@@ -142,7 +133,7 @@ func (r *mcpRun) loadServers(ctx context.Context, ids []string) []mcpServer {
 		}
 		if err != nil {
 			r.deps.warn("mcp server skipped: cannot be read", map[string]string{"server_id": id, "review_id": r.reviewID, "error": err.Error()})
-			r.deps.Metrics.McpCall(CallUnavailable)
+			r.deps.Metrics.McpCall(dreview.CallUnavailable)
 			continue
 		}
 		if !s.Enabled() || !s.Acknowledged() {
@@ -151,7 +142,7 @@ func (r *mcpRun) loadServers(ctx context.Context, ids []string) []mcpServer {
 		cred, err := app.OpenCredential(r.deps.Cipher, s.ID(), enc)
 		if err != nil {
 			r.warn("mcp server skipped: credential cannot be opened", s)
-			r.deps.Metrics.McpCall(CallUnavailable)
+			r.deps.Metrics.McpCall(dreview.CallUnavailable)
 			continue
 		}
 		out = append(out, mcpServer{srv: s, target: ports.MCPTarget{URL: s.URL(), Credential: cred}})
@@ -205,7 +196,7 @@ func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalT
 		res := results[i]
 		if res.err != nil {
 			r.warn("mcp server skipped: "+connectorCode(res.err), ms.srv)
-			r.deps.Metrics.McpCall(CallUnavailable)
+			r.deps.Metrics.McpCall(dreview.CallUnavailable)
 			r.unauthorized(ctx, ms.srv.ID(), res.err)
 			continue
 		}
@@ -221,7 +212,7 @@ func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalT
 			}
 			if lt.Err != nil || !snap.Matches(lt.Definition) {
 				changed = true
-				r.record(ctx, ports.ToolCall{ServerID: ms.srv.ID(), Tool: snap.Name(), Status: CallBlocked})
+				r.record(ctx, ports.ToolCall{ServerID: ms.srv.ID(), Tool: snap.Name(), Status: dreview.CallBlocked})
 				continue
 			}
 			name, err := tool.ModelToolName(ms.srv.Name().String(), snap.Name())
@@ -324,7 +315,7 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 	start := r.deps.Clock.Now()
 	ctx, span := startCall(ctx, t.snap.Name())
 	rec := ports.ToolCall{ServerID: t.srv.ID(), Tool: t.snap.Name(), RequestBytes: len(args), ArgumentsHash: argumentsHash(args)}
-	finish := func(status string, answer string) string {
+	finish := func(status dreview.CallStatus, answer string) string {
 		endCall(span, status)
 		rec.Status = status
 		rec.Duration = r.deps.Clock.Now().Sub(start)
@@ -334,26 +325,26 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 	defer func() {
 		if v := recover(); v != nil {
 			r.deps.warn("mcp call panicked", map[string]string{"server_id": t.srv.ID(), "tool": t.snap.Name(), "panic_type": fmt.Sprintf("%T", v)})
-			answer = finish(CallError, refusal(CallError))
+			answer = finish(dreview.CallError, refusal(string(dreview.CallError)))
 		}
 	}()
 
 	res, err := r.budget.Reserve()
 	if err != nil {
-		return finish(CallBudgetExhausted, refusal(CallBudgetExhausted))
+		return finish(dreview.CallBudgetExhausted, refusal(string(dreview.CallBudgetExhausted)))
 	}
 	defer res.Release() // no-op after Commit
 
 	if err := t.snap.Schema().Validate(args); err != nil {
-		return finish(CallInvalidArguments, refusal(CallInvalidArguments+": "+argumentReason(err)))
+		return finish(dreview.CallInvalidArguments, refusal(string(dreview.CallInvalidArguments)+": "+argumentReason(err)))
 	}
 	sent, err := tool.Canonicalize(args)
 	if err != nil {
-		return finish(CallInvalidArguments, refusal(CallInvalidArguments))
+		return finish(dreview.CallInvalidArguments, refusal(string(dreview.CallInvalidArguments)))
 	}
 	rec.RequestBytes = len(sent)
 	if len(r.deps.Scanner.Scan(argumentText(sent))) > 0 {
-		return finish(CallBlocked, refusal(CallBlocked+": the arguments look like a secret or personal data; nothing was sent"))
+		return finish(dreview.CallBlocked, refusal(string(dreview.CallBlocked)+": the arguments look like a secret or personal data; nothing was sent"))
 	}
 
 	out, err := t.session.CallTool(ctx, t.snap.Name(), sent)
@@ -362,22 +353,22 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 		// The server made the run read a whole reservation's worth.
 		rec.ResponseBytes = limits.ReviewResponseCap
 		_ = res.Commit(rec.ResponseBytes)
-		return finish(CallTooLarge, refusal(CallTooLarge))
+		return finish(dreview.CallTooLarge, refusal(string(dreview.CallTooLarge)))
 	case errors.Is(err, ports.ErrProtocol):
-		return finish(CallError, refusal(CallError))
+		return finish(dreview.CallError, refusal(string(dreview.CallError)))
 	case err != nil:
 		r.unauthorized(ctx, t.srv.ID(), err)
-		return finish(CallUnavailable, refusal(CallUnavailable))
+		return finish(dreview.CallUnavailable, refusal(string(dreview.CallUnavailable)))
 	}
 	text := resultText(out)
 	rec.ResponseBytes = len(text)
 	if len(text) > limits.ToolResultCap {
 		_ = res.Commit(len(text)) // keeps the whole reservation
-		return finish(CallTooLarge, refusal(CallTooLarge))
+		return finish(dreview.CallTooLarge, refusal(string(dreview.CallTooLarge)))
 	}
 	findings := r.deps.Scanner.Scan(text)
 	if hasSecret(findings) {
-		return finish(CallBlocked, refusal(CallBlocked+": the result contained a secret and was dropped"))
+		return finish(dreview.CallBlocked, refusal(string(dreview.CallBlocked)+": the result contained a secret and was dropped"))
 	}
 	text = capChars(r.deps.Scanner.Redact(text, findings), limits.ResultPromptChars)
 	var wrapped string
@@ -387,13 +378,13 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 		wrapped, err = r.wrapper.Wrap(t.source(), text)
 	}
 	if err != nil {
-		return finish(CallError, refusal(CallError))
+		return finish(dreview.CallError, refusal(string(dreview.CallError)))
 	}
 	_ = res.Commit(rec.ResponseBytes)
 	if out.IsError {
-		return finish(CallError, wrapped)
+		return finish(dreview.CallError, wrapped)
 	}
-	return finish(CallOK, wrapped)
+	return finish(dreview.CallOK, wrapped)
 }
 
 // argumentsHash is the SHA-256 of the arguments as they would be sent (the

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	dreview "github.com/codelotse/codelotse/domain/review"
 
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/ports"
@@ -35,7 +36,7 @@ type ReviewPipelineInput struct {
 
 // ReviewPipelineOutput is the pipeline's result.
 type ReviewPipelineOutput struct {
-	Findings []ports.Finding
+	Findings []dreview.Finding
 	Summary  string
 	// McpPrompt is true when the finder prompt carried McpToolsSection.
 	McpPrompt bool
@@ -51,14 +52,12 @@ type Pipeline struct {
 	FinderWallClock time.Duration
 }
 
-// Limits of the repository tools' answers, of the verifier, of one
-// model turn's tool calls (calls beyond it are answered, not run) and the
-// least evidence that proves a finding.
+// Limits of the repository tools' answers, of the verifier and of one
+// model turn's tool calls (calls beyond it are answered, not run).
 const (
 	repoToolAnswerChars = 20000
 	verifierMaxSteps    = 4
 	maxToolCallsPerTurn = 16
-	minEvidenceChars    = 8
 )
 
 // Run runs the pipeline. A model error fails the run (the job is retried);
@@ -108,8 +107,8 @@ func (p *Pipeline) Run(ctx context.Context, in ReviewPipelineInput) (ReviewPipel
 
 // verify asks the verifier, then keeps a candidate only when the model
 // kept it and its evidence is found, verbatim, in the diff or a file.
-func (p *Pipeline) verify(ctx context.Context, in ReviewPipelineInput, repo repoTools, candidates []ports.Finding) ([]ports.Finding, error) {
-	kept := []ports.Finding{}
+func (p *Pipeline) verify(ctx context.Context, in ReviewPipelineInput, repo repoTools, candidates []dreview.Finding) ([]dreview.Finding, error) {
+	kept := []dreview.Finding{}
 	if len(candidates) == 0 {
 		return kept, nil
 	}
@@ -203,14 +202,31 @@ func reviewMessage(in ReviewPipelineInput) string {
 
 // parseFindings reads the finder's final answer; anything unreadable is
 // no finding.
-func parseFindings(content string) []ports.Finding {
+func parseFindings(content string) []dreview.Finding {
 	var out struct {
-		Findings []ports.Finding `json:"findings"`
+		Findings []modelFinding `json:"findings"`
 	}
 	if json.Unmarshal([]byte(jsonObject(content)), &out) != nil {
 		return nil
 	}
-	return out.Findings
+	if out.Findings == nil {
+		return nil
+	}
+	findings := make([]dreview.Finding, 0, len(out.Findings))
+	for _, f := range out.Findings {
+		findings = append(findings, dreview.Finding(f))
+	}
+	return findings
+}
+
+// modelFinding is a finding as the finder and the verifier answer it (the
+// JSON their prompts ask for).
+type modelFinding struct {
+	Path     string `json:"path"`
+	Line     int    `json:"line"`
+	Title    string `json:"title"`
+	Body     string `json:"body"`
+	Evidence string `json:"evidence"`
 }
 
 // jsonObject cuts the outermost {...} out of a model answer, which may
@@ -266,21 +282,15 @@ func (r repoTools) call(c ports.ModelToolCall) string {
 	return `{"error": "unknown tool"}`
 }
 
-// proves reports whether evidence appears verbatim in the diff or a file.
+// proves applies the evidence rule ([dreview.Proves]) to the diff and the
+// review's files.
 func (r repoTools) proves(evidence string) bool {
-	evidence = strings.TrimSpace(evidence)
-	if utf8.RuneCountInString(evidence) < minEvidenceChars {
-		return false // "+" or a letter is in every diff: it proves nothing
-	}
-	if strings.Contains(r.diff, evidence) {
-		return true
-	}
+	sources := make([]string, 0, 1+len(r.files))
+	sources = append(sources, r.diff)
 	for _, content := range r.files {
-		if strings.Contains(content, evidence) {
-			return true
-		}
+		sources = append(sources, content)
 	}
-	return false
+	return dreview.Proves(evidence, sources...)
 }
 
 // capChars cuts s to at most n characters (runes).

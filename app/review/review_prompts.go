@@ -12,7 +12,7 @@ const (
 )
 
 // finderPrompt asks for candidate findings in the format the pipeline
-// parses (CONTRACT.md section 4).
+// parses (parseFindings in review_pipeline.go).
 const finderPrompt = `You are the finder step of a code review (prompt review-v1.5).
 Read the pull request below: its title, description, unified diff and files.
 Find real problems the change introduces: bugs, security issues, data loss, broken error handling.

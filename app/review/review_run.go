@@ -7,6 +7,8 @@ import (
 	"io"
 	"time"
 
+	dreview "github.com/codelotse/codelotse/domain/review"
+
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/budget"
 	"github.com/codelotse/codelotse/domain/gate"
@@ -73,11 +75,11 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 		return err
 	}
 	mcp.close()
-	run.Status = ports.ReviewDone
+	run.Status = dreview.Done
 	run.PromptVersion = ReviewPromptVersion
 	run.Findings = out.Findings
 	run.Summary = out.Summary
-	run.Stats = ports.ReviewStats{Mcp: mcp.stats(ctx, out.McpPrompt)}
+	run.Stats = dreview.Stats{Mcp: mcp.stats(ctx, out.McpPrompt)}
 	run.FinishedAt = h.d.Clock.Now()
 	err = h.d.Tenants.InTenant(context.WithoutCancel(ctx), tenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		return tx.Reviews().Finish(ctx, run)
@@ -107,7 +109,7 @@ func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run ports.Re
 			fields["error"] = err.Error()
 		}
 		h.d.warn("mcp context skipped: "+why, fields)
-		h.d.Metrics.McpCall(CallUnavailable)
+		h.d.Metrics.McpCall(dreview.CallUnavailable)
 		return nil
 	}
 	var (
@@ -161,10 +163,10 @@ func (h *ReviewRunner) FailReview(ctx context.Context, tenantID, reviewID string
 		if err != nil {
 			return err
 		}
-		if run.Status == ports.ReviewDone || run.Status == ports.ReviewFailed {
+		if run.Status.Finished() {
 			return nil
 		}
-		run.Status = ports.ReviewFailed
+		run.Status = dreview.Failed
 		run.FinishedAt = h.d.Clock.Now()
 		return tx.Reviews().Finish(ctx, run)
 	})

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	dreview "github.com/codelotse/codelotse/domain/review"
+
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/id"
-
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -100,7 +101,7 @@ func (h *SubmitReviewHandler) Handle(ctx context.Context, p ports.Principal, cmd
 		return ports.ReviewRun{}, app.Invalid(fields)
 	}
 	run := ports.ReviewRun{
-		ID: h.d.NewID(), RepositoryID: repoID, Status: ports.ReviewQueued,
+		ID: h.d.NewID(), RepositoryID: repoID, Status: dreview.Queued,
 		Title: cmd.Title, Description: cmd.Description, Diff: cmd.Diff, Files: cmd.Files,
 		CreatedAt: h.d.Clock.Now(),
 	}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	dreview "github.com/codelotse/codelotse/domain/review"
+
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/gate"
@@ -126,11 +128,15 @@ func (regexScanner) Redact(s string, _ []ports.SecretFinding) string {
 // countingMetrics counts outcomes.
 type countingMetrics struct {
 	mu sync.Mutex
-	n  map[string]int
+	n  map[dreview.CallStatus]int
 }
 
-func (c *countingMetrics) McpCall(o string) { c.mu.Lock(); c.n[o]++; c.mu.Unlock() }
-func (c *countingMetrics) get(o string) int { c.mu.Lock(); defer c.mu.Unlock(); return c.n[o] }
+func (c *countingMetrics) McpCall(o dreview.CallStatus) { c.mu.Lock(); c.n[o]++; c.mu.Unlock() }
+func (c *countingMetrics) get(o dreview.CallStatus) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[o]
+}
 
 // mcpFake is a connector whose sessions answer from handlers and record
 // every call's arguments.
@@ -229,7 +235,7 @@ func newReviewEnv(t *testing.T, maxCalls int) *reviewEnv {
 		reviews:  &portfake.Reviews{Runs: map[string]ports.ReviewRun{}},
 		calls:    &portfake.Calls{},
 		model:    &scriptModel{turns: map[string][]ports.ModelResponse{}},
-		metrics:  &countingMetrics{n: map[string]int{}},
+		metrics:  &countingMetrics{n: map[dreview.CallStatus]int{}},
 	}
 	live := liveSearch(t, "Search the wiki.")
 	e.mcp = &mcpFake{tools: []ports.ListedTool{live}, answer: func(string, json.RawMessage) (ports.ToolResult, error) {
@@ -264,7 +270,7 @@ func newReviewEnv(t *testing.T, maxCalls int) *reviewEnv {
 		t.Fatal(err)
 	}
 	e.policies.Repos[revRepo] = section
-	e.reviews.Runs[revReview] = ports.ReviewRun{ID: revReview, RepositoryID: revRepo, Status: ports.ReviewQueued,
+	e.reviews.Runs[revReview] = ports.ReviewRun{ID: revReview, RepositoryID: revRepo, Status: dreview.Queued,
 		Title: "Add a cache", Diff: "+cache := map[string]string{}\n+// owner: alice@example.com", Files: map[string]string{"a.go": "package a\n\ncache := map[string]string{}\n"}}
 	e.deps = review.ReviewDeps{
 		Tenants: e.tenants, Cipher: cipher, Connector: e.mcp, Model: e.model, Scanner: regexScanner{},
@@ -298,8 +304,8 @@ func (e *reviewEnv) run(t *testing.T) ports.ReviewRun {
 	return e.reviews.Runs[revReview]
 }
 
-func (e *reviewEnv) statuses() []string {
-	var out []string
+func (e *reviewEnv) statuses() []dreview.CallStatus {
+	var out []dreview.CallStatus
 	for _, c := range e.calls.Records {
 		out = append(out, c.Status)
 	}
@@ -339,7 +345,7 @@ func TestOffersExternalMcpToolsToTheFinderOnly(t *testing.T) {
 	if len(run.Findings) != 1 || run.Findings[0].Title != "Unbounded cache" {
 		t.Errorf("findings = %+v, want only the one with evidence in the files", run.Findings)
 	}
-	if run.Status != ports.ReviewDone || run.PromptVersion != review.ReviewPromptVersion || run.Summary != "Adds a cache." {
+	if run.Status != dreview.Done || run.PromptVersion != review.ReviewPromptVersion || run.Summary != "Adds a cache." {
 		t.Errorf("run = %s %s %q", run.Status, run.PromptVersion, run.Summary)
 	}
 	if p := run.Stats.Mcp.Prompt; p == nil || *p != review.McpPromptVersion || run.Stats.Mcp.Calls != 1 {
@@ -375,7 +381,7 @@ func TestWrapsTextOnlyRedactedResultsAsUntrusted(t *testing.T) {
 	if strings.Count(a, "</untrusted boundary=") != 1 {
 		t.Errorf("the forged closing tag survived the wrapper")
 	}
-	if e.statuses()[0] != review.CallOK {
+	if e.statuses()[0] != dreview.CallOK {
 		t.Errorf("status = %v", e.statuses())
 	}
 }
@@ -391,7 +397,7 @@ func TestIsErrorBecomesAnUntrustedErrorObject(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.model.toolAnswers()[0]), &obj); err != nil || !strings.Contains(obj["error"], "<untrusted") {
 		t.Errorf("isError answer = %q (%v), want {error: <untrusted text>}", e.model.toolAnswers()[0], err)
 	}
-	if e.statuses()[0] != review.CallError {
+	if e.statuses()[0] != dreview.CallError {
 		t.Errorf("status = %v, want error", e.statuses())
 	}
 }
@@ -411,20 +417,20 @@ func TestNeverSendsSecretsOrPersonalDataAndEnforcesTheCallBudget(t *testing.T) {
 			t.Errorf("sent %s", sent)
 		}
 	}
-	counts := map[string]int{}
+	counts := map[dreview.CallStatus]int{}
 	for _, s := range e.statuses() {
 		counts[s]++
 	}
 	// Three calls fit the budget; which three is up to the scheduler, so
 	// count: every call that ran was blocked, sent or refused by the schema.
-	if counts[review.CallBudgetExhausted] != 2 || counts[review.CallBlocked]+counts[review.CallOK]+counts[review.CallInvalidArguments] != 3 {
+	if counts[dreview.CallBudgetExhausted] != 2 || counts[dreview.CallBlocked]+counts[dreview.CallOK]+counts[dreview.CallInvalidArguments] != 3 {
 		t.Errorf("statuses = %v, want 3 within budget and 2 budget_exhausted", counts)
 	}
-	if len(e.mcp.sent) != counts[review.CallOK] {
-		t.Errorf("sent %d calls, recorded %d ok", len(e.mcp.sent), counts[review.CallOK])
+	if len(e.mcp.sent) != counts[dreview.CallOK] {
+		t.Errorf("sent %d calls, recorded %d ok", len(e.mcp.sent), counts[dreview.CallOK])
 	}
 	// stats.calls counts calls that reached the server, not refused ones.
-	if run.Stats.Mcp.Calls != counts[review.CallOK] || run.Stats.Mcp.Blocked != counts[review.CallBlocked] {
+	if run.Stats.Mcp.Calls != counts[dreview.CallOK] || run.Stats.Mcp.Blocked != counts[dreview.CallBlocked] {
 		t.Errorf("stats = %+v", run.Stats.Mcp)
 	}
 }
@@ -434,7 +440,7 @@ func TestBlocksEveryArgumentKind(t *testing.T) {
 		e := newReviewEnv(t, 5)
 		e.finderCalls(args)
 		e.run(t)
-		if len(e.mcp.sent) != 0 || e.statuses()[0] != review.CallBlocked {
+		if len(e.mcp.sent) != 0 || e.statuses()[0] != dreview.CallBlocked {
 			t.Errorf("%s: sent %v, status %v; want blocked, nothing sent", args, e.mcp.sent, e.statuses())
 		}
 	}
@@ -447,7 +453,7 @@ func TestDropsResultsWithSecrets(t *testing.T) {
 	}
 	e.finderCalls(`{"query": "keys"}`)
 	e.run(t)
-	if a := e.model.toolAnswers()[0]; strings.Contains(a, "AKIA") || e.statuses()[0] != review.CallBlocked {
+	if a := e.model.toolAnswers()[0]; strings.Contains(a, "AKIA") || e.statuses()[0] != dreview.CallBlocked {
 		t.Errorf("answer %q, status %v; want dropped as blocked", a, e.statuses())
 	}
 }
@@ -464,11 +470,11 @@ func TestStopsAfterTheRunByteBudget(t *testing.T) {
 	}
 	e.finderCalls(args...)
 	run := e.run(t)
-	counts := map[string]int{}
+	counts := map[dreview.CallStatus]int{}
 	for _, s := range e.statuses() {
 		counts[s]++
 	}
-	if counts[review.CallOK] != 4 || counts[review.CallBudgetExhausted] != 2 {
+	if counts[dreview.CallOK] != 4 || counts[dreview.CallBudgetExhausted] != 2 {
 		t.Errorf("statuses = %v, want 4 ok (4 × 64 KiB reserved = 256 KiB) and 2 budget_exhausted", counts)
 	}
 	if run.Stats.Mcp.Bytes > limits.RunByteBudget || run.Stats.Mcp.Bytes != 4*len(big) {
@@ -483,7 +489,7 @@ func TestRefusesResultsOver64KiB(t *testing.T) {
 	}
 	e.finderCalls(`{"query": "cache"}`)
 	e.run(t)
-	if e.statuses()[0] != review.CallTooLarge || strings.Contains(e.model.toolAnswers()[0], "xxxx") {
+	if e.statuses()[0] != dreview.CallTooLarge || strings.Contains(e.model.toolAnswers()[0], "xxxx") {
 		t.Errorf("status %v; want too_large and nothing of the result", e.statuses())
 	}
 }
@@ -541,7 +547,7 @@ func TestDropsToolsWhoseLiveDefinitionChanged(t *testing.T) {
 	if s := e.servers.Rows[revServer]; s.LastError() != review.ToolChanged {
 		t.Errorf("server lastError = %q, want %q", s.LastError(), review.ToolChanged)
 	}
-	if st := e.statuses(); len(st) != 1 || st[0] != review.CallBlocked || e.calls.Records[0].Tool != "search" {
+	if st := e.statuses(); len(st) != 1 || st[0] != dreview.CallBlocked || e.calls.Records[0].Tool != "search" {
 		t.Errorf("records = %v, want one blocked record for search", st)
 	}
 	if run.Stats.Mcp.Blocked != 1 || run.Stats.Mcp.Prompt != nil || len(e.mcp.sent) != 0 {
@@ -581,7 +587,7 @@ func TestNeverRunsOnPublicRepositories(t *testing.T) {
 			if e.mcp.opened != 0 || len(e.calls.Records) != 0 {
 				t.Errorf("opened %d sessions, %d records; want none", e.mcp.opened, len(e.calls.Records))
 			}
-			if run.Status != ports.ReviewDone || run.Stats.Mcp.Prompt != nil {
+			if run.Status != dreview.Done || run.Stats.Mcp.Prompt != nil {
 				t.Errorf("run %s, prompt %v", run.Status, run.Stats.Mcp.Prompt)
 			}
 			for _, names := range e.model.toolsOffered(ports.StepFinder) {
@@ -600,8 +606,8 @@ func TestSkipsUnavailableServers(t *testing.T) {
 	e.deps.Warn = func(msg string, _ map[string]string) { warnings = append(warnings, msg) }
 	e.finderCalls(`{"query": "cache"}`)
 	run := e.run(t)
-	if run.Status != ports.ReviewDone || e.metrics.get(review.CallUnavailable) != 1 || len(warnings) != 1 {
-		t.Errorf("run %s, unavailable metric %d, warnings %v", run.Status, e.metrics.get(review.CallUnavailable), warnings)
+	if run.Status != dreview.Done || e.metrics.get(dreview.CallUnavailable) != 1 || len(warnings) != 1 {
+		t.Errorf("run %s, unavailable metric %d, warnings %v", run.Status, e.metrics.get(dreview.CallUnavailable), warnings)
 	}
 	if strings.Contains(strings.Join(warnings, " "), "wiki.example.com") {
 		t.Errorf("a warning names the URL: %v", warnings)
@@ -625,8 +631,8 @@ func TestRecordsUnauthorizedServersAtSetup(t *testing.T) {
 			e.mcp.openErr = fmt.Errorf("open: %w", tt.err)
 			e.finderCalls(`{"query": "cache"}`)
 			run := e.run(t)
-			if run.Status != ports.ReviewDone || e.metrics.get(review.CallUnavailable) != 1 || len(e.mcp.sent) != 0 {
-				t.Errorf("run %s, unavailable metric %d, %d calls sent", run.Status, e.metrics.get(review.CallUnavailable), len(e.mcp.sent))
+			if run.Status != dreview.Done || e.metrics.get(dreview.CallUnavailable) != 1 || len(e.mcp.sent) != 0 {
+				t.Errorf("run %s, unavailable metric %d, %d calls sent", run.Status, e.metrics.get(dreview.CallUnavailable), len(e.mcp.sent))
 			}
 			if got := e.servers.Rows[revServer].LastError(); got != tt.lastError {
 				t.Errorf("server lastError = %q, want %q", got, tt.lastError)
@@ -740,7 +746,7 @@ func TestRetriedRunContinuesTheBudget(t *testing.T) {
 	if err := review.NewReviewRunner(e.deps).RunReview(context.Background(), revTenant, revReview); err == nil {
 		t.Fatal("attempt 1 succeeded, want the model's error")
 	}
-	if got := e.reviews.Runs[revReview].Status; got != ports.ReviewRunning {
+	if got := e.reviews.Runs[revReview].Status; got != dreview.Running {
 		t.Fatalf("after a dead attempt the run is %s, want running (River retries it)", got)
 	}
 	// Attempt 2: the model asks again; the run's budget is spent.
@@ -750,7 +756,7 @@ func TestRetriedRunContinuesTheBudget(t *testing.T) {
 	if len(e.mcp.sent) != 2 {
 		t.Errorf("the server got %d calls over two attempts, want maxCalls 2", len(e.mcp.sent))
 	}
-	if st := e.statuses(); st[len(st)-1] != review.CallBudgetExhausted {
+	if st := e.statuses(); st[len(st)-1] != dreview.CallBudgetExhausted {
 		t.Errorf("attempt 2's call = %s, want budget_exhausted", st[len(st)-1])
 	}
 	if run.Stats.Mcp.Calls != 2 {
@@ -794,7 +800,7 @@ func TestSkipsServersThatAreNotUsable(t *testing.T) {
 			tt.setup(e)
 			e.finderCalls(`{"query": "cache"}`)
 			run := e.run(t)
-			if run.Status != ports.ReviewDone || len(e.mcp.sent) != 0 {
+			if run.Status != dreview.Done || len(e.mcp.sent) != 0 {
 				t.Errorf("run %s, %d calls sent; want done, none", run.Status, len(e.mcp.sent))
 			}
 			for _, names := range e.model.toolsOffered(ports.StepFinder) {
@@ -812,14 +818,14 @@ func TestSkipsServersThatAreNotUsable(t *testing.T) {
 func TestTransportFailuresOfACall(t *testing.T) {
 	tests := []struct {
 		err       error
-		want      string
+		want      dreview.CallStatus
 		lastError string
 	}{
-		{fmt.Errorf("x: %w", ports.ErrResponseTooLarge), review.CallTooLarge, ""},
-		{fmt.Errorf("x: %w", ports.ErrProtocol), review.CallError, ""},
-		{fmt.Errorf("x: %w", ports.ErrTimeout), review.CallUnavailable, ""},
-		{fmt.Errorf("x: %w", ports.ErrServerUnreachable), review.CallUnavailable, ""},
-		{fmt.Errorf("x: %w", ports.ErrServerUnauthorized), review.CallUnavailable, "server_unauthorized"},
+		{fmt.Errorf("x: %w", ports.ErrResponseTooLarge), dreview.CallTooLarge, ""},
+		{fmt.Errorf("x: %w", ports.ErrProtocol), dreview.CallError, ""},
+		{fmt.Errorf("x: %w", ports.ErrTimeout), dreview.CallUnavailable, ""},
+		{fmt.Errorf("x: %w", ports.ErrServerUnreachable), dreview.CallUnavailable, ""},
+		{fmt.Errorf("x: %w", ports.ErrServerUnauthorized), dreview.CallUnavailable, "server_unauthorized"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.err.Error(), func(t *testing.T) {
@@ -827,7 +833,7 @@ func TestTransportFailuresOfACall(t *testing.T) {
 			e.mcp.answer = func(string, json.RawMessage) (ports.ToolResult, error) { return ports.ToolResult{}, tt.err }
 			e.finderCalls(`{"query": "cache"}`)
 			run := e.run(t)
-			if st := e.statuses(); len(st) != 1 || st[0] != tt.want || run.Status != ports.ReviewDone {
+			if st := e.statuses(); len(st) != 1 || st[0] != tt.want || run.Status != dreview.Done {
 				t.Errorf("%v: statuses %v, run %s; want %s, done", tt.err, st, run.Status, tt.want)
 			}
 			if got := e.servers.Rows[revServer].LastError(); got != tt.lastError {

@@ -3,6 +3,8 @@ package review
 import (
 	"context"
 
+	dreview "github.com/codelotse/codelotse/domain/review"
+
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -40,10 +42,10 @@ func startCall(ctx context.Context, toolName string) (context.Context, trace.Spa
 		trace.WithAttributes(attribute.String("gen_ai.tool.name", toolName)))
 }
 
-func endCall(span trace.Span, status string) {
-	span.SetAttributes(attribute.String("codelotse.mcp.call.status", status))
-	if status != CallOK {
-		span.SetStatus(codes.Error, status)
+func endCall(span trace.Span, status dreview.CallStatus) {
+	span.SetAttributes(attribute.String("codelotse.mcp.call.status", string(status)))
+	if status != dreview.CallOK {
+		span.SetStatus(codes.Error, string(status))
 	}
 	span.End()
 }

@@ -117,7 +117,10 @@ func TestTracesEveryMcpContextCallWithItsStatus(t *testing.T) {
 		}
 	}
 	slices.Sort(statuses)
-	want := slices.Clone(e.statuses())
+	var want []string
+	for _, s := range e.statuses() {
+		want = append(want, string(s))
+	}
 	slices.Sort(want)
 	if len(statuses) != 2 || !slices.Equal(statuses, want) {
 		t.Errorf("call spans with statuses %v, want the recorded %v", statuses, want)

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	dreview "github.com/codelotse/codelotse/domain/review"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
@@ -59,13 +61,16 @@ func BenchmarkCallVsBareSDK(b *testing.B) {
 		b.Fatal(err)
 	}
 	wiki, dense := benchCorpus(b, "wiki"), benchCorpus(b, "dense")
-	for _, c := range []struct{ name, text, status string }{
-		{"wiki", wiki, review.CallOK},
+	for _, c := range []struct {
+		name, text string
+		status     dreview.CallStatus
+	}{
+		{"wiki", wiki, dreview.CallOK},
 		// Keyword-dense text without the lines the scanner flags: it goes
 		// the whole way (see BenchmarkCallPipeline64KiB).
-		{"dense-clean", withoutFindings(scanner, dense), review.CallOK},
+		{"dense-clean", withoutFindings(scanner, dense), dreview.CallOK},
 		// dense.txt as is: dropped after the result scan.
-		{"dense", dense, review.CallBlocked},
+		{"dense", dense, dreview.CallBlocked},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			url := startBenchMCP(b, pki, c.text)
@@ -93,7 +98,7 @@ func BenchmarkCallVsBareSDK(b *testing.B) {
 			if e.calls.n != 1 || e.calls.last.Status != c.status {
 				b.Fatalf("calls recorded = %d (last %+v), want 1 with status %q", e.calls.n, e.calls.last, c.status)
 			}
-			if c.status == review.CallOK && !strings.Contains(e.model.lastAnswer, "<untrusted") {
+			if c.status == dreview.CallOK && !strings.Contains(e.model.lastAnswer, "<untrusted") {
 				b.Fatalf("the model did not get a wrapped answer: %.200q", e.model.lastAnswer)
 			}
 			e.calls.n, e.calls.total = 0, 0

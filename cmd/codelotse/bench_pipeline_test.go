@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	dreview "github.com/codelotse/codelotse/domain/review"
+
 	"github.com/codelotse/codelotse/adapters/secrets"
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/review"
@@ -55,18 +57,21 @@ func BenchmarkCallPipeline64KiB(b *testing.B) {
 		e.loop(b, 0, "")
 	})
 	wiki, dense := benchCorpus(b, "wiki"), benchCorpus(b, "dense")
-	for _, c := range []struct{ name, text, status string }{
+	for _, c := range []struct {
+		name, text string
+		status     dreview.CallStatus
+	}{
 		// The fixed cost: a 2 KiB answer.
-		{"short", wiki[:strings.LastIndexByte(wiki[:2048], '\n')+1], review.CallOK},
-		{"wiki", wiki, review.CallOK},
+		{"short", wiki[:strings.LastIndexByte(wiki[:2048], '\n')+1], dreview.CallOK},
+		{"wiki", wiki, dreview.CallOK},
 		// dense.txt holds 48 generic-api-key look-alikes (apikey = "7eJw…"),
 		// so the result is dropped after the first scan (blocked);
 		// dense-clean is dense.txt without those lines: keyword-dense text
 		// that goes all the way (scan, redact, cap, wrap).
-		{"dense", dense, review.CallBlocked},
-		{"dense-clean", withoutFindings(scanner, dense), review.CallOK},
+		{"dense", dense, dreview.CallBlocked},
+		{"dense-clean", withoutFindings(scanner, dense), dreview.CallOK},
 		// A result with real secrets is dropped after the first scan.
-		{"planted", benchCorpus(b, "planted"), review.CallBlocked},
+		{"planted", benchCorpus(b, "planted"), dreview.CallBlocked},
 	} {
 		b.Run("1call/"+c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.text)))
@@ -175,7 +180,7 @@ func newBenchEnvAt(b *testing.B, scanner ports.SecretScanner, serverURL string, 
 		servers:  benchServers{srv: srv},
 		repos:    benchRepos{repo: ports.Repository{ID: benchRepo, Name: "acme/api", Visibility: policy.VisibilityPrivate}},
 		policies: benchPolicies{section: section},
-		reviews: benchReviews{run: ports.ReviewRun{ID: benchReview, RepositoryID: benchRepo, Status: ports.ReviewQueued,
+		reviews: benchReviews{run: ports.ReviewRun{ID: benchReview, RepositoryID: benchRepo, Status: dreview.Queued,
 			Title: "Add a session cache", Diff: "+cache := map[string]string{}\n", Files: map[string]string{"a.go": "package a\n"}}},
 		calls: e.calls,
 	}
@@ -200,7 +205,7 @@ func newBenchEnvAt(b *testing.B, scanner ports.SecretScanner, serverURL string, 
 
 // loop checks one run, then times b.N runs whose finder makes calls
 // calls to mcp_wiki_search.
-func (e *benchEnv) loop(b *testing.B, calls int, status string) {
+func (e *benchEnv) loop(b *testing.B, calls int, status dreview.CallStatus) {
 	e.model.calls = calls
 	runner := review.NewReviewRunner(e.deps)
 	ctx := context.Background()
@@ -210,7 +215,7 @@ func (e *benchEnv) loop(b *testing.B, calls int, status string) {
 	if e.calls.n != calls || calls > 0 && e.calls.last.Status != status {
 		b.Fatalf("calls recorded = %d (last %+v), want %d with status %q", e.calls.n, e.calls.last, calls, status)
 	}
-	if status == review.CallOK && !strings.Contains(e.model.lastAnswer, "<untrusted") {
+	if status == dreview.CallOK && !strings.Contains(e.model.lastAnswer, "<untrusted") {
 		b.Fatalf("the model did not get a wrapped answer: %.200q", e.model.lastAnswer)
 	}
 	e.calls.n, e.calls.total = 0, 0
@@ -292,7 +297,7 @@ type benchReviews struct {
 func (r benchReviews) Start(_ context.Context, _ string, at time.Time) (ports.ReviewRun, error) {
 	r.calls.newRun()
 	run := r.run
-	run.Status, run.StartedAt = ports.ReviewRunning, at
+	run.Status, run.StartedAt = dreview.Running, at
 	return run, nil
 }
 func (r benchReviews) Finish(context.Context, ports.ReviewRun) error { return nil }
@@ -321,19 +326,19 @@ func (c *benchCallLog) Record(_ context.Context, tc ports.ToolCall) error {
 	c.n++
 	c.total += tc.Duration
 	c.last = tc
-	if tc.ArgumentsHash != "" && tc.Status != review.CallBudgetExhausted {
+	if tc.ArgumentsHash != "" && tc.Status != dreview.CallBudgetExhausted {
 		c.usage.Reserved++
 	}
 	switch tc.Status {
-	case review.CallOK, review.CallError:
+	case dreview.CallOK, dreview.CallError:
 		c.usage.Sent++
 		c.usage.Bytes += min(tc.ResponseBytes, limits.CallReservation)
-	case review.CallTooLarge:
+	case dreview.CallTooLarge:
 		c.usage.Sent++
 		c.usage.Bytes += limits.CallReservation
-	case review.CallUnavailable:
+	case dreview.CallUnavailable:
 		c.usage.Sent++
-	case review.CallBlocked:
+	case dreview.CallBlocked:
 		c.usage.Blocked++
 	}
 	return nil
@@ -389,7 +394,7 @@ func (m *benchModel) Complete(_ context.Context, req ports.ModelRequest) (ports.
 
 type benchMetrics struct{}
 
-func (benchMetrics) McpCall(string) {}
+func (benchMetrics) McpCall(dreview.CallStatus) {}
 
 type benchClock struct{}
 

@@ -1,5 +1,5 @@
 // Command codelotse is the CodeLotse MCP-context service: the admin REST
-// API, the review worker and the operator commands of CONTRACT.md section 1.
+// API, the review worker and the operator commands (README: Commands).
 package main
 
 import (

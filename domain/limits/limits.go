@@ -1,6 +1,7 @@
-// Package limits holds every number of the threat analysis (MC1–MC12) as a
-// named constant. Other packages refer to these names; a number that appears
-// in the threat analysis must not be written anywhere else as a literal.
+// Package limits holds every number of the threat analysis (MC1–MC12 of
+// docs/threat-model.md) as a named constant. Other packages refer to these
+// names; a number that appears in the threat analysis must not be written
+// anywhere else as a literal.
 package limits
 
 import "time"

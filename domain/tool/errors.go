@@ -3,7 +3,7 @@ package tool
 import "strings"
 
 // reasonPrefixUnsupported starts every [UnsupportedError] reason; the API
-// reports it as the discovery reason (CONTRACT: "unsupported schema").
+// reports it as the discovery reason (openapi.yaml: "unsupported schema").
 const reasonPrefixUnsupported = "unsupported schema"
 
 // UnsupportedError says why an input schema is outside the supported flat

@@ -25,6 +25,7 @@ import (
 	uid "github.com/codelotse/codelotse/domain/id"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/ports"
@@ -236,19 +237,19 @@ func (c *Calls) ReviewUsage(_ context.Context, reviewID string) (ports.ReviewUsa
 		if reviewID == "" || r.ReviewID != reviewID {
 			continue
 		}
-		if r.Status != "budget_exhausted" && r.ArgumentsHash != "" {
+		if r.Status != review.CallBudgetExhausted && r.ArgumentsHash != "" {
 			u.Reserved++
 		}
 		switch r.Status {
-		case "ok", "error":
+		case review.CallOK, review.CallError:
 			u.Sent++
 			u.Bytes += min(r.ResponseBytes, limits.CallReservation)
-		case "too_large":
+		case review.CallTooLarge:
 			u.Sent++
 			u.Bytes += limits.CallReservation
-		case "unavailable":
+		case review.CallUnavailable:
 			u.Sent++
-		case "blocked":
+		case review.CallBlocked:
 			u.Blocked++
 		}
 	}
@@ -689,7 +690,7 @@ func (f *Reviews) Insert(ctx context.Context, r ports.ReviewRun) error {
 			return fmt.Errorf("fake: insert review: repository: %w", err)
 		}
 	}
-	f.Runs[r.ID] = ports.ReviewRun{ID: r.ID, RepositoryID: r.RepositoryID, Status: ports.ReviewQueued, Title: r.Title,
+	f.Runs[r.ID] = ports.ReviewRun{ID: r.ID, RepositoryID: r.RepositoryID, Status: review.Queued, Title: r.Title,
 		Description: r.Description, Diff: r.Diff, Files: r.Files, CreatedAt: r.CreatedAt}
 	return nil
 }
@@ -721,13 +722,13 @@ func (f *Reviews) Start(_ context.Context, id string, at time.Time) (ports.Revie
 	if !ok {
 		return r, ports.ErrNotFound
 	}
-	if r.Status == ports.ReviewDone || r.Status == ports.ReviewFailed {
+	if r.Status.Finished() {
 		return r, ports.ErrConflict
 	}
 	if r.StartedAt.IsZero() { // a retry keeps the first start
 		r.StartedAt = at
 	}
-	r.Status = ports.ReviewRunning
+	r.Status = review.Running
 	f.Runs[id] = r
 	return r, nil
 }
@@ -735,14 +736,14 @@ func (f *Reviews) Start(_ context.Context, id string, at time.Time) (ports.Revie
 // Finish stores the result of a queued or running run; a finished run
 // keeps its result (ErrConflict).
 func (f *Reviews) Finish(_ context.Context, r ports.ReviewRun) error {
-	if r.Status != ports.ReviewDone && r.Status != ports.ReviewFailed {
+	if r.Status != review.Done && r.Status != review.Failed {
 		return fmt.Errorf("fake: finish review: status %q", r.Status)
 	}
 	run, ok := f.Runs[r.ID]
 	switch {
 	case !ok:
 		return ports.ErrNotFound
-	case run.Status == ports.ReviewDone || run.Status == ports.ReviewFailed:
+	case run.Status == review.Done || run.Status == review.Failed:
 		return ports.ErrConflict
 	}
 	run.Status, run.PromptVersion, run.Findings, run.Summary, run.Stats, run.FinishedAt =

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -18,15 +19,15 @@ func CallLog(t *testing.T, open Open) {
 		h := open(t)
 		tenant := h.tenant(t)
 		srv := h.seedServer(t, tenant, "wiki", nil)
-		review := h.seedReview(t, tenant, h.seedRepository(t, tenant, "acme/api"), T0)
-		in := ports.ToolCall{ServerID: srv, ReviewID: review, Tool: "search", Status: "ok",
+		run := h.seedReview(t, tenant, h.seedRepository(t, tenant, "acme/api"), T0)
+		in := ports.ToolCall{ServerID: srv, ReviewID: run, Tool: "search", Status: "ok",
 			Duration: 1234567 * time.Microsecond, RequestBytes: 12, ResponseBytes: 3456,
 			ArgumentsHash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", CreatedAt: T0}
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error { return tx.Calls().Record(ctx, in) })
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 			want := in
 			want.Duration = 1234 * time.Millisecond
-			for _, list := range [][]ports.ToolCall{must(tx.Calls().Recent(ctx, srv, 10)), must(tx.Calls().ForReview(ctx, review, 10))} {
+			for _, list := range [][]ports.ToolCall{must(tx.Calls().Recent(ctx, srv, 10)), must(tx.Calls().ForReview(ctx, run, 10))} {
 				if len(list) != 1 {
 					t.Fatalf("%d records, want 1", len(list))
 				}
@@ -41,14 +42,14 @@ func CallLog(t *testing.T, open Open) {
 		tenant, other := h.tenant(t), h.tenant(t)
 		srv, srv2 := h.seedServer(t, tenant, "wiki", nil), h.seedServer(t, tenant, "jira", nil)
 		repo := h.seedRepository(t, tenant, "acme/api")
-		review, review2 := h.seedReview(t, tenant, repo, T0), h.seedReview(t, tenant, repo, T0)
-		rec := func(server, review, tool string, minute int) ports.ToolCall {
-			return ports.ToolCall{ServerID: server, ReviewID: review, Tool: tool, Status: "ok", CreatedAt: T0.Add(time.Duration(minute) * time.Minute)}
+		run, run2 := h.seedReview(t, tenant, repo, T0), h.seedReview(t, tenant, repo, T0)
+		rec := func(server, run, tool string, minute int) ports.ToolCall {
+			return ports.ToolCall{ServerID: server, ReviewID: run, Tool: tool, Status: "ok", CreatedAt: T0.Add(time.Duration(minute) * time.Minute)}
 		}
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 			// Recorded out of time order: the time decides.
-			for _, c := range []ports.ToolCall{rec(srv, review, "b", 2), rec(srv, review, "a", 1), rec(srv, "", "d", 4),
-				rec(srv2, review, "c", 3), rec(srv, review2, "x", 0), rec(srv, review, "e", 5)} {
+			for _, c := range []ports.ToolCall{rec(srv, run, "b", 2), rec(srv, run, "a", 1), rec(srv, "", "d", 4),
+				rec(srv2, run, "c", 3), rec(srv, run2, "x", 0), rec(srv, run, "e", 5)} {
 				if err := tx.Calls().Record(ctx, c); err != nil {
 					return err
 				}
@@ -60,7 +61,7 @@ func CallLog(t *testing.T, open Open) {
 			if err := tx.Calls().Record(ctx, rec(otherSrv, "", "z", 9)); err != nil {
 				return err
 			}
-			if got := must(tx.Calls().ForReview(ctx, review, 10)); len(got) != 0 {
+			if got := must(tx.Calls().ForReview(ctx, run, 10)); len(got) != 0 {
 				t.Errorf("another tenant reads %d records of the run", len(got))
 			}
 			return nil
@@ -84,10 +85,10 @@ func CallLog(t *testing.T, open Open) {
 				{"Recent(srv, 0)", must(tx.Calls().Recent(ctx, srv, 0)), ""},
 				{"Recent(other tenant's server)", must(tx.Calls().Recent(ctx, otherSrv, 10)), ""},
 				{"Recent(malformed)", must(tx.Calls().Recent(ctx, "not-a-uuid", 10)), ""},
-				{"ForReview(review, 10)", must(tx.Calls().ForReview(ctx, review, 10)), "abce"},
-				{"ForReview(review, 2)", must(tx.Calls().ForReview(ctx, review, 2)), "ab"},
-				{"ForReview(review, 0)", must(tx.Calls().ForReview(ctx, review, 0)), ""},
-				{"ForReview(review2, 10)", must(tx.Calls().ForReview(ctx, review2, 10)), "x"},
+				{"ForReview(run, 10)", must(tx.Calls().ForReview(ctx, run, 10)), "abce"},
+				{"ForReview(run, 2)", must(tx.Calls().ForReview(ctx, run, 2)), "ab"},
+				{"ForReview(run, 0)", must(tx.Calls().ForReview(ctx, run, 0)), ""},
+				{"ForReview(run2, 10)", must(tx.Calls().ForReview(ctx, run2, 10)), "x"},
 				{"ForReview(missing)", must(tx.Calls().ForReview(ctx, NewID(t), 10)), ""},
 				{"ForReview(malformed)", must(tx.Calls().ForReview(ctx, "not-a-uuid", 10)), ""},
 			} {
@@ -104,11 +105,11 @@ func CallLog(t *testing.T, open Open) {
 		tenant, other := h.tenant(t), h.tenant(t)
 		srv := h.seedServer(t, tenant, "wiki", nil)
 		repo := h.seedRepository(t, tenant, "acme/api")
-		review, review2 := h.seedReview(t, tenant, repo, T0), h.seedReview(t, tenant, repo, T0)
+		run, run2 := h.seedReview(t, tenant, repo, T0), h.seedReview(t, tenant, repo, T0)
 		const hash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 		big := limits.CallReservation + 5
 		calls := []struct {
-			status    string
+			status    review.CallStatus
 			hash      string
 			response  int
 			reviewID  string
@@ -117,19 +118,19 @@ func CallLog(t *testing.T, open Open) {
 			bytes     int
 			isBlocked bool
 		}{
-			{"ok", hash, 100, review, true, true, 100, false},
-			{"ok", hash, big, review, true, true, limits.CallReservation, false}, // at most a reservation
-			{"ok", "", 7, review, false, true, 7, false},                         // no hash: not reserved
-			{"error", hash, 50, review, true, true, 50, false},
-			{"error", hash, big, review, true, true, limits.CallReservation, false},
-			{"too_large", hash, 10, review, true, true, limits.CallReservation, false}, // a whole reservation
-			{"unavailable", hash, 999, review, true, true, 0, false},
-			{"blocked", "", 0, review, false, false, 0, true},   // blocked arguments
-			{"blocked", hash, 80, review, true, false, 0, true}, // blocked result
-			{"budget_exhausted", hash, 0, review, false, false, 0, false},
-			{"invalid_arguments", hash, 0, review, true, false, 0, false},
-			{"ok", hash, 300, review2, false, false, 0, false}, // another run
-			{"blocked", hash, 0, "", false, false, 0, false},   // outside a review
+			{"ok", hash, 100, run, true, true, 100, false},
+			{"ok", hash, big, run, true, true, limits.CallReservation, false}, // at most a reservation
+			{"ok", "", 7, run, false, true, 7, false},                         // no hash: not reserved
+			{"error", hash, 50, run, true, true, 50, false},
+			{"error", hash, big, run, true, true, limits.CallReservation, false},
+			{"too_large", hash, 10, run, true, true, limits.CallReservation, false}, // a whole reservation
+			{"unavailable", hash, 999, run, true, true, 0, false},
+			{"blocked", "", 0, run, false, false, 0, true},   // blocked arguments
+			{"blocked", hash, 80, run, true, false, 0, true}, // blocked result
+			{"budget_exhausted", hash, 0, run, false, false, 0, false},
+			{"invalid_arguments", hash, 0, run, true, false, 0, false},
+			{"ok", hash, 300, run2, false, false, 0, false},  // another run
+			{"blocked", hash, 0, "", false, false, 0, false}, // outside a review
 		}
 		var want ports.ReviewUsage
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
@@ -153,10 +154,10 @@ func CallLog(t *testing.T, open Open) {
 			return nil
 		})
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-			if got := must(tx.Calls().ReviewUsage(ctx, review)); got != want {
+			if got := must(tx.Calls().ReviewUsage(ctx, run)); got != want {
 				t.Errorf("ReviewUsage = %+v, want %+v", got, want)
 			}
-			if got, want := must(tx.Calls().ReviewUsage(ctx, review2)), (ports.ReviewUsage{Sent: 1, Bytes: 300, Reserved: 1}); got != want {
+			if got, want := must(tx.Calls().ReviewUsage(ctx, run2)), (ports.ReviewUsage{Sent: 1, Bytes: 300, Reserved: 1}); got != want {
 				t.Errorf("ReviewUsage of the other run = %+v, want %+v", got, want)
 			}
 			for _, id := range []string{NewID(t), "not-a-uuid", ""} {
@@ -167,7 +168,7 @@ func CallLog(t *testing.T, open Open) {
 			return nil
 		})
 		h.in(t, other, func(ctx context.Context, tx ports.TenantTx) error {
-			if got := must(tx.Calls().ReviewUsage(ctx, review)); got != (ports.ReviewUsage{}) {
+			if got := must(tx.Calls().ReviewUsage(ctx, run)); got != (ports.ReviewUsage{}) {
 				t.Errorf("ReviewUsage of another tenant's run = %+v, want zero", got)
 			}
 			return nil

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -18,9 +19,9 @@ func ReviewRepo(t *testing.T, open Open) {
 		h := open(t)
 		tenant := h.tenant(t)
 		repo := h.seedRepository(t, tenant, "acme/api")
-		in := ports.ReviewRun{ID: NewID(t), RepositoryID: repo, Status: ports.ReviewDone, Title: "Fix it",
+		in := ports.ReviewRun{ID: NewID(t), RepositoryID: repo, Status: review.Done, Title: "Fix it",
 			Description: "Why", Diff: "diff --git a/x b/x\n+1", Files: map[string]string{"x.go": "package x", "y.go": ""},
-			CreatedAt: T0, PromptVersion: "p1", Summary: "sum", Findings: []ports.Finding{{Path: "x.go", Line: 1}},
+			CreatedAt: T0, PromptVersion: "p1", Summary: "sum", Findings: []review.Finding{{Path: "x.go", Line: 1}},
 			StartedAt: T0, FinishedAt: T0}
 		bare := ports.ReviewRun{ID: NewID(t), RepositoryID: repo, CreatedAt: T0}
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
@@ -77,13 +78,13 @@ func ReviewRepo(t *testing.T, open Open) {
 				isErr(t, "Get "+id, err, ports.ErrNotFound)
 				_, err = tx.Reviews().Start(ctx, id, T0)
 				isErr(t, "Start "+id, err, ports.ErrNotFound)
-				err = tx.Reviews().Finish(ctx, ports.ReviewRun{ID: id, Status: ports.ReviewFailed, FinishedAt: T0})
+				err = tx.Reviews().Finish(ctx, ports.ReviewRun{ID: id, Status: review.Failed, FinishedAt: T0})
 				isErr(t, "Finish "+id, err, ports.ErrNotFound)
 				return nil
 			})
 		}
 		h.in(t, other, func(ctx context.Context, tx ports.TenantTx) error {
-			if r := must(tx.Reviews().Get(ctx, foreign)); r.Status != ports.ReviewQueued {
+			if r := must(tx.Reviews().Get(ctx, foreign)); r.Status != review.Queued {
 				t.Errorf("the other tenant's run is %s, want queued", r.Status)
 			}
 			return nil
@@ -117,7 +118,7 @@ func ReviewRepo(t *testing.T, open Open) {
 					if r.Diff != "" || len(r.Files) != 0 {
 						t.Errorf("Recent returned run %s with its diff or files", r.ID)
 					}
-					if r.Title != "t" || r.RepositoryID != repo || r.Status != ports.ReviewQueued {
+					if r.Title != "t" || r.RepositoryID != repo || r.Status != review.Queued {
 						t.Errorf("Recent returned %+v", r)
 					}
 				}
@@ -137,19 +138,19 @@ func ReviewRepo(t *testing.T, open Open) {
 		var want ports.ReviewRun
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 			want = must(tx.Reviews().Get(ctx, id))
-			want.Status, want.StartedAt = ports.ReviewRunning, T0.Add(time.Minute)
+			want.Status, want.StartedAt = review.Running, T0.Add(time.Minute)
 			sameRun(t, must(tx.Reviews().Start(ctx, id, T0.Add(time.Minute))), want)
 			sameRun(t, must(tx.Reviews().Start(ctx, id, T0.Add(2*time.Minute))), want) // retry
 			return nil
 		})
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 			sameRun(t, must(tx.Reviews().Get(ctx, id)), want)
-			return tx.Reviews().Finish(ctx, ports.ReviewRun{ID: id, Status: ports.ReviewDone, FinishedAt: T0.Add(3 * time.Minute)})
+			return tx.Reviews().Finish(ctx, ports.ReviewRun{ID: id, Status: review.Done, FinishedAt: T0.Add(3 * time.Minute)})
 		})
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 			_, err := tx.Reviews().Start(ctx, id, T0.Add(4*time.Minute))
 			isErr(t, "Start of a done run", err, ports.ErrConflict)
-			if r := must(tx.Reviews().Get(ctx, id)); r.Status != ports.ReviewDone || !r.StartedAt.Equal(want.StartedAt) {
+			if r := must(tx.Reviews().Get(ctx, id)); r.Status != review.Done || !r.StartedAt.Equal(want.StartedAt) {
 				t.Errorf("after a refused start: %s, started %v", r.Status, r.StartedAt)
 			}
 			return nil
@@ -162,9 +163,9 @@ func ReviewRepo(t *testing.T, open Open) {
 		repo := h.seedRepository(t, tenant, "acme/api")
 		running, never := h.seedReview(t, tenant, repo, T0), h.seedReview(t, tenant, repo, T0)
 		prompt := "mcp-v2"
-		result := ports.ReviewRun{ID: running, Status: ports.ReviewDone, PromptVersion: "v7", Summary: "Looks fine.",
-			Findings:   []ports.Finding{{Path: "x.go", Line: 3, Title: "Nil", Body: "b", Evidence: "e"}},
-			Stats:      ports.ReviewStats{Mcp: ports.McpStats{Prompt: &prompt, Calls: 4, Bytes: 1000, Blocked: 1}},
+		result := ports.ReviewRun{ID: running, Status: review.Done, PromptVersion: "v7", Summary: "Looks fine.",
+			Findings:   []review.Finding{{Path: "x.go", Line: 3, Title: "Nil", Body: "b", Evidence: "e"}},
+			Stats:      review.Stats{Mcp: review.McpStats{Prompt: &prompt, Calls: 4, Bytes: 1000, Blocked: 1}},
 			FinishedAt: T0.Add(time.Hour),
 			// Request fields in a result are not stored.
 			Title: "changed", Diff: "changed", Files: map[string]string{"changed": ""}, RepositoryID: NewID(t)}
@@ -177,15 +178,15 @@ func ReviewRepo(t *testing.T, open Open) {
 			result.Status, result.PromptVersion, result.Summary, result.Findings, result.Stats, result.FinishedAt
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 			sameRun(t, must(tx.Reviews().Get(ctx, running)), want)
-			late := ports.ReviewRun{ID: running, Status: ports.ReviewFailed, Summary: "late", FinishedAt: T0.Add(2 * time.Hour)}
+			late := ports.ReviewRun{ID: running, Status: review.Failed, Summary: "late", FinishedAt: T0.Add(2 * time.Hour)}
 			isErr(t, "Finish of a done run", tx.Reviews().Finish(ctx, late), ports.ErrConflict)
 			sameRun(t, must(tx.Reviews().Get(ctx, running)), want)
 
 			// A run that never started may fail (a job that gave up).
-			if err := tx.Reviews().Finish(ctx, ports.ReviewRun{ID: never, Status: ports.ReviewFailed, FinishedAt: T0.Add(time.Hour)}); err != nil {
+			if err := tx.Reviews().Finish(ctx, ports.ReviewRun{ID: never, Status: review.Failed, FinishedAt: T0.Add(time.Hour)}); err != nil {
 				t.Errorf("Finish of a queued run: %v", err)
 			}
-			if r := must(tx.Reviews().Get(ctx, never)); r.Status != ports.ReviewFailed || !r.StartedAt.IsZero() {
+			if r := must(tx.Reviews().Get(ctx, never)); r.Status != review.Failed || !r.StartedAt.IsZero() {
 				t.Errorf("failed queued run: %s, started %v", r.Status, r.StartedAt)
 			}
 			return nil
@@ -197,12 +198,12 @@ func ReviewRepo(t *testing.T, open Open) {
 		tenant := h.tenant(t)
 		id := h.seedReview(t, tenant, h.seedRepository(t, tenant, "acme/api"), T0)
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-			for _, s := range []string{ports.ReviewQueued, ports.ReviewRunning, "", "cancelled"} {
+			for _, s := range []review.RunStatus{review.Queued, review.Running, "", "cancelled"} {
 				if err := tx.Reviews().Finish(ctx, ports.ReviewRun{ID: id, Status: s, FinishedAt: T0}); err == nil {
 					t.Errorf("Finish with status %q succeeded", s)
 				}
 			}
-			if r := must(tx.Reviews().Get(ctx, id)); r.Status != ports.ReviewQueued || !r.FinishedAt.IsZero() {
+			if r := must(tx.Reviews().Get(ctx, id)); r.Status != review.Queued || !r.FinishedAt.IsZero() {
 				t.Errorf("after refused finishes: %s, finished %v", r.Status, r.FinishedAt)
 			}
 			return nil
@@ -212,7 +213,7 @@ func ReviewRepo(t *testing.T, open Open) {
 
 // queued is r as Insert stores it: queued, without a result.
 func queued(r ports.ReviewRun) ports.ReviewRun {
-	return ports.ReviewRun{ID: r.ID, RepositoryID: r.RepositoryID, Status: ports.ReviewQueued, Title: r.Title,
+	return ports.ReviewRun{ID: r.ID, RepositoryID: r.RepositoryID, Status: review.Queued, Title: r.Title,
 		Description: r.Description, Diff: r.Diff, Files: r.Files, CreatedAt: r.CreatedAt}
 }
 

@@ -1,6 +1,6 @@
 // Package scripted is the scripted model: a [ports.Model] that replays a
 // file of model turns instead of asking a model, for tests and the
-// README's demo (QUAVON_LLM_PROVIDER=scripted, CONTRACT.md section 4). It
+// README's demo (QUAVON_LLM_PROVIDER=scripted). It
 // is named the scripted model everywhere it appears, so nobody mistakes
 // its output for a review.
 //
@@ -245,7 +245,7 @@ func (m *Model) Complete(ctx context.Context, req ports.ModelRequest) (ports.Mod
 	return turns[n], nil
 }
 
-// logLine is one line of the request log (CONTRACT.md section 4).
+// logLine is one line of the request log (see the package doc).
 type logLine struct {
 	Step     string       `json:"step"`
 	Tools    []string     `json:"tools"`

@@ -16,7 +16,7 @@ import (
 	"github.com/codelotse/codelotse/ports"
 )
 
-// contractScript is the example of CONTRACT.md section 4.
+// contractScript is the example of the package doc.
 const contractScript = `{"finder":   [{"toolCalls": [{"name": "mcp_wiki_search", "arguments": {"query": "cache"}}]},
               {"content": "{\"findings\": [{\"path\": \"a.go\", \"line\": 3, \"title\": \"t\", \"body\": \"b\", \"evidence\": \"e\"}]}"}],
  "verifier": [{"content": "{\"verdicts\": [{\"index\": 0, \"keep\": true, \"reason\": \"r\"}]}"}],
