@@ -2,8 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -20,22 +18,14 @@ import (
 	"github.com/codelotse/codelotse/app/operations"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/ports"
+	"github.com/codelotse/codelotse/ports/porttest"
 )
 
 // wait bounds every wait of these tests. Leader election, the rescuer and
 // River's scheduler (5 s) set the pace.
 const wait = 30 * time.Second
 
-func newID(t testing.TB) string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
+var newID = porttest.NewID
 
 // env is a migrated database with a tenant and a repository.
 type env struct {

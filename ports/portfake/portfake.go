@@ -8,16 +8,21 @@ package portfake
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	uid "github.com/codelotse/codelotse/domain/id"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/domain/review"
@@ -90,12 +95,36 @@ func (a *Audit) Append(_ context.Context, e ports.AuditEvent) error {
 	return nil
 }
 
+// Recent returns the events newest first (by At, the last appended first
+// on a tie), their details as the store's JSON column gives them back.
+// Events keeps them as appended.
 func (a *Audit) Recent(_ context.Context, limit int) ([]ports.AuditEvent, error) {
-	var out []ports.AuditEvent
-	for i := len(a.Events) - 1; i >= 0 && len(out) < limit; i-- {
-		out = append(out, a.Events[i])
+	out := slices.Clone(a.Events)
+	slices.Reverse(out)
+	slices.SortStableFunc(out, func(x, y ports.AuditEvent) int { return y.At.Compare(x.At) })
+	out = firstN(out, limit)
+	for i := range out {
+		d, err := viaJSON(out[i].Details)
+		if err != nil {
+			return nil, err
+		}
+		out[i].Details = d
 	}
 	return out, nil
+}
+
+// viaJSON returns details as a JSON column stores them: numbers as
+// float64, slices as []any.
+func viaJSON(details map[string]any) (map[string]any, error) {
+	out := map[string]any{}
+	if details == nil {
+		return out, nil
+	}
+	b, err := json.Marshal(details)
+	if err != nil {
+		return nil, err
+	}
+	return out, json.Unmarshal(b, &out)
 }
 
 // Settings holds one tenant's settings.
@@ -103,22 +132,46 @@ type Settings struct{ Value settings.Settings }
 
 func (f *Settings) Get(context.Context) (settings.Settings, error) { return f.Value, nil }
 func (f *Settings) Put(_ context.Context, s settings.Settings) error {
+	if s.IsZero() {
+		return errors.New("fake: put zero settings")
+	}
 	f.Value = s
 	return nil
 }
 
 // PromptLogs keeps one tenant's prompt logs in memory.
-type PromptLogs struct{ Logs []ports.PromptLog }
+// When Reviews is set, a log needs a run of the tenant (ErrNotFound). When
+// Rotator is set, each log is also a row of the rotator, which may
+// re-seal it.
+type PromptLogs struct {
+	Logs    []ports.PromptLog
+	Reviews ports.ReviewRepo
+	Rotator *PromptRotator
+	ids     []string // the rotator's id of each of Logs
+}
 
-func (f *PromptLogs) Insert(_ context.Context, l ports.PromptLog) error {
+func (f *PromptLogs) Insert(ctx context.Context, l ports.PromptLog) error {
+	if f.Reviews != nil {
+		if _, err := f.Reviews.Get(ctx, l.ReviewID); err != nil {
+			return fmt.Errorf("fake: prompt log: review: %w", err)
+		}
+	}
 	f.Logs = append(f.Logs, l)
+	if f.Rotator != nil {
+		id := newUUID()
+		f.ids = append(f.ids, id)
+		f.Rotator.Logs = append(f.Rotator.Logs, ports.SealedPromptLog{ID: id, ReviewID: l.ReviewID, Sealed: bytes.Clone(l.Sealed)})
+	}
 	return nil
 }
 
 func (f *PromptLogs) List(_ context.Context, reviewID string, now time.Time) ([]ports.PromptLog, error) {
 	var out []ports.PromptLog
-	for _, l := range f.Logs {
+	for i, l := range f.Logs {
 		if l.ReviewID == reviewID && l.ExpiresAt.After(now) {
+			if f.Rotator != nil && i < len(f.ids) {
+				l.Sealed = f.Rotator.sealed(f.ids[i])
+			}
 			out = append(out, l)
 		}
 	}
@@ -127,7 +180,10 @@ func (f *PromptLogs) List(_ context.Context, reviewID string, now time.Time) ([]
 
 func (f *PromptLogs) DeleteAll(context.Context) (int64, error) {
 	n := int64(len(f.Logs))
-	f.Logs = nil
+	if f.Rotator != nil {
+		f.Rotator.Logs = slices.DeleteFunc(f.Rotator.Logs, func(l ports.SealedPromptLog) bool { return slices.Contains(f.ids, l.ID) })
+	}
+	f.Logs, f.ids = nil, nil
 	return n, nil
 }
 
@@ -144,30 +200,41 @@ func (c *Calls) Record(_ context.Context, call ports.ToolCall) error {
 	return nil
 }
 
+// Recent returns a server's records newest first (by CreatedAt), with
+// the duration in whole milliseconds as the store keeps it; Records keeps
+// them as recorded.
 func (c *Calls) Recent(_ context.Context, serverID string, limit int) ([]ports.ToolCall, error) {
-	var out []ports.ToolCall
-	for i := len(c.Records) - 1; i >= 0 && len(out) < limit; i-- {
-		if c.Records[i].ServerID == serverID {
-			out = append(out, c.Records[i])
-		}
-	}
-	return out, nil
+	return c.stored(func(r ports.ToolCall) bool { return r.ServerID == serverID }, -1, limit), nil
 }
 
+// ForReview returns a run's records oldest first (by CreatedAt).
 func (c *Calls) ForReview(_ context.Context, reviewID string, limit int) ([]ports.ToolCall, error) {
+	return c.stored(func(r ports.ToolCall) bool { return reviewID != "" && r.ReviewID == reviewID }, 1, limit), nil
+}
+
+// stored returns at most limit of the records keep accepts, as the store
+// gives them back, sorted by time (order 1 oldest first, -1 newest first;
+// PostgreSQL leaves the order of equal times open, the fake keeps the
+// order of recording).
+func (c *Calls) stored(keep func(ports.ToolCall) bool, order, limit int) []ports.ToolCall {
 	var out []ports.ToolCall
 	for _, r := range c.Records {
-		if r.ReviewID == reviewID && len(out) < limit {
+		if keep(r) {
+			r.Duration = r.Duration.Truncate(time.Millisecond)
 			out = append(out, r)
 		}
 	}
-	return out, nil
+	if order < 0 { // ties: the last recorded first
+		slices.Reverse(out)
+	}
+	slices.SortStableFunc(out, func(x, y ports.ToolCall) int { return order * x.CreatedAt.Compare(y.CreatedAt) })
+	return firstN(out, limit)
 }
 
 func (c *Calls) ReviewUsage(_ context.Context, reviewID string) (ports.ReviewUsage, error) {
 	var u ports.ReviewUsage
 	for _, r := range c.Records {
-		if r.ReviewID != reviewID {
+		if reviewID == "" || r.ReviewID != reviewID {
 			continue
 		}
 		if r.Status != review.CallBudgetExhausted && r.ArgumentsHash != "" {
@@ -192,9 +259,14 @@ func (c *Calls) ReviewUsage(_ context.Context, reviewID string) (ports.ReviewUsa
 // Servers is an in-memory ports.ServerRepo of one tenant. Calls are
 // serialised by Tenants; it keeps copies so a caller's later changes
 // to an entity do not reach the "stored" row.
+//
+// When TenantID is set, Insert refuses a server of another tenant; when
+// Calls is set, Delete deletes the server's call records too.
 type Servers struct {
-	Rows  map[string]*server.Server
-	Creds map[string][]byte
+	Rows     map[string]*server.Server
+	Creds    map[string][]byte
+	TenantID string
+	Calls    *Calls
 	// Err, when set, is returned by every call (a failing database).
 	Err error
 	// Clock is the database's clock for ClaimDiscovery.
@@ -220,11 +292,17 @@ func (r *Servers) Insert(_ context.Context, s *server.Server, enc []byte, max in
 	if r.Err != nil {
 		return r.Err
 	}
+	if r.TenantID != "" && s.TenantID() != r.TenantID {
+		return fmt.Errorf("fake: insert: server of tenant %s in tenant %s", s.TenantID(), r.TenantID)
+	}
 	if len(r.Rows) >= max {
 		return ports.ErrTooManyServers
 	}
 	if r.nameTaken(s.Name(), "") {
 		return fmt.Errorf("insert: %w", ports.ErrNameTaken)
+	}
+	if _, used := r.Rows[s.ID()]; used {
+		return fmt.Errorf("insert: %w", ports.ErrConflict)
 	}
 	r.Rows[s.ID()] = cloneServer(s)
 	if enc != nil {
@@ -292,6 +370,9 @@ func (r *Servers) Delete(_ context.Context, id string) error {
 	}
 	delete(r.Rows, id)
 	delete(r.Creds, id)
+	if r.Calls != nil {
+		r.Calls.Records = slices.DeleteFunc(r.Calls.Records, func(c ports.ToolCall) bool { return c.ServerID == id })
+	}
 	return nil
 }
 
@@ -388,7 +469,7 @@ func (f *Rotator) Replace(_ context.Context, id string, old, enc []byte) (bool, 
 	if f.BeforeReplace != nil {
 		f.BeforeReplace(id)
 	}
-	if !bytes.Equal(f.Creds[id], old) {
+	if cur, ok := f.Creds[id]; !ok || old == nil || !bytes.Equal(cur, old) {
 		return false, nil
 	}
 	f.Creds[id] = bytes.Clone(enc)
@@ -424,6 +505,9 @@ func (r *Servers) claimNow() time.Time {
 type Repositories struct{ ByID map[string]ports.Repository }
 
 func (f *Repositories) Insert(_ context.Context, r ports.Repository) error {
+	if _, used := f.ByID[r.ID]; used {
+		return ports.ErrConflict
+	}
 	for _, have := range f.ByID {
 		if have.Name == r.Name {
 			return ports.ErrConflict
@@ -452,28 +536,30 @@ func (f *Repositories) SetVisibility(_ context.Context, id string, v policy.Visi
 }
 
 func (f *Repositories) List(_ context.Context, after string, limit int) ([]ports.Repository, error) {
-	var out []ports.Repository
-	for _, r := range f.ByID {
-		if r.Name > after {
-			out = append(out, r)
-		}
-	}
-	slices.SortFunc(out, func(a, b ports.Repository) int { return strings.Compare(a.Name, b.Name) })
-	return out[:min(limit, len(out))], nil
+	return pageAfter(slices.Collect(maps.Values(f.ByID)), func(r ports.Repository) string { return r.Name }, after, limit), nil
 }
 
 // Policies is an in-memory ports.PolicyRepo of one tenant; servers
 // are the ids of the tenant's servers.
+//
+// When RepositoryRepo is set, PutRepository needs a repository of the
+// tenant (ErrNotFound); when ServerRepo is set, ServersExist also reads
+// it. Ids compare case-insensitively, like UUIDs.
 type Policies struct {
-	Def     *policy.McpSection
-	Repos   map[string]policy.McpSection
-	Servers map[string]bool
-	Asked   [][]string
+	Def            *policy.McpSection
+	Repos          map[string]policy.McpSection
+	Servers        map[string]bool
+	Asked          [][]string
+	RepositoryRepo ports.RepositoryRepo
+	ServerRepo     ports.ServerRepo
 }
 
 func (f *Policies) Default(context.Context) (*policy.McpSection, error) { return f.Def, nil }
 
 func (f *Policies) PutDefault(_ context.Context, s policy.McpSection) error {
+	if s.Mode() == policy.ModeInherit {
+		return errors.New("fake: a tenant default cannot inherit")
+	}
 	f.Def = &s
 	return nil
 }
@@ -483,7 +569,12 @@ func (f *Policies) Repository(_ context.Context, id string) (policy.McpSection, 
 	return s, ok, nil
 }
 
-func (f *Policies) PutRepository(_ context.Context, id string, s policy.McpSection) error {
+func (f *Policies) PutRepository(ctx context.Context, id string, s policy.McpSection) error {
+	if f.RepositoryRepo != nil {
+		if _, err := f.RepositoryRepo.Get(ctx, id); err != nil {
+			return fmt.Errorf("fake: put repository policy: %w", err)
+		}
+	}
 	f.Repos[id] = s
 	return nil
 }
@@ -498,11 +589,20 @@ func (f *Policies) Repositories(_ context.Context, ids []string) (map[string]pol
 	return out, nil
 }
 
-func (f *Policies) ServersExist(_ context.Context, ids []string) (map[string]bool, error) {
+func (f *Policies) ServersExist(ctx context.Context, ids []string) (map[string]bool, error) {
 	f.Asked = append(f.Asked, ids)
 	out := map[string]bool{}
-	for _, id := range ids {
-		out[id] = f.Servers[id]
+	for _, raw := range ids {
+		id, ok := uid.Parse(raw)
+		if !ok {
+			out[raw] = false
+			continue
+		}
+		out[raw] = f.Servers[id]
+		if f.ServerRepo != nil && !out[raw] {
+			_, err := f.ServerRepo.Get(ctx, id)
+			out[raw] = err == nil
+		}
 	}
 	return out, nil
 }
@@ -530,6 +630,12 @@ func (f *Accounts) CreateTenant(_ context.Context, name string) (string, error) 
 func (f *Accounts) CreateToken(_ context.Context, tenantID string, hash []byte, perms []string) (string, error) {
 	if _, ok := f.Tenants[tenantID]; !ok {
 		return "", ports.ErrNotFound
+	}
+	if len(hash) != 32 {
+		return "", fmt.Errorf("fake: token hash has %d bytes, want 32 (SHA-256)", len(hash))
+	}
+	if _, used := f.Tokens[string(hash)]; used {
+		return "", ports.ErrConflict
 	}
 	f.nextID++
 	id := UUID(f.nextID)
@@ -568,10 +674,24 @@ func itoa(n int) string {
 }
 
 // Reviews is an in-memory ports.ReviewRepo.
-type Reviews struct{ Runs map[string]ports.ReviewRun }
+// When Repos is set, a run needs a repository of the tenant (ErrNotFound).
+type Reviews struct {
+	Runs  map[string]ports.ReviewRun
+	Repos ports.RepositoryRepo
+}
 
-func (f *Reviews) Insert(_ context.Context, r ports.ReviewRun) error {
-	f.Runs[r.ID] = r
+// Insert stores r queued, without a result.
+func (f *Reviews) Insert(ctx context.Context, r ports.ReviewRun) error {
+	if _, used := f.Runs[r.ID]; used {
+		return ports.ErrConflict
+	}
+	if f.Repos != nil {
+		if _, err := f.Repos.Get(ctx, r.RepositoryID); err != nil {
+			return fmt.Errorf("fake: insert review: repository: %w", err)
+		}
+	}
+	f.Runs[r.ID] = ports.ReviewRun{ID: r.ID, RepositoryID: r.RepositoryID, Status: review.Queued, Title: r.Title,
+		Description: r.Description, Diff: r.Diff, Files: r.Files, CreatedAt: r.CreatedAt}
 	return nil
 }
 func (f *Reviews) Get(_ context.Context, id string) (ports.ReviewRun, error) {
@@ -581,14 +701,21 @@ func (f *Reviews) Get(_ context.Context, id string) (ports.ReviewRun, error) {
 	}
 	return r, nil
 }
+
+// Recent returns a repository's runs newest first (by CreatedAt, then id
+// descending), without their diff and files.
 func (f *Reviews) Recent(_ context.Context, repositoryID string, limit int) ([]ports.ReviewRun, error) {
 	var out []ports.ReviewRun
 	for _, r := range f.Runs {
-		if r.RepositoryID == repositoryID && len(out) < limit {
+		if r.RepositoryID == repositoryID {
+			r.Diff, r.Files = "", nil
 			out = append(out, r)
 		}
 	}
-	return out, nil
+	slices.SortFunc(out, func(x, y ports.ReviewRun) int {
+		return cmp.Or(y.CreatedAt.Compare(x.CreatedAt), strings.Compare(y.ID, x.ID))
+	})
+	return firstN(out, limit), nil
 }
 func (f *Reviews) Start(_ context.Context, id string, at time.Time) (ports.ReviewRun, error) {
 	r, ok := f.Runs[id]
@@ -598,12 +725,30 @@ func (f *Reviews) Start(_ context.Context, id string, at time.Time) (ports.Revie
 	if r.Status.Finished() {
 		return r, ports.ErrConflict
 	}
-	r.Status, r.StartedAt = review.Running, at
+	if r.StartedAt.IsZero() { // a retry keeps the first start
+		r.StartedAt = at
+	}
+	r.Status = review.Running
 	f.Runs[id] = r
 	return r, nil
 }
+
+// Finish stores the result of a queued or running run; a finished run
+// keeps its result (ErrConflict).
 func (f *Reviews) Finish(_ context.Context, r ports.ReviewRun) error {
-	f.Runs[r.ID] = r
+	if r.Status != review.Done && r.Status != review.Failed {
+		return fmt.Errorf("fake: finish review: status %q", r.Status)
+	}
+	run, ok := f.Runs[r.ID]
+	switch {
+	case !ok:
+		return ports.ErrNotFound
+	case run.Status == review.Done || run.Status == review.Failed:
+		return ports.ErrConflict
+	}
+	run.Status, run.PromptVersion, run.Findings, run.Summary, run.Stats, run.FinishedAt =
+		r.Status, r.PromptVersion, r.Findings, r.Summary, r.Stats, r.FinishedAt
+	f.Runs[r.ID] = run
 	return nil
 }
 
@@ -611,21 +756,46 @@ func (f *Reviews) Finish(_ context.Context, r ports.ReviewRun) error {
 type PromptRotator struct{ Logs []ports.SealedPromptLog }
 
 func (f *PromptRotator) Batch(_ context.Context, after string, limit int) ([]ports.SealedPromptLog, error) {
-	var out []ports.SealedPromptLog
+	return pageAfter(f.Logs, func(l ports.SealedPromptLog) string { return l.ID }, after, limit), nil
+}
+
+func (f *PromptRotator) sealed(id string) []byte {
 	for _, l := range f.Logs {
-		if l.ID > after && len(out) < limit {
-			out = append(out, l)
+		if l.ID == id {
+			return l.Sealed
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func (f *PromptRotator) Replace(_ context.Context, id string, old, sealed []byte) (bool, error) {
 	for i, l := range f.Logs {
-		if l.ID == id && string(l.Sealed) == string(old) {
+		if l.ID == id && old != nil && string(l.Sealed) == string(old) {
 			f.Logs[i].Sealed = sealed
 			return true, nil
 		}
 	}
 	return false, nil
 }
+
+// logIDs numbers the prompt logs of every PromptLogs, so that their ids
+// are unique across tenants and sort in the order they were written.
+var logIDs atomic.Int64
+
+func newUUID() string { return UUID(int(logIDs.Add(1))) }
+
+// pageAfter is one page of keyset paging: the items whose key sorts after
+// after, in key order (bytes), at most limit.
+func pageAfter[T any](items []T, key func(T) string, after string, limit int) []T {
+	var out []T
+	for _, it := range items {
+		if key(it) > after {
+			out = append(out, it)
+		}
+	}
+	slices.SortFunc(out, func(x, y T) int { return strings.Compare(key(x), key(y)) })
+	return firstN(out, limit)
+}
+
+// firstN returns at most the first n items (none for n ≤ 0).
+func firstN[T any](items []T, n int) []T { return items[:max(0, min(n, len(items)))] }
