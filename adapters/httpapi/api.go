@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/accounts"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/go-playground/validator/v10"
@@ -23,7 +24,7 @@ import (
 // Authenticator resolves a bearer token to its principal; ports.ErrNotFound
 // (or any error) means unauthenticated.
 type Authenticator interface {
-	Authenticate(ctx context.Context, token string) (ports.Principal, error)
+	Handle(ctx context.Context, q accounts.Authenticate) (ports.Principal, error)
 }
 
 // handlerFunc is an API handler: it gets the caller and returns the status
@@ -93,7 +94,7 @@ func (rt *router) authenticate(r *http.Request) (ports.Principal, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 		return ports.Principal{}, app.Fail(app.CodeUnauthenticated, "a bearer token is required")
 	}
-	p, err := rt.auth.Authenticate(r.Context(), strings.TrimSpace(token))
+	p, err := rt.auth.Handle(r.Context(), accounts.Authenticate{Token: strings.TrimSpace(token)})
 	if err != nil {
 		if errors.Is(err, ports.ErrNotFound) {
 			return ports.Principal{}, app.Fail(app.CodeUnauthenticated, "unknown token")

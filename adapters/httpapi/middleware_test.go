@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/accounts"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/rs/xid"
 	"github.com/rs/zerolog"
@@ -34,7 +35,8 @@ type oneToken struct{}
 
 const mwToken = "clt_request-log-canary-token"
 
-func (oneToken) Authenticate(_ context.Context, token string) (ports.Principal, error) {
+func (oneToken) Handle(_ context.Context, q accounts.Authenticate) (ports.Principal, error) {
+	token := q.Token
 	if token != mwToken {
 		return ports.Principal{}, ports.ErrNotFound
 	}

@@ -204,7 +204,8 @@ func (t *restAudit) Recent(_ context.Context, limit int) ([]ports.AuditEvent, er
 // restTokens maps fixed bearer tokens to principals.
 type restTokens map[string]ports.Principal
 
-func (m restTokens) Authenticate(_ context.Context, token string) (ports.Principal, error) {
+func (m restTokens) Handle(_ context.Context, q accounts.Authenticate) (ports.Principal, error) {
+	token := q.Token
 	p, ok := m[token]
 	if !ok {
 		return ports.Principal{}, ports.ErrNotFound

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/accounts"
 	"github.com/codelotse/codelotse/app/registry"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/limits"
@@ -173,7 +174,8 @@ func (srvClock) Now() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 1230000
 
 type srvTokens map[string]ports.Principal
 
-func (m srvTokens) Authenticate(_ context.Context, token string) (ports.Principal, error) {
+func (m srvTokens) Handle(_ context.Context, q accounts.Authenticate) (ports.Principal, error) {
+	token := q.Token
 	if p, ok := m[token]; ok {
 		return p, nil
 	}

@@ -29,25 +29,26 @@ func TokenHash(token string) []byte {
 	return sum[:]
 }
 
-// Authenticator resolves API tokens to their principal (it implements the
-// HTTP adapter's Authenticator). Safe for concurrent use.
-type Authenticator struct {
-	accounts ports.Accounts
-}
+// Authenticate is the query behind every API request: the principal of
+// a bearer token.
+type Authenticate struct{ Token string }
 
-// NewAuthenticator returns an [Authenticator] over the accounts store.
-func NewAuthenticator(accounts ports.Accounts) *Authenticator {
-	return &Authenticator{accounts: accounts}
-}
+// AuthenticateHandler resolves API tokens to their principal (it
+// implements the HTTP adapter's Authenticator). Safe for concurrent use.
+type AuthenticateHandler struct{ d Deps }
 
-// Authenticate hashes token and looks the hash up. A token that is not of
+// NewAuthenticateHandler returns an [AuthenticateHandler].
+func NewAuthenticateHandler(d Deps) *AuthenticateHandler { return &AuthenticateHandler{d: d} }
+
+// Handle hashes the token and looks the hash up. A token that is not of
 // our format, or whose hash is unknown, gives an error wrapping
 // [ports.ErrNotFound]; other errors are the store's.
-func (a *Authenticator) Authenticate(ctx context.Context, token string) (ports.Principal, error) {
+func (h *AuthenticateHandler) Handle(ctx context.Context, q Authenticate) (ports.Principal, error) {
+	token := q.Token
 	if len(token) != tokenLen || !strings.HasPrefix(token, TokenPrefix) {
 		return ports.Principal{}, fmt.Errorf("malformed token: %w", ports.ErrNotFound)
 	}
-	p, err := a.accounts.LookupToken(ctx, TokenHash(token))
+	p, err := h.d.Accounts.LookupToken(ctx, TokenHash(token))
 	if err != nil {
 		return ports.Principal{}, fmt.Errorf("look up token: %w", err)
 	}

@@ -71,7 +71,7 @@ func NewSignOutHandler(d Deps) *SignOutHandler { return &SignOutHandler{d: d} }
 // for a malformed or unknown token. Expired sessions of every tenant are
 // removed on the way, so the table holds live sessions only.
 func (h *SignInHandler) Handle(ctx context.Context, cmd SignIn) (Session, error) {
-	p, err := NewAuthenticator(h.d.Accounts).Authenticate(ctx, cmd.Token)
+	p, err := NewAuthenticateHandler(h.d).Handle(ctx, Authenticate{Token: cmd.Token})
 	if errors.Is(err, ports.ErrNotFound) {
 		return Session{}, app.Fail(app.CodeUnauthenticated, "unknown token")
 	}

@@ -98,7 +98,7 @@ func TestCreateTokenStoresOnlyTheHash(t *testing.T) {
 		t.Fatalf("second token = %q, %v; want a different token", other, err)
 	}
 
-	p, err := accounts.NewAuthenticator(store).Authenticate(ctx, token)
+	p, err := accounts.NewAuthenticateHandler(accounts.Deps{Accounts: store}).Handle(ctx, accounts.Authenticate{Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,10 +166,10 @@ func TestCreateTenantName(t *testing.T) {
 
 func TestAuthenticateRefusesUnknownAndMalformed(t *testing.T) {
 	store := portfake.NewAccounts()
-	auth := accounts.NewAuthenticator(store)
+	auth := accounts.NewAuthenticateHandler(accounts.Deps{Accounts: store})
 	unknown := accounts.TokenPrefix + strings.Repeat("A", 43)
 	for _, token := range []string{"", "clt_", "secret", unknown, unknown + "A", strings.Repeat("x", 47)} {
-		if _, err := auth.Authenticate(context.Background(), token); !errors.Is(err, ports.ErrNotFound) {
+		if _, err := auth.Handle(context.Background(), accounts.Authenticate{Token: token}); !errors.Is(err, ports.ErrNotFound) {
 			t.Errorf("Authenticate(%q) error = %v, want ErrNotFound", token, err)
 		}
 	}

@@ -6,7 +6,7 @@ import "github.com/google/wire"
 // authentication, web sessions, tenant settings and the audit log.
 var ProviderSet = wire.NewSet(
 	wire.Struct(new(Deps), "*"),
-	NewCreateTenantHandler, NewCreateTokenHandler, NewAuthenticator,
+	NewCreateTenantHandler, NewCreateTokenHandler, NewAuthenticateHandler,
 	NewSignInHandler, NewResumeSessionHandler, NewSignOutHandler,
 	NewGetSettingsHandler, NewPutSettingsHandler,
 	NewListAuditHandler, NewAuditPageHandler,

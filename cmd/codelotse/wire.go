@@ -20,7 +20,7 @@ var apiSet = wire.NewSet(
 	uiSet,
 	provideHTTPAddr,
 	httpapi.ProviderSet,
-	wire.Bind(new(httpapi.Authenticator), new(*accounts.Authenticator)),
+	wire.Bind(new(httpapi.Authenticator), new(*accounts.AuthenticateHandler)),
 )
 
 // initServe builds `codelotse serve`: the API and the worker in one process.

@@ -36,16 +36,26 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		return nil, nil, err
 	}
 	postgresAccounts := postgres.NewAccounts(db)
-	authenticator := accounts.NewAuthenticator(postgresAccounts)
-	gates := provideGates(cfg)
 	tenants := postgres.NewTenants(db)
+	sessions := postgres.NewSessions(db)
 	keyRing, err := provideKeyRing(cfg)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	resolver := provideResolver()
 	clock := provideClock()
+	reader := provideRand()
+	deps := accounts.Deps{
+		Accounts: postgresAccounts,
+		Tenants:  tenants,
+		Sessions: sessions,
+		Cipher:   keyRing,
+		Clock:    clock,
+		Rand:     reader,
+	}
+	authenticateHandler := accounts.NewAuthenticateHandler(deps)
+	gates := provideGates(cfg)
+	resolver := provideResolver()
 	rules := provideRules(cfg)
 	v := provideNewID()
 	serverDeps := registry.ServerDeps{
@@ -65,33 +75,23 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler)
 	statusHandler := app.NewStatusHandler(gates)
 	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
-	deps := repositories.Deps{
+	repositoriesDeps := repositories.Deps{
 		Tenants: tenants,
 		Clock:   clock,
 		NewID:   v,
 		Gates:   gates,
 	}
-	createRepositoryHandler := repositories.NewCreateRepositoryHandler(deps)
-	getRepositoryHandler := repositories.NewGetRepositoryHandler(deps)
-	updateRepositoryHandler := repositories.NewUpdateRepositoryHandler(deps)
-	listRepositoriesHandler := repositories.NewListRepositoriesHandler(deps)
+	createRepositoryHandler := repositories.NewCreateRepositoryHandler(repositoriesDeps)
+	getRepositoryHandler := repositories.NewGetRepositoryHandler(repositoriesDeps)
+	updateRepositoryHandler := repositories.NewUpdateRepositoryHandler(repositoriesDeps)
+	listRepositoriesHandler := repositories.NewListRepositoriesHandler(repositoriesDeps)
 	repositoryRoutes := httpapi.NewRepositoryRoutes(createRepositoryHandler, getRepositoryHandler, updateRepositoryHandler, listRepositoriesHandler)
-	getDefaultsHandler := repositories.NewGetDefaultsHandler(deps)
-	putDefaultsHandler := repositories.NewPutDefaultsHandler(deps)
-	getPolicyHandler := repositories.NewGetPolicyHandler(deps)
-	putPolicyHandler := repositories.NewPutPolicyHandler(deps)
+	getDefaultsHandler := repositories.NewGetDefaultsHandler(repositoriesDeps)
+	putDefaultsHandler := repositories.NewPutDefaultsHandler(repositoriesDeps)
+	getPolicyHandler := repositories.NewGetPolicyHandler(repositoriesDeps)
+	putPolicyHandler := repositories.NewPutPolicyHandler(repositoriesDeps)
 	policyRoutes := httpapi.NewPolicyRoutes(getDefaultsHandler, putDefaultsHandler, getPolicyHandler, putPolicyHandler)
-	sessions := postgres.NewSessions(db)
-	reader := provideRand()
-	accountsDeps := accounts.Deps{
-		Accounts: postgresAccounts,
-		Tenants:  tenants,
-		Sessions: sessions,
-		Cipher:   keyRing,
-		Clock:    clock,
-		Rand:     reader,
-	}
-	listAuditHandler := accounts.NewListAuditHandler(accountsDeps)
+	listAuditHandler := accounts.NewListAuditHandler(deps)
 	auditRoutes := httpapi.NewAuditRoutes(listAuditHandler)
 	metricsRegistry := metrics.New()
 	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry)
@@ -122,15 +122,15 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	reviewRoutes := httpapi.NewReviewRoutes(submitReviewHandler, getReviewHandler)
 	metricsHandler := provideMetricsHandler(metricsRegistry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
-	getSettingsHandler := accounts.NewGetSettingsHandler(accountsDeps)
-	putSettingsHandler := accounts.NewPutSettingsHandler(accountsDeps)
+	getSettingsHandler := accounts.NewGetSettingsHandler(deps)
+	putSettingsHandler := accounts.NewPutSettingsHandler(deps)
 	listPromptsHandler := review.NewListPromptsHandler(reviewDeps)
 	settingsRoutes := httpapi.NewSettingsRoutes(getSettingsHandler, putSettingsHandler, listPromptsHandler)
 	publicURL := providePublicURL(cfg)
-	signInHandler := accounts.NewSignInHandler(accountsDeps)
-	resumeSessionHandler := accounts.NewResumeSessionHandler(accountsDeps)
-	signOutHandler := accounts.NewSignOutHandler(accountsDeps)
-	auditPageHandler := accounts.NewAuditPageHandler(accountsDeps)
+	signInHandler := accounts.NewSignInHandler(deps)
+	resumeSessionHandler := accounts.NewResumeSessionHandler(deps)
+	signOutHandler := accounts.NewSignOutHandler(deps)
+	auditPageHandler := accounts.NewAuditPageHandler(deps)
 	listReviewsHandler := review.NewListReviewsHandler(reviewDeps)
 	listReviewCallsHandler := review.NewListReviewCallsHandler(reviewDeps)
 	webDeps := web.Deps{
@@ -171,7 +171,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
 	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes)
-	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2, metricsRegistry)
+	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v2, metricsRegistry)
 	pool := providePool(db)
 	model, err := provideModel(cfg, log)
 	if err != nil {
@@ -222,16 +222,26 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		return nil, nil, err
 	}
 	postgresAccounts := postgres.NewAccounts(db)
-	authenticator := accounts.NewAuthenticator(postgresAccounts)
-	gates := provideGates(cfg)
 	tenants := postgres.NewTenants(db)
+	sessions := postgres.NewSessions(db)
 	keyRing, err := provideKeyRing(cfg)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
 	}
-	resolver := provideResolver()
 	clock := provideClock()
+	reader := provideRand()
+	deps := accounts.Deps{
+		Accounts: postgresAccounts,
+		Tenants:  tenants,
+		Sessions: sessions,
+		Cipher:   keyRing,
+		Clock:    clock,
+		Rand:     reader,
+	}
+	authenticateHandler := accounts.NewAuthenticateHandler(deps)
+	gates := provideGates(cfg)
+	resolver := provideResolver()
 	rules := provideRules(cfg)
 	v := provideNewID()
 	serverDeps := registry.ServerDeps{
@@ -251,33 +261,23 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler)
 	statusHandler := app.NewStatusHandler(gates)
 	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
-	deps := repositories.Deps{
+	repositoriesDeps := repositories.Deps{
 		Tenants: tenants,
 		Clock:   clock,
 		NewID:   v,
 		Gates:   gates,
 	}
-	createRepositoryHandler := repositories.NewCreateRepositoryHandler(deps)
-	getRepositoryHandler := repositories.NewGetRepositoryHandler(deps)
-	updateRepositoryHandler := repositories.NewUpdateRepositoryHandler(deps)
-	listRepositoriesHandler := repositories.NewListRepositoriesHandler(deps)
+	createRepositoryHandler := repositories.NewCreateRepositoryHandler(repositoriesDeps)
+	getRepositoryHandler := repositories.NewGetRepositoryHandler(repositoriesDeps)
+	updateRepositoryHandler := repositories.NewUpdateRepositoryHandler(repositoriesDeps)
+	listRepositoriesHandler := repositories.NewListRepositoriesHandler(repositoriesDeps)
 	repositoryRoutes := httpapi.NewRepositoryRoutes(createRepositoryHandler, getRepositoryHandler, updateRepositoryHandler, listRepositoriesHandler)
-	getDefaultsHandler := repositories.NewGetDefaultsHandler(deps)
-	putDefaultsHandler := repositories.NewPutDefaultsHandler(deps)
-	getPolicyHandler := repositories.NewGetPolicyHandler(deps)
-	putPolicyHandler := repositories.NewPutPolicyHandler(deps)
+	getDefaultsHandler := repositories.NewGetDefaultsHandler(repositoriesDeps)
+	putDefaultsHandler := repositories.NewPutDefaultsHandler(repositoriesDeps)
+	getPolicyHandler := repositories.NewGetPolicyHandler(repositoriesDeps)
+	putPolicyHandler := repositories.NewPutPolicyHandler(repositoriesDeps)
 	policyRoutes := httpapi.NewPolicyRoutes(getDefaultsHandler, putDefaultsHandler, getPolicyHandler, putPolicyHandler)
-	sessions := postgres.NewSessions(db)
-	reader := provideRand()
-	accountsDeps := accounts.Deps{
-		Accounts: postgresAccounts,
-		Tenants:  tenants,
-		Sessions: sessions,
-		Cipher:   keyRing,
-		Clock:    clock,
-		Rand:     reader,
-	}
-	listAuditHandler := accounts.NewListAuditHandler(accountsDeps)
+	listAuditHandler := accounts.NewListAuditHandler(deps)
 	auditRoutes := httpapi.NewAuditRoutes(listAuditHandler)
 	metricsRegistry := metrics.New()
 	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry)
@@ -308,15 +308,15 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	reviewRoutes := httpapi.NewReviewRoutes(submitReviewHandler, getReviewHandler)
 	metricsHandler := provideMetricsHandler(metricsRegistry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
-	getSettingsHandler := accounts.NewGetSettingsHandler(accountsDeps)
-	putSettingsHandler := accounts.NewPutSettingsHandler(accountsDeps)
+	getSettingsHandler := accounts.NewGetSettingsHandler(deps)
+	putSettingsHandler := accounts.NewPutSettingsHandler(deps)
 	listPromptsHandler := review.NewListPromptsHandler(reviewDeps)
 	settingsRoutes := httpapi.NewSettingsRoutes(getSettingsHandler, putSettingsHandler, listPromptsHandler)
 	publicURL := providePublicURL(cfg)
-	signInHandler := accounts.NewSignInHandler(accountsDeps)
-	resumeSessionHandler := accounts.NewResumeSessionHandler(accountsDeps)
-	signOutHandler := accounts.NewSignOutHandler(accountsDeps)
-	auditPageHandler := accounts.NewAuditPageHandler(accountsDeps)
+	signInHandler := accounts.NewSignInHandler(deps)
+	resumeSessionHandler := accounts.NewResumeSessionHandler(deps)
+	signOutHandler := accounts.NewSignOutHandler(deps)
+	auditPageHandler := accounts.NewAuditPageHandler(deps)
 	listReviewsHandler := review.NewListReviewsHandler(reviewDeps)
 	listReviewCallsHandler := review.NewListReviewCallsHandler(reviewDeps)
 	webDeps := web.Deps{
@@ -357,7 +357,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
 	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes)
-	server := httpapi.NewServer(addr, log, db, authenticator, gates, v2, metricsRegistry)
+	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v2, metricsRegistry)
 	return server, func() {
 		cleanup()
 	}, nil
@@ -489,5 +489,5 @@ func initRotateKeys(ctx context.Context, cfg config.Config) (*operations.RotateK
 var apiSet = wire.NewSet(
 	appSet,
 	uiSet,
-	provideHTTPAddr, httpapi.ProviderSet, wire.Bind(new(httpapi.Authenticator), new(*accounts.Authenticator)),
+	provideHTTPAddr, httpapi.ProviderSet, wire.Bind(new(httpapi.Authenticator), new(*accounts.AuthenticateHandler)),
 )
