@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -69,7 +70,7 @@ func (h *PutSettingsHandler) Handle(ctx context.Context, p ports.Principal, cmd 
 	next, err := settings.New(days, debug, ttl)
 	fields := map[string]string{}
 	for _, e := range app.Flatten(err) {
-		var fe *settings.FieldError
+		var fe *field.Error
 		if errors.As(e, &fe) {
 			fields[fe.Field] = fe.Reason
 		}

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/id"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/netpolicy"
@@ -55,8 +56,8 @@ func (a ServerAuth) credential() (server.Credential, error) {
 	if err != nil {
 		return server.Credential{}, err
 	}
-	unexpected := func(field string) error {
-		return &server.FieldError{Field: field, Reason: "must be empty for auth type " + kind.String()}
+	unexpected := func(name string) error {
+		return &field.Error{Field: name, Reason: "must be empty for auth type " + kind.String()}
 	}
 	switch kind {
 	case server.KindBearer:
@@ -87,13 +88,13 @@ func (a ServerAuth) credential() (server.Credential, error) {
 // srvFieldErrors collects domain field errors into one validation_failed.
 type srvFieldErrors map[string]string
 
-// add records err if it is a *server.FieldError and reports whether err
+// add records err if it is a *field.Error and reports whether err
 // was nil or recorded; any other error is left to the caller.
 func (f srvFieldErrors) add(err error) bool {
 	if err == nil {
 		return true
 	}
-	var fe *server.FieldError
+	var fe *field.Error
 	if errors.As(err, &fe) {
 		if _, dup := f[fe.Field]; !dup {
 			f[fe.Field] = fe.Reason

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/id"
 	"github.com/codelotse/codelotse/domain/limits"
@@ -168,7 +169,7 @@ func parseSection(in McpInput, allowInherit bool) (policy.McpSection, error) {
 	section, err := policy.NewMcpSection(in.Mode, servers, in.MaxCalls)
 	if err != nil {
 		for _, e := range app.Flatten(err) {
-			var fe *policy.FieldError
+			var fe *field.Error
 			if errors.As(e, &fe) {
 				if _, seen := fields["mcp."+fe.Field]; !seen {
 					fields["mcp."+fe.Field] = fe.Reason

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/id"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/ports"
@@ -157,7 +158,7 @@ func (h *UpdateRepositoryHandler) Handle(ctx context.Context, p ports.Principal,
 
 // fieldReason is the user-safe reason of a domain field error.
 func fieldReason(err error) string {
-	var fe *policy.FieldError
+	var fe *field.Error
 	if errors.As(err, &fe) {
 		return fe.Reason
 	}

@@ -78,11 +78,6 @@ func (v Visibility) String() string { return v.s }
 // IsZero reports whether v is the invalid zero Visibility.
 func (v Visibility) IsZero() bool { return v.s == "" }
 
-// FieldError is [field.Error], the domain's one validation error. The
-// alias keeps callers written against this package compiling; new code
-// names field.Error.
-type FieldError = field.Error
-
 // The fields this package names in a [field.Error]: "mode", "servers",
 // "maxCalls" or "visibility".
 

@@ -4,16 +4,7 @@
 // MC2, MC8).
 package server
 
-import (
-	"errors"
-
-	"github.com/codelotse/codelotse/domain/field"
-)
-
-// FieldError is [field.Error], the domain's one validation error. The
-// alias keeps callers written against this package compiling; new code
-// names field.Error.
-type FieldError = field.Error
+import "errors"
 
 // The fields this package names in a [field.Error]: "name", "url", "auth",
 // "auth.token", "auth.name", "auth.value", "id", "tenantId" or "tools".

@@ -22,11 +22,6 @@ const (
 	DefaultPromptTTLHours = 24
 )
 
-// FieldError is [field.Error], the domain's one validation error. The
-// alias keeps callers written against this package compiling; new code
-// names field.Error.
-type FieldError = field.Error
-
 // The fields this package names in a [field.Error] are JSON paths:
 // "retentionDays" and "debugPrompts.ttlHours".
 
