@@ -8,6 +8,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 )
 
@@ -82,4 +83,44 @@ func AsError(err error) *Error {
 		return e
 	}
 	return &Error{Code: CodeInternal, Message: "internal error", Cause: err}
+}
+
+// statuses are the HTTP statuses the API answers with each code (the
+// table of openapi.yaml's error responses); the web pages answer the same.
+var statuses = map[Code]int{
+	CodeBadJSON:                 http.StatusBadRequest,
+	CodeUnauthenticated:         http.StatusUnauthorized,
+	CodeForbidden:               http.StatusForbidden,
+	CodeNotFound:                http.StatusNotFound,
+	CodeNameTaken:               http.StatusConflict,
+	CodeTooManyServers:          http.StatusConflict,
+	CodeDiscoveryThrottled:      http.StatusConflict,
+	CodeValidationFailed:        http.StatusUnprocessableEntity,
+	CodeNotSignedOff:            http.StatusUnprocessableEntity,
+	CodeInstanceDisabled:        http.StatusUnprocessableEntity,
+	CodeEndpointNotPublic:       http.StatusUnprocessableEntity,
+	CodeAcknowledgementRequired: http.StatusUnprocessableEntity,
+	CodeCredentialRequired:      http.StatusUnprocessableEntity,
+	CodeUnknownTool:             http.StatusUnprocessableEntity,
+	CodeUnsupportedSchema:       http.StatusUnprocessableEntity,
+	CodeWriteNotConfirmed:       http.StatusUnprocessableEntity,
+	CodeTooManyTools:            http.StatusUnprocessableEntity,
+	CodeUnknownServer:           http.StatusUnprocessableEntity,
+	CodePublicRepository:        http.StatusUnprocessableEntity,
+	CodeKeysUnavailable:         http.StatusServiceUnavailable,
+	CodeServerUnreachable:       http.StatusBadGateway,
+	CodeServerUnauthorized:      http.StatusBadGateway,
+	CodeProtocolError:           http.StatusBadGateway,
+	CodeResponseTooLarge:        http.StatusBadGateway,
+	CodeTimeout:                 http.StatusBadGateway,
+	CodeInternal:                http.StatusInternalServerError,
+}
+
+// Status is the HTTP status of a refusal with this code; an unknown code
+// is an internal error (500).
+func (c Code) Status() int {
+	if s, ok := statuses[c]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
 }

@@ -106,43 +106,10 @@ func (rt *router) authenticate(r *http.Request) (ports.Principal, error) {
 
 func hasPermission(p ports.Principal, perm string) bool { return slices.Contains(p.Permissions, perm) }
 
-// statusOf maps the contract's codes to HTTP statuses.
-var statusOf = map[app.Code]int{
-	app.CodeBadJSON:                 http.StatusBadRequest,
-	app.CodeUnauthenticated:         http.StatusUnauthorized,
-	app.CodeForbidden:               http.StatusForbidden,
-	app.CodeNotFound:                http.StatusNotFound,
-	app.CodeNameTaken:               http.StatusConflict,
-	app.CodeTooManyServers:          http.StatusConflict,
-	app.CodeDiscoveryThrottled:      http.StatusConflict,
-	app.CodeValidationFailed:        http.StatusUnprocessableEntity,
-	app.CodeNotSignedOff:            http.StatusUnprocessableEntity,
-	app.CodeInstanceDisabled:        http.StatusUnprocessableEntity,
-	app.CodeEndpointNotPublic:       http.StatusUnprocessableEntity,
-	app.CodeAcknowledgementRequired: http.StatusUnprocessableEntity,
-	app.CodeCredentialRequired:      http.StatusUnprocessableEntity,
-	app.CodeUnknownTool:             http.StatusUnprocessableEntity,
-	app.CodeUnsupportedSchema:       http.StatusUnprocessableEntity,
-	app.CodeWriteNotConfirmed:       http.StatusUnprocessableEntity,
-	app.CodeTooManyTools:            http.StatusUnprocessableEntity,
-	app.CodeUnknownServer:           http.StatusUnprocessableEntity,
-	app.CodePublicRepository:        http.StatusUnprocessableEntity,
-	app.CodeKeysUnavailable:         http.StatusServiceUnavailable,
-	app.CodeServerUnreachable:       http.StatusBadGateway,
-	app.CodeServerUnauthorized:      http.StatusBadGateway,
-	app.CodeProtocolError:           http.StatusBadGateway,
-	app.CodeResponseTooLarge:        http.StatusBadGateway,
-	app.CodeTimeout:                 http.StatusBadGateway,
-	app.CodeInternal:                http.StatusInternalServerError,
-}
-
 // fail writes err in the contract's shape; the cause goes to the log only.
 func (rt *router) fail(w http.ResponseWriter, r *http.Request, err error) {
 	e := app.AsError(err)
-	status, ok := statusOf[e.Code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
+	status := e.Code.Status()
 	l := hlog.FromRequest(r)
 	ev := l.Debug()
 	if status >= 500 {

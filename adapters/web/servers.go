@@ -113,28 +113,12 @@ func (u *UI) refused(w http.ResponseWriter, r *http.Request, c *caller, err erro
 		if data == nil {
 			data = messagePage{Heading: "Refused", Text: string(e.Code) + ": " + e.Message}
 		}
-		u.render(w, r, statusOf(e.Code), name, c, data)
+		u.render(w, r, e.Code.Status(), name, c, data)
 	}
 }
 
 func (u *UI) notFound(w http.ResponseWriter, r *http.Request, c *caller) {
 	u.render(w, r, http.StatusNotFound, "message", c, messagePage{Heading: "Not found", Text: "There is no such item in your organisation."})
-}
-
-// statusOf is the page's status for a refusal: 422 for rules, 409 for
-// conflicts, 502 for a failed discovery.
-func statusOf(code app.Code) int {
-	switch code {
-	case app.CodeNameTaken, app.CodeTooManyServers, app.CodeDiscoveryThrottled:
-		return http.StatusConflict
-	case app.CodeServerUnreachable, app.CodeProtocolError, app.CodeResponseTooLarge, app.CodeTimeout, app.CodeServerUnauthorized:
-		return http.StatusBadGateway
-	case app.CodeKeysUnavailable:
-		return http.StatusServiceUnavailable
-	case app.CodeForbidden:
-		return http.StatusForbidden
-	}
-	return http.StatusUnprocessableEntity
 }
 
 // serverPage is one server: its settings, the edit form, the pinned tools,
