@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,8 +29,12 @@ func checkHeads(t testing.TB, s *Scanner, text string) {
 				}
 				hs := i + j
 				w := text[hs:min(len(text), hs+r.headLen)]
-				if got, ok := r.headNFA.matchPrefix(w); ok && got != r.head.MatchString(w) {
+				got, ok := r.headNFA.matchPrefix(w)
+				if ok && got != r.head.MatchString(w) {
 					t.Errorf("%s: head automaton says %v on %q, the regexp %v", r.id, got, w, !got)
+				}
+				if nfa, nfaOK := r.headNFA.matchPrefixNFA(w); nfa != got || nfaOK != ok {
+					t.Errorf("%s: on %q the deterministic head says %v, %v, the position sets %v, %v", r.id, w, got, ok, nfa, nfaOK)
 				}
 				i = hs + 1
 			}
@@ -48,6 +53,21 @@ func TestHeadNFAMatchesRegexp(t *testing.T) {
 	}
 	for _, text := range texts {
 		checkHeads(t, s, text)
+	}
+}
+
+// TestHeadDFABuilt: the heads of the anchored rules that cost the most on
+// keyword-dense text get their deterministic table.
+func TestHeadDFABuilt(t *testing.T) {
+	s := newScanner(t)
+	for _, id := range []string{"generic-api-key", "jwt"} {
+		i := slices.IndexFunc(s.rules, func(r *rule) bool { return r.id == id })
+		if i < 0 || s.rules[i].headNFA == nil || s.rules[i].headNFA.dfa == nil {
+			t.Errorf("%s: no deterministic head", id)
+			continue
+		}
+		d := s.rules[i].headNFA.dfa
+		t.Logf("%s: %d states, %d byte classes", id, len(d.trans)/d.nclass, d.nclass)
 	}
 }
 
