@@ -67,8 +67,40 @@ func newHeadNFA(head *syntax.Regexp) *headNFA {
 		return nil
 	}
 	b.m.nullable, b.m.first, b.m.last = nullable, first, last
-	b.m.dfa = newHeadDFA(b.m)
+	b.m.dfa = newHeadDFA(b.m, true)
 	return b.m
+}
+
+// newLiveDFA returns an automaton of a superset of the prefixes of re's
+// matches on ASCII text, for [headDFA.deadAt]; nil when it cannot be
+// built. Every assertion is taken to hold and every counted repetition
+// to be unbounded, which only widens the language.
+func newLiveDFA(re *syntax.Regexp) *headDFA {
+	b := &nfaBuilder{m: &headNFA{}}
+	nullable, first, last, ok := b.build(loosen(re).Simplify())
+	if !ok {
+		return nil
+	}
+	b.m.nullable, b.m.first, b.m.last = nullable, first, last
+	return newHeadDFA(b.m, false)
+}
+
+// loosen returns a copy of re in which assertions match the empty string
+// and x{n,m} is x*.
+func loosen(re *syntax.Regexp) *syntax.Regexp {
+	c := *re
+	c.Sub = make([]*syntax.Regexp, len(re.Sub))
+	for i, sub := range re.Sub {
+		c.Sub[i] = loosen(sub)
+	}
+	switch c.Op {
+	case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return &syntax.Regexp{Op: syntax.OpEmptyMatch}
+	case syntax.OpRepeat:
+		c.Op, c.Min, c.Max = syntax.OpStar, 0, 0
+	}
+	return &c
 }
 
 type nfaBuilder struct {
@@ -253,7 +285,9 @@ const (
 	maxDFAStates = 4096
 )
 
-func newHeadDFA(m *headNFA) *headDFA {
+// With stopAtMatch false (newLiveDFA) a last position does not end the
+// walk: only the empty set does.
+func newHeadDFA(m *headNFA, stopAtMatch bool) *headDFA {
 	d := &headDFA{}
 	classOf := map[posSet]uint8{}
 	var reps []byte // a byte of each class
@@ -277,7 +311,7 @@ func newHeadDFA(m *headNFA) *headDFA {
 			switch {
 			case next.empty():
 				d.trans = append(d.trans, dfaDead)
-			case !next.and(m.last).empty():
+			case stopAtMatch && !next.and(m.last).empty():
 				d.trans = append(d.trans, dfaMatch)
 			default:
 				id, ok := ids[next]
@@ -322,4 +356,22 @@ func (d *headDFA) matchPrefix(text string) (matched, ok bool) {
 		}
 	}
 	return false, true
+}
+
+// deadAt returns the offset of the first byte of text that no prefix of
+// a match can continue with: a match of the regexp newLiveDFA was built
+// from, started at text[0], reads no byte after it. ok is false when the
+// text ends first or a non-ASCII byte comes first.
+func (d *headDFA) deadAt(text string) (n int, ok bool) {
+	s := int32(0)
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c >= utf8RuneSelf {
+			return 0, false
+		}
+		if s = d.trans[int(s)*d.nclass+int(d.class[c])]; s == dfaDead {
+			return i, true
+		}
+	}
+	return 0, false
 }
