@@ -269,8 +269,8 @@ func (m *headNFA) matchPrefixNFA(text string) (matched, ok bool) {
 // union of follow sets per active position, and generic-api-key's head,
 // with its runs of optional characters, keeps a dozen or more active at
 // every keyword hit of keyword-dense text. Its states are the non-empty
-// position sets reachable from the start that hold no last position;
-// reaching a last position or the empty set ends the walk.
+// position sets reachable from the start (for a head, those that hold no
+// last position: reaching one, or the empty set, ends the walk).
 type headDFA struct {
 	class  [utf8RuneSelf]uint8 // byte -> class of bytes no position tells apart
 	nclass int
@@ -285,6 +285,7 @@ const (
 	maxDFAStates = 4096
 )
 
+// newHeadDFA builds m's table, or nil when it would exceed maxDFAStates.
 // With stopAtMatch false (newLiveDFA) a last position does not end the
 // walk: only the empty set does.
 func newHeadDFA(m *headNFA, stopAtMatch bool) *headDFA {
