@@ -20,6 +20,7 @@ type headNFA struct {
 	last     posSet
 	follow   []posSet
 	nullable bool
+	dfa      *headDFA // the same automaton made deterministic; nil if too big
 }
 
 const (
@@ -66,7 +67,40 @@ func newHeadNFA(head *syntax.Regexp) *headNFA {
 		return nil
 	}
 	b.m.nullable, b.m.first, b.m.last = nullable, first, last
+	b.m.dfa = newHeadDFA(b.m, true)
 	return b.m
+}
+
+// newLiveDFA returns an automaton of a superset of the prefixes of re's
+// matches on ASCII text, for [headDFA.deadAt]; nil when it cannot be
+// built. Every assertion is taken to hold and every counted repetition
+// to be unbounded, which only widens the language.
+func newLiveDFA(re *syntax.Regexp) *headDFA {
+	b := &nfaBuilder{m: &headNFA{}}
+	nullable, first, last, ok := b.build(loosen(re).Simplify())
+	if !ok {
+		return nil
+	}
+	b.m.nullable, b.m.first, b.m.last = nullable, first, last
+	return newHeadDFA(b.m, false)
+}
+
+// loosen returns a copy of re in which assertions match the empty string
+// and x{n,m} is x*.
+func loosen(re *syntax.Regexp) *syntax.Regexp {
+	c := *re
+	c.Sub = make([]*syntax.Regexp, len(re.Sub))
+	for i, sub := range re.Sub {
+		c.Sub[i] = loosen(sub)
+	}
+	switch c.Op {
+	case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return &syntax.Regexp{Op: syntax.OpEmptyMatch}
+	case syntax.OpRepeat:
+		c.Op, c.Min, c.Max = syntax.OpStar, 0, 0
+	}
+	return &c
 }
 
 type nfaBuilder struct {
@@ -200,6 +234,14 @@ func (m *headNFA) matchPrefix(text string) (matched, ok bool) {
 	if m.nullable {
 		return true, true
 	}
+	if m.dfa != nil {
+		return m.dfa.matchPrefix(text)
+	}
+	return m.matchPrefixNFA(text)
+}
+
+// matchPrefixNFA is matchPrefix by stepping the position sets.
+func (m *headNFA) matchPrefixNFA(text string) (matched, ok bool) {
 	var d posSet
 	for i := 0; i < len(text); i++ {
 		c := text[i]
@@ -208,13 +250,7 @@ func (m *headNFA) matchPrefix(text string) (matched, ok bool) {
 		}
 		next := m.first
 		if i > 0 {
-			next = posSet{}
-			for j, w := range d {
-				for w != 0 {
-					next = next.or(m.follow[j*64+bits.TrailingZeros64(w)])
-					w &= w - 1
-				}
-			}
+			next = m.followOf(d)
 		}
 		next = next.and(m.match[c])
 		if next.empty() {
@@ -226,4 +262,117 @@ func (m *headNFA) matchPrefix(text string) (matched, ok bool) {
 		d = next
 	}
 	return false, true
+}
+
+// headDFA is a headNFA made deterministic (subset construction), built
+// once in New: a step is one table lookup, where the position sets cost a
+// union of follow sets per active position, and generic-api-key's head,
+// with its runs of optional characters, keeps a dozen or more active at
+// every keyword hit of keyword-dense text. Its states are the non-empty
+// position sets reachable from the start (for a head, those that hold no
+// last position: reaching one, or the empty set, ends the walk).
+type headDFA struct {
+	class  [utf8RuneSelf]uint8 // byte -> class of bytes no position tells apart
+	nclass int
+	trans  []int32 // state*nclass + class -> next state, dfaDead or dfaMatch
+}
+
+const (
+	dfaDead  = -1
+	dfaMatch = -2
+	// maxDFAStates bounds the table (states × classes × 4 bytes); a head
+	// that needs more keeps stepping position sets.
+	maxDFAStates = 4096
+)
+
+// newHeadDFA builds m's table, or nil when it would exceed maxDFAStates.
+// With stopAtMatch false (newLiveDFA) a last position does not end the
+// walk: only the empty set does.
+func newHeadDFA(m *headNFA, stopAtMatch bool) *headDFA {
+	d := &headDFA{}
+	classOf := map[posSet]uint8{}
+	var reps []byte // a byte of each class
+	for c := range utf8RuneSelf {
+		k, ok := classOf[m.match[c]]
+		if !ok {
+			k = uint8(len(reps))
+			classOf[m.match[c]] = k
+			reps = append(reps, byte(c))
+		}
+		d.class[c] = k
+	}
+	d.nclass = len(reps)
+	// State 0 is the start, whose successors are the first positions;
+	// every other state's are the union of its positions' follow sets.
+	follows := []posSet{m.first}
+	ids := map[posSet]int32{}
+	for s := 0; s < len(follows); s++ {
+		for _, c := range reps {
+			next := follows[s].and(m.match[c])
+			switch {
+			case next.empty():
+				d.trans = append(d.trans, dfaDead)
+			case stopAtMatch && !next.and(m.last).empty():
+				d.trans = append(d.trans, dfaMatch)
+			default:
+				id, ok := ids[next]
+				if !ok {
+					if len(follows) == maxDFAStates {
+						return nil
+					}
+					id = int32(len(follows))
+					ids[next] = id
+					follows = append(follows, m.followOf(next))
+				}
+				d.trans = append(d.trans, id)
+			}
+		}
+	}
+	return d
+}
+
+// followOf returns the union of the follow sets of the positions in s.
+func (m *headNFA) followOf(s posSet) posSet {
+	var f posSet
+	for j, w := range s {
+		for w != 0 {
+			f = f.or(m.follow[j*64+bits.TrailingZeros64(w)])
+			w &= w - 1
+		}
+	}
+	return f
+}
+
+// matchPrefix is headNFA.matchPrefix for a head that is not nullable.
+func (d *headDFA) matchPrefix(text string) (matched, ok bool) {
+	s := int32(0)
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c >= utf8RuneSelf {
+			return false, false
+		}
+		s = d.trans[int(s)*d.nclass+int(d.class[c])]
+		if s < 0 {
+			return s == dfaMatch, true
+		}
+	}
+	return false, true
+}
+
+// deadAt returns the offset of the first byte of text that no prefix of
+// a match can continue with: a match of the regexp newLiveDFA was built
+// from, started at text[0], reads no byte after it. ok is false when the
+// text ends first or a non-ASCII byte comes first.
+func (d *headDFA) deadAt(text string) (n int, ok bool) {
+	s := int32(0)
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c >= utf8RuneSelf {
+			return 0, false
+		}
+		if s = d.trans[int(s)*d.nclass+int(d.class[c])]; s == dfaDead {
+			return i, true
+		}
+	}
+	return 0, false
 }

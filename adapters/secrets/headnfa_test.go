@@ -1,12 +1,14 @@
 package secrets
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
 
-// checkHeads compares the head automaton with the head's regexp at every
-// keyword hit of every rule in text.
+// checkHeads compares, at every keyword hit of every anchored rule in
+// text, the head automaton with the head's regexp, and the anchored
+// attempt on its bounded input with the attempt on the whole rest.
 func checkHeads(t testing.TB, s *Scanner, text string) {
 	// ASCII folding only, as the prefilter does: it keeps the offsets.
 	lowb := []byte(text)
@@ -17,7 +19,7 @@ func checkHeads(t testing.TB, s *Scanner, text string) {
 	}
 	low := string(lowb)
 	for _, r := range s.rules {
-		if r.headNFA == nil {
+		if r.headNFA == nil && r.live == nil {
 			continue
 		}
 		for _, k := range r.keywords {
@@ -28,8 +30,20 @@ func checkHeads(t testing.TB, s *Scanner, text string) {
 				}
 				hs := i + j
 				w := text[hs:min(len(text), hs+r.headLen)]
-				if got, ok := r.headNFA.matchPrefix(w); ok && got != r.head.MatchString(w) {
-					t.Errorf("%s: head automaton says %v on %q, the regexp %v", r.id, got, w, !got)
+				if r.headNFA != nil {
+					got, ok := r.headNFA.matchPrefix(w)
+					if ok && got != r.head.MatchString(w) {
+						t.Errorf("%s: head automaton says %v on %q, the regexp %v", r.id, got, w, !got)
+					}
+					if nfa, nfaOK := r.headNFA.matchPrefixNFA(w); nfa != got || nfaOK != ok {
+						t.Errorf("%s: on %q the deterministic head says %v, %v, the position sets %v, %v", r.id, w, got, ok, nfa, nfaOK)
+					}
+				}
+				if end := r.anchoredEnd(text, hs); r.anchored != nil && end < len(text) {
+					full := r.anchored.FindStringSubmatchIndex(text[hs:])
+					if cut := r.anchored.FindStringSubmatchIndex(text[hs:end]); !slices.Equal(cut, full) {
+						t.Errorf("%s: at %q the attempt on %d bytes finds %v, on the whole rest %v", r.id, w, end-hs, cut, full)
+					}
 				}
 				i = hs + 1
 			}
@@ -48,6 +62,21 @@ func TestHeadNFAMatchesRegexp(t *testing.T) {
 	}
 	for _, text := range texts {
 		checkHeads(t, s, text)
+	}
+}
+
+// TestHeadDFABuilt: the anchored rules that cost the most on
+// keyword-dense text get their deterministic head and their input bound.
+func TestHeadDFABuilt(t *testing.T) {
+	s := newScanner(t)
+	for _, id := range []string{"generic-api-key", "jwt"} {
+		i := slices.IndexFunc(s.rules, func(r *rule) bool { return r.id == id })
+		if i < 0 || s.rules[i].headNFA == nil || s.rules[i].headNFA.dfa == nil || s.rules[i].live == nil {
+			t.Errorf("%s: no deterministic head or no input bound", id)
+			continue
+		}
+		d, l := s.rules[i].headNFA.dfa, s.rules[i].live
+		t.Logf("%s: head %d states, %d byte classes; bound %d states", id, len(d.trans)/d.nclass, d.nclass, len(l.trans)/l.nclass)
 	}
 }
 

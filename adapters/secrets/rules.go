@@ -50,7 +50,10 @@ type rule struct {
 	prefixMax int
 	// anchoredCap is the input length for an anchored attempt; a match
 	// that reaches it is retried on the rest of the text.
-	anchoredCap  int
+	anchoredCap int
+	// live bounds an unbounded anchored attempt's input (deadAt), short
+	// enough for Go's backtracker instead of its slower NFA simulation.
+	live         *headDFA
 	wordBoundary bool // the anchored form needs \b before the keyword
 	// check is an extra post-match filter for our own rules: false drops
 	// the finding text[start:end].
@@ -323,6 +326,8 @@ func (r *rule) tryAnchored(tree *syntax.Regexp) error {
 	r.anchoredCap = -1
 	if n := maxMatchLen(rest); n != unbounded {
 		r.anchoredCap = n + 1
+	} else {
+		r.live = newLiveDFA(rest)
 	}
 	return nil
 }

@@ -186,10 +186,7 @@ func (s *Scanner) matchAnchored(r *rule, text string, hs int, out []ports.Secret
 	if r.head != nil && !r.headMatches(text[hs:min(len(text), hs+r.headLen)]) {
 		return out
 	}
-	end := len(text)
-	if r.anchoredCap >= 0 {
-		end = min(end, hs+r.anchoredCap)
-	}
+	end := r.anchoredEnd(text, hs)
 	sub := r.anchored.FindStringSubmatchIndex(text[hs:end])
 	if sub == nil {
 		return out
@@ -222,6 +219,21 @@ func (s *Scanner) matchAnchored(r *rule, text string, hs int, out []ports.Secret
 		out = append(out, f)
 	}
 	return out
+}
+
+// anchoredEnd returns where the input of an anchored attempt at hs can
+// end: no match reads a byte beyond it, and the byte after the last one a
+// match can read is kept, so that \b and $ see the same as in text.
+func (r *rule) anchoredEnd(text string, hs int) int {
+	if r.anchoredCap >= 0 {
+		return min(len(text), hs+r.anchoredCap)
+	}
+	if r.live != nil {
+		if n, ok := r.live.deadAt(text[hs:]); ok {
+			return hs + n + 1
+		}
+	}
+	return len(text)
 }
 
 // headMatches runs the head test on w, the text from a keyword hit.
