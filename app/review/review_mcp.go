@@ -63,11 +63,9 @@ func (r *mcpRun) close() {
 	r.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, s := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			_ = s.Close()
-		}()
+		})
 	}
 	wg.Wait()
 }
@@ -173,9 +171,7 @@ func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalT
 	results := make([]listed, len(servers))
 	var wg sync.WaitGroup
 	for i, ms := range servers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			sess, err := r.deps.Connector.Open(setup, ms.target, limits.ReviewResponseCap)
 			if err != nil {
 				results[i].err = err
@@ -186,7 +182,7 @@ func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalT
 			r.mu.Unlock()
 			results[i].sess = sess
 			results[i].tools, results[i].err = sess.ListTools(setup)
-		}()
+		})
 	}
 	wg.Wait()
 

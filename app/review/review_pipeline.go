@@ -166,16 +166,14 @@ func (p *Pipeline) converse(ctx context.Context, step, system, user string, tool
 				answers[i] = `{"error": "too many tool calls in one turn"}`
 				continue
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				defer func() {
 					if recover() != nil {
 						answers[i] = `{"error": "internal"}`
 					}
 				}()
 				answers[i] = exec(ctx, c)
-			}()
+			})
 		}
 		wg.Wait()
 		for i, c := range resp.ToolCalls {
