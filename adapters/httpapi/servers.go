@@ -34,8 +34,8 @@ func NewServerRoutes(
 	return &ServerRoutes{create: create, get: get, list: list, patch: patch, del: del}
 }
 
-// ServerView is CONTRACT.md's ServerView. It has no field that could hold
-// a secret: of the credential only its type and hint.
+// ServerView is the API's ServerView (openapi.yaml). It has no field
+// that could hold a secret: of the credential only its type and hint.
 type ServerView struct {
 	ID              string             `json:"id"`
 	Name            string             `json:"name"`
