@@ -252,6 +252,13 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		out.Header.Set(name, g.cred.HeaderValue())
 	}
 	resp, err := t.base.RoundTrip(out)
+	if err == nil && ctx.Err() != nil {
+		// The answer raced the deadline: giving up closes the connection,
+		// which can make a server that never answered return an empty
+		// response in the same instant. Past the deadline it is a timeout.
+		resp.Body.Close()
+		resp, err = nil, context.Cause(ctx)
+	}
 	if err != nil {
 		f := g.failureOf(ctx, parent, err)
 		cancel()
