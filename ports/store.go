@@ -108,9 +108,10 @@ type PolicyRepo interface {
 	// none is stored (the section then inherits).
 	Repository(ctx context.Context, repositoryID string) (s policy.McpSection, ok bool, err error)
 	PutRepository(ctx context.Context, repositoryID string, s policy.McpSection) error
-	// Repositories returns the stored sections of those of ids that have
-	// one (the others inherit).
-	Repositories(ctx context.Context, ids []string) (map[string]policy.McpSection, error)
+	// Repositories returns, in one read, the tenant default (nil when none
+	// is stored, as Default) and the stored sections of those of ids that
+	// have one (the others inherit).
+	Repositories(ctx context.Context, ids []string) (def *policy.McpSection, stored map[string]policy.McpSection, err error)
 	// ServersExist reports which of ids are servers of the tenant.
 	ServersExist(ctx context.Context, ids []string) (map[string]bool, error)
 }

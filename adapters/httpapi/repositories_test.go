@@ -167,14 +167,18 @@ func (t *restPolicies) PutRepository(_ context.Context, id string, s policy.McpS
 	return nil
 }
 
-func (t *restPolicies) Repositories(_ context.Context, ids []string) (map[string]policy.McpSection, error) {
+func (t *restPolicies) Repositories(ctx context.Context, ids []string) (*policy.McpSection, map[string]policy.McpSection, error) {
+	def, err := t.Default(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	out := map[string]policy.McpSection{}
 	for _, id := range ids {
 		if s, ok := t.s.policies[t.tenant][id]; ok {
 			out[id] = s
 		}
 	}
-	return out, nil
+	return def, out, nil
 }
 
 func (t *restPolicies) ServersExist(_ context.Context, ids []string) (map[string]bool, error) {

@@ -83,18 +83,16 @@ func (p policyRepo) Repository(ctx context.Context, repositoryID string) (policy
 	return s, true, nil
 }
 
-// Repositories reads the stored sections of ids in one query; ids that
-// are not UUIDs have none.
-func (p policyRepo) Repositories(ctx context.Context, ids []string) (map[string]policy.McpSection, error) {
+// Repositories reads the tenant default and the stored sections of ids
+// in one query (one round trip for a page of the repository list); ids
+// that are not UUIDs have none. The default's row is the one without a
+// repository id.
+func (p policyRepo) Repositories(ctx context.Context, ids []string) (*policy.McpSection, map[string]policy.McpSection, error) {
 	query := make([]string, 0, len(ids))
 	for _, id := range ids {
 		if isUUID(id) {
 			query = append(query, strings.ToLower(id))
 		}
-	}
-	out := make(map[string]policy.McpSection, len(query))
-	if len(query) == 0 {
-		return out, nil
 	}
 	var rows []struct {
 		RepositoryID string   `bun:"repository_id"`
@@ -102,20 +100,29 @@ func (p policyRepo) Repositories(ctx context.Context, ids []string) (map[string]
 		Servers      []string `bun:"servers,array"`
 		MaxCalls     int      `bun:"max_calls"`
 	}
-	err := p.t.tx.NewRaw(`SELECT repository_id::text AS repository_id, mode, servers::text[] AS servers, max_calls
+	err := p.t.tx.NewRaw(`SELECT '' AS repository_id, mode, servers::text[] AS servers, max_calls
+		FROM tenant_mcp_defaults WHERE tenant_id = ?
+		UNION ALL
+		SELECT repository_id::text, mode, servers::text[], max_calls
 		FROM repository_policies WHERE repository_id = ANY(?::uuid[]) AND tenant_id = ?`,
-		pgdialect.Array(query), p.t.tenantID).Scan(ctx, &rows)
+		p.t.tenantID, pgdialect.Array(query), p.t.tenantID).Scan(ctx, &rows)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: repository policies: %w", err)
+		return nil, nil, fmt.Errorf("postgres: repository policies: %w", err)
 	}
+	var def *policy.McpSection
+	out := make(map[string]policy.McpSection, len(query))
 	for _, r := range rows {
 		s, err := policy.UnmarshalMcpSectionFromDatabase(r.Mode, r.Servers, r.MaxCalls)
 		if err != nil {
-			return nil, fmt.Errorf("postgres: repository policy %s: %w", r.RepositoryID, err)
+			return nil, nil, fmt.Errorf("postgres: repository policy %q: %w", r.RepositoryID, err)
+		}
+		if r.RepositoryID == "" {
+			def = &s
+			continue
 		}
 		out[r.RepositoryID] = s
 	}
-	return out, nil
+	return def, out, nil
 }
 
 // PutRepository stores a repository's section; ErrNotFound when the

@@ -76,17 +76,14 @@ func (h *ListRepositoriesHandler) Handle(ctx context.Context, p ports.Principal,
 }
 
 // markActive merges each repository's section with the tenant default,
-// with three queries for the whole page.
+// with two queries for the whole page: the policies (the default's and
+// the page's) and the existence of the servers they name.
 func (h *ListRepositoriesHandler) markActive(ctx context.Context, tx ports.TenantTx, items []RepositoryListItem) error {
-	def, err := tx.Policies().Default(ctx)
-	if err != nil {
-		return fmt.Errorf("read tenant default: %w", err)
-	}
 	ids := make([]string, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
 	}
-	stored, err := tx.Policies().Repositories(ctx, ids)
+	def, stored, err := tx.Policies().Repositories(ctx, ids)
 	if err != nil {
 		return fmt.Errorf("read policies: %w", err)
 	}

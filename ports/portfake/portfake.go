@@ -579,14 +579,14 @@ func (f *Policies) PutRepository(ctx context.Context, id string, s policy.McpSec
 	return nil
 }
 
-func (f *Policies) Repositories(_ context.Context, ids []string) (map[string]policy.McpSection, error) {
+func (f *Policies) Repositories(_ context.Context, ids []string) (*policy.McpSection, map[string]policy.McpSection, error) {
 	out := map[string]policy.McpSection{}
 	for _, id := range ids {
 		if s, ok := f.Repos[id]; ok {
 			out[id] = s
 		}
 	}
-	return out, nil
+	return f.Def, out, nil
 }
 
 func (f *Policies) ServersExist(ctx context.Context, ids []string) (map[string]bool, error) {

@@ -68,6 +68,9 @@ func PolicyRepo(t *testing.T, open Open) {
 		tenant := h.tenant(t)
 		a, b, none := h.seedRepository(t, tenant, "acme/a"), h.seedRepository(t, tenant, "acme/b"), h.seedRepository(t, tenant, "acme/c")
 		sa, sb := section(t, "inherit", nil, 5), section(t, "on", []string{NewID(t)}, 20)
+		h.in(t, h.tenant(t), func(ctx context.Context, tx ports.TenantTx) error { // another tenant's default
+			return tx.Policies().PutDefault(ctx, section(t, "off", nil, 3))
+		})
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 			p := tx.Policies()
 			if s, ok, err := p.Repository(ctx, a); err != nil || ok {
@@ -87,19 +90,31 @@ func PolicyRepo(t *testing.T, open Open) {
 				t.Fatalf("Repository = %v, %v", ok, err)
 			}
 			sameSection(t, "Repository", s, sa)
-			got, err := p.Repositories(ctx, []string{a, b, none, NewID(t), "not-a-uuid"})
+			page := []string{a, b, none, NewID(t), "not-a-uuid"}
+			def, got, err := p.Repositories(ctx, page)
 			if err != nil {
 				return err
+			}
+			if def != nil {
+				t.Errorf("Repositories' default before a PutDefault = %v, want nil", def)
 			}
 			if len(got) != 2 {
 				t.Errorf("Repositories returned %d sections, want 2 (a and b)", len(got))
 			}
 			sameSection(t, "Repositories[a]", got[a], sa)
 			sameSection(t, "Repositories[b]", got[b], sb)
-			for _, ids := range [][]string{nil, {}} {
-				got, err := p.Repositories(ctx, ids)
-				if err != nil || got == nil || len(got) != 0 {
-					t.Errorf("Repositories(%v) = %v, %v; want an empty map", ids, got, err)
+			sd := section(t, "on", []string{NewID(t)}, 7)
+			if err := p.PutDefault(ctx, sd); err != nil {
+				return err
+			}
+			for _, ids := range [][]string{nil, {}, page} {
+				def, got, err := p.Repositories(ctx, ids)
+				if err != nil || def == nil {
+					t.Fatalf("Repositories(%v) default = %v, %v; want the stored default", ids, def, err)
+				}
+				sameSection(t, "Repositories' default", *def, sd)
+				if want := map[bool]int{true: 2, false: 0}[len(ids) > 0]; got == nil || len(got) != want {
+					t.Errorf("Repositories(%v) = %v; want %d sections", ids, got, want)
 				}
 			}
 			return nil
