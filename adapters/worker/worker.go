@@ -172,6 +172,7 @@ func New(pool *pgxpool.Pool, handler ReviewHandler, log zerolog.Logger, opts Opt
 	if err != nil {
 		return nil, err
 	}
+	riverLog := log.With().Str("component", "river").Logger()
 	log = log.With().Str("component", "worker").Logger()
 
 	workers := river.NewWorkers()
@@ -179,7 +180,7 @@ func New(pool *pgxpool.Pool, handler ReviewHandler, log zerolog.Logger, opts Opt
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	cfg := &river.Config{
-		Logger: slog.New(zerolog.NewSlogHandler(log.With().Str("component", "river").Logger())),
+		Logger: slog.New(zerolog.NewSlogHandler(riverLog)),
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: opts.Workers},
 			MaintenanceQueue:   {MaxWorkers: 1},
