@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/limits"
@@ -23,7 +24,7 @@ var (
 	KindHeader = CredentialKind{"header"}
 )
 
-// ParseCredentialKind accepts exactly "none", "bearer" or "header".
+// ParseCredentialKind accepts exactly the API's auth types.
 func ParseCredentialKind(s string) (CredentialKind, error) {
 	switch s {
 	case KindNone.s:
@@ -32,11 +33,15 @@ func ParseCredentialKind(s string) (CredentialKind, error) {
 		return KindBearer, nil
 	case KindHeader.s:
 		return KindHeader, nil
+	case KindOAuthClientCredentials.s:
+		return KindOAuthClientCredentials, nil
+	case KindOAuthAuthorizationCode.s:
+		return KindOAuthAuthorizationCode, nil
 	}
-	return CredentialKind{}, &field.Error{Field: "auth.type", Reason: "must be none, bearer or header"}
+	return CredentialKind{}, &field.Error{Field: "auth.type", Reason: "must be none, bearer, header, oauth_client_credentials or oauth_authorization_code"}
 }
 
-// String returns "none", "bearer" or "header" ("" for the zero value).
+// String returns the kind as the API spells it ("" for the zero value).
 func (k CredentialKind) String() string { return k.s }
 
 // Credential is a server's static credential with its secret. It is kept
@@ -46,7 +51,8 @@ func (k CredentialKind) String() string { return k.s }
 type Credential struct {
 	kind   CredentialKind
 	name   string // header name, lowercase; empty for bearer and none
-	secret string
+	secret string // token, header value or OAuth client secret
+	oauth  *OAuth // the OAuth kinds only; never shared between values
 }
 
 // NoCredential is the credential of a server that needs none.
@@ -153,6 +159,11 @@ func (c Credential) Hint() string {
 		label = "Bearer"
 	case KindHeader:
 		label = c.name
+	case KindOAuthClientCredentials, KindOAuthAuthorizationCode:
+		if c.secret == "" {
+			return ""
+		}
+		label = "client_secret"
 	default:
 		return ""
 	}
@@ -163,7 +174,8 @@ func (c Credential) Hint() string {
 }
 
 // HeaderName is the HTTP header that carries the credential
-// ("Authorization" for bearer, the x-* name for header, "" for none).
+// ("Authorization" for bearer, the x-* name for header, "" for none and
+// for the OAuth kinds, whose access tokens the transport fetches).
 func (c Credential) HeaderName() string {
 	switch c.kind {
 	case KindBearer:
@@ -205,6 +217,15 @@ type secretJSON struct {
 	Token string `json:"token,omitempty"`
 	Name  string `json:"name,omitempty"`
 	Value string `json:"value,omitempty"`
+	// The OAuth kinds.
+	TokenURL     string     `json:"tokenUrl,omitempty"`
+	ClientID     string     `json:"clientId,omitempty"`
+	ClientSecret string     `json:"clientSecret,omitempty"`
+	Scopes       []string   `json:"scopes,omitempty"`
+	Issuer       string     `json:"issuer,omitempty"`
+	RefreshToken string     `json:"refreshToken,omitempty"`
+	ConnectedBy  string     `json:"connectedBy,omitempty"`
+	ConnectedAt  *time.Time `json:"connectedAt,omitempty"`
 }
 
 // MarshalSecret returns the credential as JSON, secret included, for the
@@ -218,6 +239,20 @@ func (c Credential) MarshalSecret() ([]byte, error) {
 		j.Token = c.secret
 	case KindHeader:
 		j.Name, j.Value = c.name, c.secret
+	case KindOAuthClientCredentials, KindOAuthAuthorizationCode:
+		o := c.oauth
+		if o == nil {
+			return nil, &field.Error{Field: "auth", Reason: "is required"}
+		}
+		if !o.TokenURL.IsZero() {
+			j.TokenURL = o.TokenURL.String()
+		}
+		j.ClientID, j.ClientSecret, j.Scopes = o.ClientID, o.ClientSecret, o.Scopes
+		j.Issuer, j.RefreshToken, j.ConnectedBy = o.Issuer, o.RefreshToken, o.ConnectedBy
+		if !o.ConnectedAt.IsZero() {
+			at := o.ConnectedAt
+			j.ConnectedAt = &at
+		}
 	default:
 		return nil, &field.Error{Field: "auth", Reason: "is required"}
 	}
@@ -235,9 +270,22 @@ func UnmarshalCredentialSecret(b []byte) (Credential, error) {
 	if err := d.Decode(&j); err != nil || d.More() {
 		return Credential{}, &field.Error{Field: "auth", Reason: "stored credential is malformed"}
 	}
+	oauthSet := j.TokenURL != "" || j.ClientID != "" || j.ClientSecret != "" || j.Scopes != nil ||
+		j.Issuer != "" || j.RefreshToken != "" || j.ConnectedBy != "" || j.ConnectedAt != nil
+	staticSet := j.Token != "" || j.Name != "" || j.Value != ""
+	switch j.Type {
+	case KindOAuthClientCredentials.s, KindOAuthAuthorizationCode.s:
+		if staticSet {
+			break
+		}
+		return unmarshalOAuth(j)
+	}
+	if oauthSet {
+		return Credential{}, &field.Error{Field: "auth", Reason: "stored credential is malformed"}
+	}
 	switch j.Type {
 	case KindNone.s:
-		if j.Token != "" || j.Name != "" || j.Value != "" {
+		if staticSet {
 			break
 		}
 		return NoCredential(), nil
@@ -253,4 +301,41 @@ func UnmarshalCredentialSecret(b []byte) (Credential, error) {
 		return NewHeader(j.Name, j.Value)
 	}
 	return Credential{}, &field.Error{Field: "auth", Reason: "stored credential is malformed"}
+}
+
+// unmarshalOAuth rebuilds an OAuth credential through its constructors,
+// so a stored value obeys the same rules as a new one.
+func unmarshalOAuth(j secretJSON) (Credential, error) {
+	malformed := &field.Error{Field: "auth", Reason: "stored credential is malformed"}
+	var c Credential
+	var err error
+	if j.Type == KindOAuthClientCredentials.s {
+		if j.Issuer != "" || j.RefreshToken != "" || j.ConnectedBy != "" || j.ConnectedAt != nil {
+			return Credential{}, malformed
+		}
+		c, err = NewOAuthClientCredentials(j.TokenURL, j.ClientID, j.ClientSecret, j.Scopes)
+		if err != nil {
+			return Credential{}, malformed
+		}
+		return c, nil
+	}
+	c, err = NewOAuthAuthorizationCode(j.ClientID, j.ClientSecret, j.Scopes)
+	if err != nil {
+		return Credential{}, malformed
+	}
+	if j.RefreshToken == "" {
+		if j.TokenURL != "" || j.Issuer != "" || j.ConnectedBy != "" || j.ConnectedAt != nil {
+			return Credential{}, malformed
+		}
+		return c, nil
+	}
+	u, err := ParseURL(j.TokenURL)
+	if err != nil || j.ConnectedAt == nil {
+		return Credential{}, malformed
+	}
+	c, err = c.WithConnection(j.Issuer, u, j.RefreshToken, j.ConnectedBy, *j.ConnectedAt)
+	if err != nil {
+		return Credential{}, malformed
+	}
+	return c, nil
 }

@@ -1,0 +1,222 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/codelotse/codelotse/domain/field"
+	"github.com/codelotse/codelotse/domain/limits"
+)
+
+// The OAuth credential kinds (docs/threat-model.md, OAuth rows). They stay
+// behind the same gates as every other credential.
+var (
+	// KindOAuthClientCredentials: the service fetches access tokens with
+	// the client-credentials grant from a token URL the admin gives.
+	KindOAuthClientCredentials = CredentialKind{"oauth_client_credentials"}
+	// KindOAuthAuthorizationCode: an admin connects the server once in the
+	// web interface (authorization code with PKCE); the service keeps the
+	// refresh token.
+	KindOAuthAuthorizationCode = CredentialKind{"oauth_authorization_code"}
+)
+
+// IsOAuth reports whether k is one of the OAuth kinds.
+func (k CredentialKind) IsOAuth() bool {
+	return k == KindOAuthClientCredentials || k == KindOAuthAuthorizationCode
+}
+
+// OAuth is the OAuth part of a credential: what the admin gave, and for
+// the code flow what the connection established. ClientSecret and
+// RefreshToken are secrets: they exist in memory only between the cipher
+// and the token request, like every credential.
+type OAuth struct {
+	// TokenURL is the token endpoint. The admin gives it for client
+	// credentials; for the code flow it is the endpoint the authorization
+	// server's metadata named at connection, pinned from then on (zero
+	// until connected). Token requests go nowhere else.
+	TokenURL     URL
+	ClientID     string
+	ClientSecret string // optional for the code flow
+	Scopes       []string
+	// The connection of the code flow (all zero until an admin connects).
+	Issuer       string
+	RefreshToken string
+	ConnectedBy  string
+	ConnectedAt  time.Time
+}
+
+// Connected reports whether the code flow has a refresh token.
+func (o OAuth) Connected() bool { return o.RefreshToken != "" }
+
+// OAuth limits. A client id or scope longer than these is not a real one.
+const (
+	// MaxOAuthClientIDLen is the longest client id.
+	MaxOAuthClientIDLen = 256
+	// MaxOAuthScopes is the most scopes a credential requests.
+	MaxOAuthScopes = 20
+	// MaxOAuthScopeLen is the longest scope.
+	MaxOAuthScopeLen = 128
+	// MaxOAuthIssuerLen is the longest issuer identifier.
+	MaxOAuthIssuerLen = limits.MaxURLLen
+	// MaxOAuthActorLen is the longest "connected by" name.
+	MaxOAuthActorLen = 200
+)
+
+// NewOAuthClientCredentials builds a client-credentials credential. The
+// token URL follows the server URL's rules (https, no user info, query or
+// fragment); the address rules are checked where the URL is saved and
+// again at every connection, like the server's own host.
+func NewOAuthClientCredentials(tokenURL, clientID, clientSecret string, scopes []string) (Credential, error) {
+	u, err := ParseURL(tokenURL)
+	if err != nil {
+		var fe *field.Error
+		if errors.As(err, &fe) {
+			return Credential{}, &field.Error{Field: "auth.tokenUrl", Reason: fe.Reason}
+		}
+		return Credential{}, err
+	}
+	o := OAuth{TokenURL: u, ClientID: clientID, ClientSecret: clientSecret, Scopes: slices.Clone(scopes)}
+	if err := o.check(true); err != nil {
+		return Credential{}, err
+	}
+	return Credential{kind: KindOAuthClientCredentials, secret: clientSecret, oauth: &o}, nil
+}
+
+// NewOAuthAuthorizationCode builds a code-flow credential that still
+// needs its connection; clientSecret may be empty (a public client).
+func NewOAuthAuthorizationCode(clientID, clientSecret string, scopes []string) (Credential, error) {
+	o := OAuth{ClientID: clientID, ClientSecret: clientSecret, Scopes: slices.Clone(scopes)}
+	if err := o.check(false); err != nil {
+		return Credential{}, err
+	}
+	return Credential{kind: KindOAuthAuthorizationCode, secret: clientSecret, oauth: &o}, nil
+}
+
+// check validates the admin's part: client id, secret and scopes.
+func (o OAuth) check(secretRequired bool) error {
+	if !validToken(o.ClientID, MaxOAuthClientIDLen) {
+		return &field.Error{Field: "auth.clientId", Reason: fmt.Sprintf("must be 1 to %d visible ASCII characters without spaces", MaxOAuthClientIDLen)}
+	}
+	if (secretRequired || o.ClientSecret != "") && !validSecret(o.ClientSecret, false) {
+		return &field.Error{Field: "auth.clientSecret", Reason: secretReason(false)}
+	}
+	if len(o.Scopes) > MaxOAuthScopes {
+		return &field.Error{Field: "auth.scopes", Reason: fmt.Sprintf("must have at most %d scopes", MaxOAuthScopes)}
+	}
+	for i, s := range o.Scopes {
+		if !validScope(s) {
+			return &field.Error{Field: "auth.scopes", Reason: fmt.Sprintf("scope %d must be 1 to %d characters of RFC 6749's scope-token", i+1, MaxOAuthScopeLen)}
+		}
+		if slices.Contains(o.Scopes[:i], s) {
+			return &field.Error{Field: "auth.scopes", Reason: "must not repeat a scope"}
+		}
+	}
+	return nil
+}
+
+// validToken: 1–max visible ASCII characters, no spaces.
+func validToken(s string, max int) bool {
+	if len(s) < 1 || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// validScope is RFC 6749 §3.3's scope-token: %x21 / %x23-5B / %x5D-7E,
+// so neither a space (the separator), a quote nor a backslash.
+func validScope(s string) bool {
+	if len(s) < 1 || len(s) > MaxOAuthScopeLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// OAuth returns the OAuth part of the credential, secrets included, and
+// whether it has one. The caller must treat ClientSecret and RefreshToken
+// like every credential: sent only to the pinned token URL, never logged.
+func (c Credential) OAuth() (OAuth, bool) {
+	if c.oauth == nil {
+		return OAuth{}, false
+	}
+	o := *c.oauth
+	o.Scopes = slices.Clone(o.Scopes)
+	return o, true
+}
+
+// WithConnection returns the code-flow credential connected: the issuer
+// the authorization server's metadata named, its token endpoint (pinned
+// from now on), the refresh token, who connected it and when.
+func (c Credential) WithConnection(issuer string, tokenURL URL, refreshToken, by string, at time.Time) (Credential, error) {
+	if c.kind != KindOAuthAuthorizationCode || c.oauth == nil {
+		return Credential{}, &field.Error{Field: "auth.type", Reason: "must be oauth_authorization_code to connect"}
+	}
+	switch {
+	case !validToken(issuer, MaxOAuthIssuerLen):
+		return Credential{}, &field.Error{Field: "auth.issuer", Reason: "must be a URL"}
+	case tokenURL.IsZero():
+		return Credential{}, &field.Error{Field: "auth.tokenUrl", Reason: "is required"}
+	case !validSecret(refreshToken, false):
+		return Credential{}, &field.Error{Field: "auth.refreshToken", Reason: secretReason(false)}
+	case by == "" || len(by) > MaxOAuthActorLen || at.IsZero():
+		return Credential{}, &field.Error{Field: "auth.connection", Reason: "needs who connected and when"}
+	}
+	o := *c.oauth
+	o.Scopes = slices.Clone(o.Scopes)
+	o.Issuer, o.TokenURL, o.RefreshToken, o.ConnectedBy, o.ConnectedAt = issuer, tokenURL, refreshToken, by, at.UTC()
+	return Credential{kind: c.kind, secret: c.secret, oauth: &o}, nil
+}
+
+// WithRefreshToken returns the connected credential with the refresh
+// token an authorization server rotated; everything else is kept.
+func (c Credential) WithRefreshToken(refreshToken string) (Credential, error) {
+	if c.kind != KindOAuthAuthorizationCode || c.oauth == nil || !c.oauth.Connected() {
+		return Credential{}, &field.Error{Field: "auth.type", Reason: "must be a connected oauth_authorization_code"}
+	}
+	if !validSecret(refreshToken, false) {
+		return Credential{}, &field.Error{Field: "auth.refreshToken", Reason: secretReason(false)}
+	}
+	o := *c.oauth
+	o.Scopes = slices.Clone(o.Scopes)
+	o.RefreshToken = refreshToken
+	return Credential{kind: c.kind, secret: c.secret, oauth: &o}, nil
+}
+
+// OAuthView is the part of an OAuth credential that views show and the
+// store keeps in clear beside the sealed secret: nothing of it is secret.
+type OAuthView struct {
+	TokenURL    string
+	ClientID    string
+	Scopes      []string
+	Issuer      string
+	ConnectedBy string
+	ConnectedAt time.Time
+}
+
+// Connected reports whether the view is of a connected code flow.
+func (v OAuthView) Connected() bool { return !v.ConnectedAt.IsZero() }
+
+// View returns the credential's public OAuth part (zero for other kinds).
+func (c Credential) View() OAuthView {
+	if c.oauth == nil {
+		return OAuthView{}
+	}
+	o := c.oauth
+	v := OAuthView{ClientID: o.ClientID, Scopes: slices.Clone(o.Scopes), Issuer: o.Issuer, ConnectedBy: o.ConnectedBy, ConnectedAt: o.ConnectedAt}
+	if !o.TokenURL.IsZero() {
+		v.TokenURL = o.TokenURL.String()
+	}
+	return v
+}
