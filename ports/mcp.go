@@ -26,8 +26,13 @@ var (
 
 // MCPTarget is what a connection needs to know about a server.
 type MCPTarget struct {
+	// ServerID keys the connector's cache of OAuth access tokens.
+	ServerID   string
 	URL        server.URL
 	Credential server.Credential
+	// SaveCredential, when set, stores a rotated OAuth refresh token
+	// (see [CredentialSaver]); nil for the static kinds.
+	SaveCredential CredentialSaver
 }
 
 // MCPConnector opens sessions to MCP servers through the guarded

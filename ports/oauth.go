@@ -1,0 +1,92 @@
+package ports
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/codelotse/codelotse/domain/server"
+)
+
+// OAuth failures of [OAuthClient] besides the transport's sentinels
+// (ErrAddressBlocked, ErrRedirectRefused, ErrTimeout, ErrResponseTooLarge,
+// ErrServerUnreachable), which keep their meaning for the authorization
+// server's endpoints. None of them carries a token or a secret.
+var (
+	// ErrOAuthMetadata: no usable protected-resource or authorization
+	// server metadata (missing, malformed, not https, or an issuer that
+	// differs from the one the metadata was fetched for: RFC 8414 §3.3).
+	ErrOAuthMetadata = errors.New("oauth_metadata")
+	// ErrOAuthRejected: the authorization server refused a token or
+	// registration request (invalid_client, invalid_grant: a wrong
+	// secret, an expired or replayed code, a revoked refresh token).
+	ErrOAuthRejected = errors.New("oauth_rejected")
+)
+
+// OAuthMetadata is what discovery learnt about the authorization server
+// of an MCP server: its RFC 8414 (or OpenID) metadata, found through the
+// server's RFC 9728 protected-resource metadata.
+type OAuthMetadata struct {
+	// Resource is the protected resource the metadata names; it equals
+	// the MCP server's URL.
+	Resource string
+	// Issuer is the authorization server's issuer, checked against the
+	// URL its metadata was fetched from.
+	Issuer                string
+	AuthorizationEndpoint server.URL
+	TokenEndpoint         server.URL
+	// RegistrationEndpoint is zero when the server offers no dynamic
+	// client registration.
+	RegistrationEndpoint server.URL
+	ScopesSupported      []string
+	// IssParameterSupported: the server sends RFC 9207's iss with the
+	// authorization response, which must then equal Issuer.
+	IssParameterSupported bool
+	// CodeChallengeMethods lists the PKCE methods; S256 must be among
+	// them (or the list empty, which many servers leave it).
+	CodeChallengeMethods []string
+}
+
+// OAuthCodeExchange is one authorization-code token request (RFC 6749
+// §4.1.3 with PKCE's code_verifier and RFC 8707's resource).
+type OAuthCodeExchange struct {
+	TokenURL     server.URL
+	ClientID     string
+	ClientSecret string // empty for a public client
+	Code         string
+	Verifier     string
+	RedirectURI  string
+	Resource     server.URL
+}
+
+// OAuthTokens is a token response. The caller keeps RefreshToken sealed
+// and AccessToken in memory only.
+type OAuthTokens struct {
+	AccessToken  string
+	RefreshToken string
+	ExpiresAt    time.Time // zero when the server did not say
+}
+
+// OAuthClient makes the OAuth requests of the authorization-code
+// connection, every one through the guarded transport: https only, the
+// address rules of MCP servers, no redirects, byte caps and timeouts.
+// Access tokens during discovery and reviews are the [MCPConnector]'s
+// business (it gets the credential in [MCPTarget]).
+type OAuthClient interface {
+	// Discover finds the authorization server of serverURL: RFC 9728
+	// metadata from the server's 401 WWW-Authenticate or its well-known
+	// URL, then RFC 8414 or OpenID metadata, issuer checked.
+	Discover(ctx context.Context, serverURL server.URL) (OAuthMetadata, error)
+	// Register performs RFC 7591 dynamic client registration at
+	// md.RegistrationEndpoint. Callers allow it only for the issuers the
+	// operator lists (QUAVON_MCP_OAUTH_DCR_ISSUERS).
+	Register(ctx context.Context, md OAuthMetadata, redirectURI string, scopes []string) (clientID, clientSecret string, err error)
+	// ExchangeCode trades an authorization code for tokens.
+	ExchangeCode(ctx context.Context, req OAuthCodeExchange) (OAuthTokens, error)
+}
+
+// CredentialSaver stores a credential that changed during a connection:
+// an authorization server that rotates refresh tokens sends a new one
+// with every refresh, and the old one stops working. The connector calls
+// it before it uses the new access token.
+type CredentialSaver func(ctx context.Context, cred server.Credential) error
