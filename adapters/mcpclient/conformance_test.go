@@ -32,7 +32,8 @@ const (
 	conformanceDir     = "testdata/conformance"
 	conformanceRepoDir = "adapters/mcpclient/testdata/conformance"
 	conformancePackage = "@modelcontextprotocol/conformance"
-	// conformanceMinNode: the suite's 0.2 line does not start on Node 20.
+	// conformanceMinNode: both releases import fs.globSync (Node 22) and
+	// do not start on Node 20.
 	conformanceMinNode = 22
 	// conformanceNodePackage is the pinned Node.js, an optional
 	// dependency (npm installs it on linux/x64 only).
