@@ -86,14 +86,14 @@ func runConformanceClient(args []string) int {
 		return 2
 	}
 	logger := zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, NoColor: true}).Level(zerolog.DebugLevel).With().Timestamp().Logger()
-	err := conformanceClient(scenario, args[len(args)-1], logger)
+	negotiated, err := conformanceClient(scenario, args[len(args)-1], logger)
 	code := 0
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "conformance client: scenario %s: %v\n", scenario, err)
 		code = 1
 	}
 	if dir := os.Getenv(conformanceOutcomesEnv); dir != "" {
-		o := conformanceOutcome{Scenario: scenario, Protocol: os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"), Exit: code}
+		o := conformanceOutcome{Scenario: scenario, Protocol: os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"), Negotiated: negotiated, Exit: code}
 		if err != nil {
 			o.Error = err.Error()
 		}
@@ -113,39 +113,42 @@ const conformanceOutcomesEnv = "CODELOTSE_CONFORMANCE_OUTCOMES"
 
 type conformanceOutcome struct {
 	Scenario string `json:"scenario"`
-	Protocol string `json:"protocol"`
-	Exit     int    `json:"exit"`
-	Error    string `json:"error,omitempty"`
+	// Protocol is the version the runner asked for; Negotiated the one
+	// the session speaks ("" if none opened).
+	Protocol   string `json:"protocol"`
+	Negotiated string `json:"negotiated"`
+	Exit       int    `json:"exit"`
+	Error      string `json:"error,omitempty"`
 }
 
 func outcomeFile(scenario string) string {
 	return strings.ReplaceAll(scenario, "/", "_") + ".json"
 }
 
-func conformanceClient(scenario, rawURL string, logger zerolog.Logger) error {
+func conformanceClient(scenario, rawURL string, logger zerolog.Logger) (negotiated string, _ error) {
 	var cctx conformanceContext
 	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
 		if err := json.Unmarshal([]byte(raw), &cctx); err != nil {
-			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+			return negotiated, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
 	}
 	upstream, err := url.Parse(rawURL)
 	if err != nil || upstream.Scheme != "http" {
-		return fmt.Errorf("server URL %q: want http://host:port/path", rawURL)
+		return negotiated, fmt.Errorf("server URL %q: want http://host:port/path", rawURL)
 	}
 	pool, leaf, err := newLocalhostPKI()
 	if err != nil {
-		return err
+		return negotiated, err
 	}
 	port, stop, err := serveTLSTerminator(upstream, leaf, logger)
 	if err != nil {
-		return err
+		return negotiated, err
 	}
 	defer stop()
 
 	ph, err := netpolicy.ParsePrivateHosts(everythingHost)
 	if err != nil {
-		return err
+		return negotiated, err
 	}
 	opts := Options{
 		Rules: netpolicy.NewRules(gate.SelfHosted, ph),
@@ -161,26 +164,27 @@ func conformanceClient(scenario, rawURL string, logger zerolog.Logger) error {
 	}
 	u, err := server.ParseURL(fmt.Sprintf("https://%s:%d%s", everythingHost, port, upstream.RequestURI()))
 	if err != nil {
-		return err
+		return negotiated, err
 	}
 	target := ports.MCPTarget{URL: u, Credential: server.NoCredential()}
 	if err := applyConformanceAuth(scenario, cctx, &opts, &target); err != nil {
-		return err
+		return negotiated, err
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := NewConnector(opts).OpenSession(ctx, target, limits.DiscoveryResponseCap)
 	if err != nil {
-		return fmt.Errorf("OpenSession: %w", err)
+		return negotiated, fmt.Errorf("OpenSession: %w", err)
 	}
 	defer s.Close()
 	if ir := s.cs.InitializeResult(); ir != nil {
-		logger.Info().Str("protocol", ir.ProtocolVersion).Msg("session open")
+		negotiated = ir.ProtocolVersion
+		logger.Info().Str("protocol", negotiated).Msg("session open")
 	}
 	listed, err := s.ListTools(ctx)
 	if err != nil {
-		return fmt.Errorf("ListTools: %w", err)
+		return negotiated, fmt.Errorf("ListTools: %w", err)
 	}
 	usable := map[string]ListedTool{}
 	var first string
@@ -214,11 +218,11 @@ func conformanceClient(scenario, rawURL string, logger zerolog.Logger) error {
 	case scenario == "json-schema-2020-12-preservation":
 		focal, ok := usable["json_schema_2020_12_tool"]
 		if !ok {
-			return errors.New("json_schema_2020_12_tool not listed or not usable")
+			return negotiated, errors.New("json_schema_2020_12_tool not listed or not usable")
 		}
 		args, err := json.Marshal(map[string]json.RawMessage{"schema": focal.Definition.InputSchema()})
 		if err != nil {
-			return err
+			return negotiated, err
 		}
 		call("json_schema_echo", args)
 	case scenario == "sse-retry":
@@ -246,7 +250,7 @@ func conformanceClient(scenario, rawURL string, logger zerolog.Logger) error {
 			call(first, json.RawMessage(`{"a":2,"b":3}`))
 		}
 	}
-	return errors.Join(errs...)
+	return negotiated, errors.Join(errs...)
 }
 
 // serveTLSTerminator serves https on 127.0.0.1 in front of upstream (the

@@ -281,7 +281,7 @@ func checkConformance(t *testing.T, run conformanceRun, got map[string]scenarioR
 		}
 		client := "client did not report"
 		if ran {
-			client = fmt.Sprintf("client exit %d %s", o.Exit, o.Error)
+			client = fmt.Sprintf("protocol %s (asked %s), client exit %d %s", o.Negotiated, o.Protocol, o.Exit, o.Error)
 		}
 		t.Logf("%-45s %-9s %s; %s", n, status, r, client)
 		w, listed := want[n]
@@ -296,6 +296,11 @@ func checkConformance(t *testing.T, run conformanceRun, got map[string]scenarioR
 			t.Errorf("%s: listed as %q but it now reports %s (%s; %s): move it to pass", n, w, status, r, client)
 		case w == "fails by design" && !ran:
 			t.Errorf("%s: fails, but the client never ran", n)
+		case w == "pass" && o.Protocol != "" && o.Negotiated != o.Protocol:
+			// A scenario run at 2026-07-28 must pass on that wire, not
+			// after a fallback to initialize, and the other way round.
+			// (0.1.16 names no version: its servers pick one.)
+			t.Errorf("%s: passed, but the session spoke %q where the run asked for %q", n, o.Negotiated, o.Protocol)
 		}
 		delete(want, n)
 	}
