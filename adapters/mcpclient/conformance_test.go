@@ -241,6 +241,60 @@ type scenarioResult struct {
 	failures                 []string // the failed checks, with --verbose
 }
 
+// conformanceToleratedWarnings are the checks whose WARNING does not make
+// a scenario fail here, with the reason.
+var conformanceToleratedWarnings = map[string]string{
+	// sse-retry: a reconnect more than 200 ms after the retry value
+	// (500 ms) is a WARNING, which the suite calls "acceptable but may
+	// indicate network delays"; more than twice the value, or early, is a
+	// FAILURE and still fails. The client waits 502 ms when idle; under
+	// `go test ./...` on a loaded machine its timer can fire late.
+	"client-sse-retry-timing": "a late reconnect under load",
+}
+
+// tolerateWarnings reads the scenario's checks.json from the results
+// directory and discounts its warnings when every one is tolerated.
+func tolerateWarnings(t *testing.T, results, scenario string, r scenarioResult) scenarioResult {
+	t.Helper()
+	// The suite writes <results>/<scenario>-<timestamp>/checks.json; a
+	// scenario's "/" makes subdirectories.
+	matches, err := filepath.Glob(filepath.Join(results, scenario+"-*", "checks.json"))
+	if err != nil || len(matches) != 1 {
+		t.Logf("%s: checks.json not found (%v, %d matches): its warnings count", scenario, err, len(matches))
+		return r
+	}
+	b, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checks []struct {
+		ID           string          `json:"id"`
+		Status       string          `json:"status"`
+		ErrorMessage string          `json:"errorMessage"`
+		Details      json.RawMessage `json:"details"`
+	}
+	if err := json.Unmarshal(b, &checks); err != nil {
+		t.Fatalf("%s: %v", matches[0], err)
+	}
+	var tolerated []string
+	for _, c := range checks {
+		if c.Status != "WARNING" {
+			continue
+		}
+		why, ok := conformanceToleratedWarnings[c.ID]
+		if !ok {
+			return r
+		}
+		tolerated = append(tolerated, fmt.Sprintf("%s (%s): %s", c.ID, why, c.ErrorMessage))
+	}
+	if len(tolerated) != r.warnings {
+		return r
+	}
+	t.Logf("%s: tolerated warnings: %s", scenario, strings.Join(tolerated, "; "))
+	r.warnings = 0
+	return r
+}
+
 func (r scenarioResult) String() string {
 	return fmt.Sprintf("%d passed, %d failed, %d warnings", r.passed, r.failed, r.warnings)
 }
@@ -316,7 +370,8 @@ func runConformanceSuite(t *testing.T, node, dir, self string, run conformanceRu
 	t.Helper()
 	outcomes := t.TempDir()
 	entry := filepath.Join(dir, "node_modules", run.suite.alias, "dist", "index.js")
-	args := []string{entry, "client", "--command", self, "--suite", "all", "--verbose", "--timeout", "30000", "-o", t.TempDir()}
+	results := t.TempDir()
+	args := []string{entry, "client", "--command", self, "--suite", "all", "--verbose", "--timeout", "30000", "-o", results}
 	if run.specVersion != "" {
 		args = append(args, "--spec-version", run.specVersion)
 	}
@@ -351,6 +406,11 @@ func runConformanceSuite(t *testing.T, node, dir, self string, run conformanceRu
 	}
 	if t.Failed() {
 		t.Logf("suite stderr:\n%s", stderr.String())
+	}
+	for name, r := range got {
+		if r.failed == 0 && r.warnings > 0 {
+			got[name] = tolerateWarnings(t, results, name, r)
+		}
 	}
 	out := map[string]conformanceOutcome{}
 	entries, err := os.ReadDir(outcomes)
@@ -550,4 +610,61 @@ func installedVersion(dir, name string) string {
 		return ""
 	}
 	return pkg.Version
+}
+
+func TestConformanceSummaryAndWarnings(t *testing.T) {
+	stdout := "Running all suite (3 scenarios) in parallel...\n\n=== SUITE SUMMARY ===\n\n" +
+		"✓ initialize: 1 passed, 0 failed\n" +
+		"✗ auth/metadata-default: 0 passed, 2 failed\n" +
+		"    - token-request: Expected Check Missing\n" +
+		"    - client-registration: Expected Check Missing\n" +
+		"✗ sse-retry: 2 passed, 0 failed, 1 warnings\n\n" +
+		"Total: 3 passed, 2 failed, 1 warnings\n"
+	got, err := parseConformanceSummary(stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got["initialize"].passed != 1 || got["auth/metadata-default"].failed != 2 ||
+		len(got["auth/metadata-default"].failures) != 2 || got["sse-retry"].warnings != 1 {
+		t.Fatalf("parsed %+v", got)
+	}
+	for _, bad := range []string{
+		"no summary at all",
+		"=== SUITE SUMMARY ===\n\nTotal: 0 passed\n",
+		"=== SUITE SUMMARY ===\n✓ a: 1 passed, 0 failed\n✓ a: 1 passed, 0 failed\n",
+		"=== SUITE SUMMARY ===\n✓ a: 1 passed, 0 failed\n- b: skipped\n",
+	} {
+		if got, err := parseConformanceSummary(bad); err == nil {
+			t.Errorf("parseConformanceSummary(%q) = %v, want an error", bad, got)
+		}
+	}
+
+	for _, tc := range []struct {
+		name   string
+		checks string
+		want   int // warnings left
+	}{
+		{"only the tolerated timing warning", `[{"id":"client-sse-retry-timing","status":"WARNING","errorMessage":"late"},{"id":"x","status":"SUCCESS"}]`, 0},
+		{"another warning", `[{"id":"wire-schema-valid","status":"WARNING"}]`, 1},
+		{"tolerated and another", `[{"id":"client-sse-retry-timing","status":"WARNING"},{"id":"other","status":"WARNING"}]`, 2},
+		{"count disagrees with checks.json", `[{"id":"client-sse-retry-timing","status":"WARNING"}]`, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			results := t.TempDir()
+			d := filepath.Join(results, "sse-retry-2026-01-01T00-00-00-000Z")
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(d, "checks.json"), []byte(tc.checks), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			in := scenarioResult{passed: 1, warnings: 1}
+			if tc.name == "tolerated and another" || tc.name == "count disagrees with checks.json" {
+				in.warnings = 2
+			}
+			if got := tolerateWarnings(t, results, "sse-retry", in); got.warnings != tc.want {
+				t.Errorf("warnings = %d, want %d", got.warnings, tc.want)
+			}
+		})
+	}
 }
