@@ -267,6 +267,10 @@ func serveTLSTerminator(upstream *url.URL, leaf tls.Certificate, logger zerolog.
 		Transport:     tr,
 		FlushInterval: -1,
 		ErrorLog:      log.New(io.Discard, "", 0),
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			logger.Warn().Err(err).Str("method", r.Method).Str("mcpMethod", r.Header.Get("Mcp-Method")).Msg("proxy: upstream failed")
+			w.WriteHeader(http.StatusBadGateway)
+		},
 		ModifyResponse: func(resp *http.Response) error {
 			logger.Debug().Str("method", resp.Request.Method).Str("path", resp.Request.URL.Path).
 				Str("mcpMethod", resp.Request.Header.Get("Mcp-Method")).Int("status", resp.StatusCode).Msg("proxied")
