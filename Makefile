@@ -10,7 +10,7 @@ COVERAGE_MIN := 90
 # depend on it (a change of the service's go.mod may need a tidy there).
 MODULES  := . deploy loadtest adapters/secrets/benchcompare
 
-.PHONY: all build run stop demo image screenshots test test-go test-signedoff test-deploy cover-domain bench-smoke lint lint-openapi generate check-generate bench loadtest soak fuzz clean
+.PHONY: all build run stop demo image screenshots test conformance test-go test-signedoff test-deploy cover-domain bench-smoke lint lint-openapi generate check-generate bench loadtest soak fuzz clean
 
 all: build
 
@@ -49,6 +49,11 @@ test: lint test-go test-signedoff test-deploy cover-domain bench-smoke
 
 test-go:
 	$(GO) test -race -count=1 ./...
+
+## conformance: the MCP conformance suite's client scenarios against the
+## connector, every scenario logged (part of test-go; docs/conformance.md).
+conformance:
+	$(GO) test -race -count=1 -v -run '^TestConformance' ./adapters/mcpclient/
 
 # The signedoff build flips MCP_CONTEXT_SIGNED_OFF; the packages whose
 # behaviour depends on it run again in that build.

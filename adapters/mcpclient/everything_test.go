@@ -560,9 +560,22 @@ func localhostPKI(t *testing.T) struct {
 	leaf tls.Certificate
 } {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	pool, leaf, err := newLocalhostPKI()
 	if err != nil {
 		t.Fatal(err)
+	}
+	return struct {
+		pool *x509.CertPool
+		leaf tls.Certificate
+	}{pool, leaf}
+}
+
+// newLocalhostPKI is localhostPKI without a test, for the conformance
+// client (conformance_test.go), which runs outside one.
+func newLocalhostPKI() (*x509.CertPool, tls.Certificate, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, tls.Certificate{}, err
 	}
 	caTmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
@@ -575,15 +588,15 @@ func localhostPKI(t *testing.T) struct {
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		return nil, tls.Certificate{}, err
 	}
 	ca, err := x509.ParseCertificate(caDER)
 	if err != nil {
-		t.Fatal(err)
+		return nil, tls.Certificate{}, err
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatal(err)
+		return nil, tls.Certificate{}, err
 	}
 	leafTmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(2),
@@ -596,12 +609,9 @@ func localhostPKI(t *testing.T) struct {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		return nil, tls.Certificate{}, err
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
-	return struct {
-		pool *x509.CertPool
-		leaf tls.Certificate
-	}{pool, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}}
+	return pool, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }

@@ -25,6 +25,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Started by the conformance suite as its client under test
+	// (conformance_test.go): run one scenario, not the tests.
+	if os.Getenv(conformanceClientEnv) != "" {
+		os.Exit(runConformanceClient(os.Args[1:]))
+	}
 	goleak.VerifyTestMain(m)
 }
 
