@@ -46,6 +46,10 @@ type Connector struct {
 	opts Options
 	// connect, when set, replaces the socket dial (tests only).
 	connect func(ctx context.Context, d *net.Dialer, network, address string) (net.Conn, error)
+	// tokens caches the access tokens of OAuth credentials (memory only).
+	tokens *tokenCache
+	// now is the clock of the token cache (tests move it).
+	now func() time.Time
 }
 
 var _ ports.MCPConnector = (*Connector)(nil)
@@ -58,8 +62,10 @@ func NewConnector(opts Options) *Connector {
 	if opts.Timeout <= 0 {
 		opts.Timeout = limits.CallTimeout
 	}
-	return &Connector{opts: opts}
+	return &Connector{opts: opts, tokens: newTokenCache(), now: time.Now}
 }
+
+func (c *Connector) egress() egress { return egress{opts: c.opts, connect: c.connect} }
 
 // errBadTarget is a programming error of the caller, not of the remote.
 var errBadTarget = errors.New("mcpclient: invalid target or response cap")
@@ -87,6 +93,17 @@ func (c *Connector) OpenSession(ctx context.Context, target ports.MCPTarget, res
 	g := newGuard(c.opts, target, responseCap)
 	if c.connect != nil {
 		g.connect = c.connect
+	}
+	if target.Credential.Kind().IsOAuth() {
+		// The access token comes first: a credential that cannot get
+		// one (not connected, refused, its token endpoint blocked) fails
+		// here, before anything reaches the MCP server.
+		g.bearer = c.bearer(target)
+		if _, f := g.bearer.token(ctx); f != nil {
+			ce := &codedError{code: f.code, ctxErr: ctx.Err()}
+			c.opts.Logger.Debug().Err(f.cause).Str("code", ce.Error()).Msg("mcp connect failed: no access token")
+			return nil, ce
+		}
 	}
 	hc, tr := g.httpClient(c.opts.RootCAs)
 

@@ -68,6 +68,9 @@ type recorder struct {
 	handshake atomic.Bool
 	read      atomic.Int64 // response bytes of the operation
 	resumed   atomic.Int64 // resumption requests (GET with Last-Event-ID)
+	// refreshed: the operation already fetched a new access token after
+	// a 401 (at most one per operation).
+	refreshed atomic.Bool
 }
 
 func (r *recorder) record(f *failure) {

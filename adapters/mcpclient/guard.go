@@ -45,6 +45,9 @@ type guard struct {
 	cap      int64
 	session  *recorder
 	log      zerolog.Logger
+	// bearer, for the OAuth kinds, gives each request to the origin its
+	// access token (nil for the static kinds).
+	bearer *bearerSource
 	// connect opens the socket to a checked address; tests replace it to
 	// see what would be dialled without reaching other hosts.
 	connect func(ctx context.Context, d *net.Dialer, network, address string) (net.Conn, error)
@@ -246,24 +249,70 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		g.record(parent, f, false)
 		return nil, f
 	}
-	ctx, cancel := context.WithTimeout(parent, g.timeout)
-	out := req.Clone(ctx)
-	if name := g.cred.HeaderName(); name != "" {
-		out.Header.Set(name, g.cred.HeaderValue())
-	}
-	resp, err := t.base.RoundTrip(out)
-	if err == nil && ctx.Err() != nil {
-		// The answer raced the deadline: giving up closes the connection,
-		// which can make a server that never answered return an empty
-		// response in the same instant. Past the deadline it is a timeout.
-		resp.Body.Close()
-		resp, err = nil, context.Cause(ctx)
-	}
-	if err != nil {
-		f := g.failureOf(ctx, parent, err)
-		cancel()
-		g.record(parent, f, parent.Err() == nil)
-		return nil, f
+	var (
+		ctx    context.Context
+		cancel context.CancelFunc
+		resp   *http.Response
+		token  string // the access token of the last attempt
+	)
+	for attempt := 0; ; attempt++ {
+		ctx, cancel = context.WithTimeout(parent, g.timeout)
+		out := req.Clone(ctx)
+		if attempt > 0 {
+			body, err := req.GetBody()
+			if err != nil {
+				cancel()
+				f := fail(ports.ErrProtocol, errors.New("request body cannot be sent again"))
+				g.record(parent, f, false)
+				return nil, f
+			}
+			out.Body = body
+		}
+		if name := g.cred.HeaderName(); name != "" {
+			out.Header.Set(name, g.cred.HeaderValue())
+		}
+		if g.bearer != nil {
+			var f *failure
+			if attempt == 0 {
+				token, f = g.bearer.token(parent)
+			} else {
+				token, f = g.bearer.refresh(parent, token)
+			}
+			if f != nil {
+				cancel()
+				if req.Body != nil {
+					req.Body.Close()
+				}
+				g.record(parent, f, true)
+				return nil, f
+			}
+			out.Header.Set("Authorization", "Bearer "+token)
+		}
+		var err error
+		resp, err = t.base.RoundTrip(out)
+		if err == nil && ctx.Err() != nil {
+			// The answer raced the deadline: giving up closes the connection,
+			// which can make a server that never answered return an empty
+			// response in the same instant. Past the deadline it is a timeout.
+			resp.Body.Close()
+			resp, err = nil, context.Cause(ctx)
+		}
+		if err != nil {
+			f := g.failureOf(ctx, parent, err)
+			cancel()
+			g.record(parent, f, parent.Err() == nil)
+			return nil, f
+		}
+		if resp.StatusCode == http.StatusUnauthorized && attempt == 0 && g.bearer != nil && op != nil &&
+			op.refreshed.CompareAndSwap(false, true) && (req.Body == nil || req.GetBody != nil) {
+			// The access token was refused (revoked, or expired early):
+			// one new token per operation, and the request once more.
+			resp.Body.Close()
+			cancel()
+			g.log.Debug().Msg("mcp server refused the access token: one refresh")
+			continue
+		}
+		break
 	}
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		resp.Body.Close()
