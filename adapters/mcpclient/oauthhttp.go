@@ -130,7 +130,9 @@ type tokenError struct {
 	code   string
 }
 
-func (e *tokenError) Error() string { return fmt.Sprintf("token endpoint refused: status %d, error %s", e.status, e.code) }
+func (e *tokenError) Error() string {
+	return fmt.Sprintf("token endpoint refused: status %d, error %s", e.status, e.code)
+}
 
 // oauthErrorCodes are the error codes of RFC 6749 §5.2 and RFC 7591 §3.2.2
 // that a debug log may name; anything else is "other".

@@ -110,6 +110,7 @@ type Peer struct {
 	asReqs   []Request
 	rsReqs   []Request
 	tokenHit map[string]int
+	refuse   bool
 }
 
 // Start starts both servers; they stop when the test ends.
@@ -154,7 +155,7 @@ func Start(t testing.TB, o Options) *Peer {
 		dynamic: map[string]*storage.Client{},
 	}
 	// exampleop.SetupServer encrypts opaque tokens with this key.
-	p.crypto = op.NewAESCrypto(sha256.Sum256([]byte("test")))
+	p.crypto = op.NewAES256GCMCrypto(sha256.Sum256([]byte("test")), "key1")
 	opHandler := exampleop.SetupServer(p.Issuer, p.store, nil, false)
 
 	asMux := http.NewServeMux()
@@ -173,7 +174,11 @@ func Start(t testing.TB, o Options) *Peer {
 		}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 		})
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless: true, JSONResponse: true,
+		// The servers answer at names mapped to loopback.
+		DisableLocalhostProtection: true,
+	})
 	prmPath := "/.well-known/oauth-protected-resource" + o.MCPPath
 	rsMux := http.NewServeMux()
 	rsMux.Handle(o.MCPPath, auth.RequireBearerToken(p.verify, &auth.RequireBearerTokenOptions{
@@ -245,6 +250,14 @@ func (p *Peer) RevokeAccessTokens() {
 	}
 }
 
+// RefuseTokens makes the MCP server refuse every access token, also
+// those issued later, while on is true.
+func (p *Peer) RefuseTokens(on bool) {
+	p.store.mu.Lock()
+	defer p.store.mu.Unlock()
+	p.refuse = on
+}
+
 // verify is the MCP server's token check: the token must be one the
 // provider minted (it decrypts with the provider's key) for a token the
 // storage issued, not revoked (refresh-token rotation revokes the access
@@ -261,8 +274,9 @@ func (p *Peer) verify(_ context.Context, token string, _ *http.Request) (*auth.T
 	}
 	p.store.mu.Lock()
 	it, ok := p.store.issued[id]
+	refuse := p.refuse
 	p.store.mu.Unlock()
-	if !ok || it.revoked || !time.Now().Before(it.expires) {
+	if refuse || !ok || it.revoked || !time.Now().Before(it.expires) {
 		return nil, auth.ErrInvalidToken
 	}
 	return &auth.TokenInfo{Scopes: it.scopes, Expiration: it.expires, UserID: subject}, nil
@@ -462,5 +476,3 @@ func (s *peerStorage) AuthorizeClientIDSecret(ctx context.Context, id, secret st
 	}
 	return s.Storage.AuthorizeClientIDSecret(ctx, id, secret)
 }
-
-
