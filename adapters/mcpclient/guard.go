@@ -258,7 +258,7 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	for attempt := 0; ; attempt++ {
 		ctx, cancel = context.WithTimeout(parent, g.timeout)
 		out := req.Clone(ctx)
-		if attempt > 0 {
+		if attempt > 0 && req.GetBody != nil {
 			body, err := req.GetBody()
 			if err != nil {
 				cancel()

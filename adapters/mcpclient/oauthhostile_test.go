@@ -58,6 +58,9 @@ func TestTokenEndpointControls(t *testing.T) {
 		{"invalid_grant", nil, func(w http.ResponseWriter, _ *http.Request) {
 			writeTokenJSON(w, 400, `{"error":"invalid_grant","error_description":"`+secret+`"}`)
 		}, ports.ErrServerUnauthorized, true},
+		{"error code of the server's own words", nil, func(w http.ResponseWriter, _ *http.Request) {
+			writeTokenJSON(w, 400, `{"error":"`+secret+`"}`)
+		}, ports.ErrServerUnauthorized, true},
 		{"server error", nil, func(w http.ResponseWriter, _ *http.Request) {
 			writeTokenJSON(w, 503, `{}`)
 		}, ports.ErrServerUnreachable, true},

@@ -12,3 +12,11 @@ var ProviderSet = wire.NewSet(
 	NewConnector,
 	wire.Bind(new(ports.MCPConnector), new(*Connector)),
 )
+
+// OAuthProviderSet provides an [*OAuthClient] as [ports.OAuthClient]
+// (the code flow's discovery, registration and exchange), from the same
+// [Options] as the connector.
+var OAuthProviderSet = wire.NewSet(
+	NewOAuthClient,
+	wire.Bind(new(ports.OAuthClient), new(*OAuthClient)),
+)
