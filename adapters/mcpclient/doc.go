@@ -26,6 +26,17 @@
 //     at most twice per operation, within its deadline and byte cap;
 //   - reports a 401 or 403 as [ports.ErrServerUnauthorized].
 //
+// OAuth (docs/oauth.md): for the OAuth credential kinds the connector
+// fetches access tokens (client credentials, or the refresh token of a
+// connected code flow, always with RFC 8707's resource) at the
+// credential's token URL only, through a guard of their own for that
+// origin; caches them in memory per server and credential; sends them
+// only to the server's origin as a bearer token; refreshes once after a
+// 401; and saves a rotated refresh token before it uses the access token.
+// [OAuthClient] makes the requests of the code-flow connection (RFC 9728
+// and RFC 8414 discovery, RFC 7591 registration, the code exchange)
+// through the same guard.
+//
 // Failures leave the package as the fixed sentinels of ports (wrapped, so
 // errors.Is works); the text of an error is the code alone and never names
 // the URL, the host or an address. Causes go to the debug log.

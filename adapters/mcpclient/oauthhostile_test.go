@@ -373,3 +373,37 @@ func FuzzResourceMetadataURL(f *testing.F) {
 		}
 	})
 }
+
+func TestAccessTokenNeverFollowsARedirect(t *testing.T) {
+	const access = "access-token-4242"
+	tokenSrv := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeTokenJSON(w, 200, `{"access_token":"`+access+`","token_type":"Bearer","expires_in":600}`)
+	}))
+	other := startServer(t, newRawServer())
+	mcpSrv := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.url(t).String(), http.StatusTemporaryRedirect)
+	}))
+	logs := &logBuf{}
+	c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), hostileTimeout)
+	c.opts.Logger = c.opts.Logger.Output(logs)
+	cred, err := server.NewOAuthClientCredentials(fmt.Sprintf("https://%s:%d/token", testHost, tokenSrv.port()), "client-1", "cc-secret-77", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Open(context.Background(), ports.MCPTarget{ServerID: "s", URL: mcpSrv.url(t), Credential: cred}, 1<<20)
+	wantCode(t, err, ports.ErrRedirectRefused)
+	if n := len(other.requests()); n != 0 {
+		t.Errorf("the redirect target received %d requests", n)
+	}
+	for _, r := range mcpSrv.requests() {
+		if r.Header.Get("Authorization") != "Bearer "+access {
+			t.Errorf("MCP request without the access token")
+		}
+	}
+	for _, r := range tokenSrv.requests() {
+		if strings.Contains(r.Header.Get("Authorization"), access) || strings.Contains(string(r.Body), access) {
+			t.Errorf("the token endpoint received the access token")
+		}
+	}
+	noSecrets(t, "the log", logs.String(), access, "cc-secret-77")
+}
