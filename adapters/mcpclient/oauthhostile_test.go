@@ -78,7 +78,9 @@ func TestTokenEndpointControls(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := tc.handler
 			if h == nil {
-				h = func(w http.ResponseWriter, _ *http.Request) { writeTokenJSON(w, 200, `{"access_token":"a","token_type":"bearer"}`) }
+				h = func(w http.ResponseWriter, _ *http.Request) {
+					writeTokenJSON(w, 200, `{"access_token":"a","token_type":"bearer"}`)
+				}
 			}
 			tokenSrv := startServer(t, h)
 			mcpSrv := startServer(t, newRawServer())
