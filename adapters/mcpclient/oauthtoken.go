@@ -169,7 +169,11 @@ func (b *bearerSource) fetch(ctx context.Context, key string, cred server.Creden
 		// up: others may wait for it, and a rotated refresh token must be
 		// saved whoever asked. Each of its requests is bounded by the
 		// guard's timeout.
-		e, f := b.c.requestToken(context.WithoutCancel(ctx), b.serverID, b.resource, cred, b.save)
+		// The token request and the save of a rotated refresh token get
+		// three timeouts together.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*b.c.opts.Timeout)
+		defer cancel()
+		e, f := b.c.requestToken(fctx, b.serverID, b.resource, cred, b.save)
 		if f == nil {
 			b.c.tokens.put(b.c.now(), e, key, tokenKey(b.serverID, b.resource, e.cred))
 		}

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -80,6 +81,10 @@ type Options struct {
 	MCPPath string
 	// Scopes the MCP server requires of a token (none).
 	Scopes []string
+	// Logger, when set, receives the provider's request log; zitadel's
+	// example then makes it slog's default logger (process-wide). Nil
+	// leaves slog's default alone.
+	Logger *slog.Logger
 }
 
 // Request is one recorded request.
@@ -156,7 +161,7 @@ func Start(t testing.TB, o Options) *Peer {
 	}
 	// exampleop.SetupServer encrypts opaque tokens with this key.
 	p.crypto = op.NewAES256GCMCrypto(sha256.Sum256([]byte("test")), "key1")
-	opHandler := exampleop.SetupServer(p.Issuer, p.store, nil, false)
+	opHandler := exampleop.SetupServer(p.Issuer, p.store, o.Logger, false)
 
 	asMux := http.NewServeMux()
 	asMux.HandleFunc("GET /.well-known/oauth-authorization-server", p.authServerMetadata(opHandler))
