@@ -256,6 +256,24 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		token  string // the access token of the last attempt
 	)
 	for attempt := 0; ; attempt++ {
+		if g.bearer != nil {
+			// The token first (from the cache, or its own requests to
+			// the token URL), so that fetching it does not eat into this
+			// request's timeout.
+			var f *failure
+			if attempt == 0 {
+				token, f = g.bearer.token(parent)
+			} else {
+				token, f = g.bearer.refresh(parent, token)
+			}
+			if f != nil {
+				if req.Body != nil {
+					req.Body.Close()
+				}
+				g.record(parent, f, true)
+				return nil, f
+			}
+		}
 		ctx, cancel = context.WithTimeout(parent, g.timeout)
 		out := req.Clone(ctx)
 		if attempt > 0 && req.GetBody != nil {
@@ -272,20 +290,6 @@ func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			out.Header.Set(name, g.cred.HeaderValue())
 		}
 		if g.bearer != nil {
-			var f *failure
-			if attempt == 0 {
-				token, f = g.bearer.token(parent)
-			} else {
-				token, f = g.bearer.refresh(parent, token)
-			}
-			if f != nil {
-				cancel()
-				if req.Body != nil {
-					req.Body.Close()
-				}
-				g.record(parent, f, true)
-				return nil, f
-			}
 			out.Header.Set("Authorization", "Bearer "+token)
 		}
 		var err error
