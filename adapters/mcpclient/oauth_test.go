@@ -207,6 +207,8 @@ func basicAuth(h string) (string, string, bool) {
 
 func TestA401RefreshesTheTokenOnceAndRetries(t *testing.T) {
 	e := startPeer(t, oauthpeer.Options{})
+	metrics := &fakeOpMetrics{}
+	e.conn.opts.Metrics = metrics
 	cred := clientCredentials(t, e.peer.Issuer+"/oauth/token", oauthpeer.ServiceClientSecret)
 	target := ports.MCPTarget{ServerID: "srv-1", URL: e.mcpURL(t), Credential: cred}
 	ctx := context.Background()
@@ -236,6 +238,21 @@ func TestA401RefreshesTheTokenOnceAndRetries(t *testing.T) {
 	if n := len(e.peer.TokenRequests()); n != 3 {
 		t.Fatalf("token requests after two 401s = %d, want 3 (exactly one refresh)", n)
 	}
+	// Metrics carry fixed codes only.
+	if n := metrics.count(opRecord{"tools/list", "server_unauthorized"}); n != 1 {
+		t.Errorf("tools/list server_unauthorized observed %d times, want 1", n)
+	}
+	var labels []string
+	for _, o := range metrics.ops {
+		labels = append(labels, o.method, o.errorType)
+	}
+	var tokens []string
+	for _, r := range e.peer.MCPRequests() {
+		tokens = append(tokens, bearerOf(r.Header.Get("Authorization")))
+	}
+	noSecrets(t, "the metric labels", strings.Join(labels, " "), append(tokens, oauthpeer.ServiceClientSecret)...)
+	noSecrets(t, "the log", e.logs.String(), append(tokens, oauthpeer.ServiceClientSecret)...)
+
 	// The same at open: the handshake refreshes once.
 	_, err = e.conn.OpenSession(ctx, target, 1<<20)
 	wantCode(t, err, ports.ErrServerUnauthorized)
