@@ -409,3 +409,25 @@ func TestAccessTokenNeverFollowsARedirect(t *testing.T) {
 	}
 	noSecrets(t, "the log", logs.String(), access, "cc-secret-77")
 }
+
+func TestWellKnownURLs(t *testing.T) {
+	cases := []struct {
+		in       string
+		resource []string
+		as       []string
+	}{
+		{"https://as.test", []string{"https://as.test/.well-known/oauth-protected-resource"},
+			[]string{"https://as.test/.well-known/oauth-authorization-server", "https://as.test/.well-known/openid-configuration"}},
+		{"https://as.test:8443/tenant1/", []string{"https://as.test:8443/.well-known/oauth-protected-resource/tenant1", "https://as.test:8443/.well-known/oauth-protected-resource"},
+			[]string{"https://as.test:8443/.well-known/oauth-authorization-server/tenant1", "https://as.test:8443/.well-known/openid-configuration/tenant1", "https://as.test:8443/tenant1/.well-known/openid-configuration"}},
+	}
+	for _, tc := range cases {
+		u := mustURL(t, tc.in)
+		if got := wellKnownResourceURLs(u); strings.Join(got, " ") != strings.Join(tc.resource, " ") {
+			t.Errorf("wellKnownResourceURLs(%s) = %v, want %v", tc.in, got, tc.resource)
+		}
+		if got := authServerMetadataURLs(u); strings.Join(got, " ") != strings.Join(tc.as, " ") {
+			t.Errorf("authServerMetadataURLs(%s) = %v, want %v", tc.in, got, tc.as)
+		}
+	}
+}
