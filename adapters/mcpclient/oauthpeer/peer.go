@@ -17,7 +17,7 @@
 // servers answer at names (default as.test and mcp.test) that the test's
 // resolver maps to 127.0.0.1, with a certificate from a CA of their own
 // ([Peer.Pool]). The login can be completed over HTTP ([Peer.Login]) or
-// by a browser (user [Username], password [Password]).
+// by a browser (user [Peer.Username], password [Password]).
 package oauthpeer
 
 import (
