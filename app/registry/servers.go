@@ -138,26 +138,9 @@ func (f srvFieldErrors) err() error {
 	return app.Invalid(f)
 }
 
-// sealCredential encrypts cred for serverID; nil for NoCredential, which
-// needs no key. Any Seal failure means the ring cannot seal (in practice
-// an empty ring): keys_unavailable.
+// sealCredential encrypts cred for serverID (app.SealCredential).
 func (d ServerDeps) sealCredential(serverID string, cred server.Credential) ([]byte, error) {
-	if cred.Kind() == server.KindNone {
-		return nil, nil
-	}
-	secret, err := cred.MarshalSecret()
-	if err != nil {
-		return nil, err
-	}
-	defer clear(secret)
-	if d.Cipher == nil {
-		return nil, app.KeysUnavailable(nil)
-	}
-	sealed, err := d.Cipher.Seal(secret, app.CredentialAAD(serverID))
-	if err != nil {
-		return nil, app.KeysUnavailable(err)
-	}
-	return sealed, nil
+	return app.SealCredential(d.Cipher, serverID, cred)
 }
 
 // checkEndpoint is the save-time address check of MC1: every address of
