@@ -56,7 +56,11 @@ func TestCreateOAuthServerErrors(t *testing.T) {
 		{name: "token url missing", auth: ccAuth(""), code: app.CodeValidationFailed, fields: []string{"auth.tokenUrl"}},
 		{name: "client secret missing", auth: func() registry.ServerAuth { a := ccAuth("https://docs.example.com/t"); a.ClientSecret = ""; return a }(),
 			code: app.CodeValidationFailed, fields: []string{"auth.clientSecret"}},
-		{name: "scope with space", auth: func() registry.ServerAuth { a := ccAuth("https://docs.example.com/t"); a.Scopes = []string{"a b"}; return a }(),
+		{name: "scope with space", auth: func() registry.ServerAuth {
+			a := ccAuth("https://docs.example.com/t")
+			a.Scopes = []string{"a b"}
+			return a
+		}(),
 			code: app.CodeValidationFailed, fields: []string{"auth.scopes"}},
 		{name: "scope with quote", auth: func() registry.ServerAuth { a := codeAuth("c"); a.Scopes = []string{`a"`}; return a }(),
 			code: app.CodeValidationFailed, fields: []string{"auth.scopes"}},

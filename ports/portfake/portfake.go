@@ -874,3 +874,57 @@ func (f *OAuthStates) Take(_ context.Context, stateHash []byte) (ports.OAuthStat
 	}
 	return cloneState(st), nil
 }
+
+// OAuthClient is a scripted ports.OAuthClient: Discover answers
+// Metadata (or DiscoverErr), Register RegisteredID and RegisteredSecret
+// (or RegisterErr), ExchangeCode Tokens (or ExchangeErr). It records the
+// calls. Safe for concurrent use.
+type OAuthClient struct {
+	mu               sync.Mutex
+	Metadata         ports.OAuthMetadata
+	DiscoverErr      error
+	RegisteredID     string
+	RegisteredSecret string
+	RegisterErr      error
+	Tokens           ports.OAuthTokens
+	ExchangeErr      error
+
+	Discovered []server.URL
+	Registered []string // the redirect URIs registered
+	Exchanges  []ports.OAuthCodeExchange
+}
+
+func (f *OAuthClient) Discover(_ context.Context, u server.URL) (ports.OAuthMetadata, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.Discovered = append(f.Discovered, u)
+	if f.DiscoverErr != nil {
+		return ports.OAuthMetadata{}, f.DiscoverErr
+	}
+	md := f.Metadata
+	md.ScopesSupported = slices.Clone(md.ScopesSupported)
+	md.CodeChallengeMethods = slices.Clone(md.CodeChallengeMethods)
+	return md, nil
+}
+
+func (f *OAuthClient) Register(_ context.Context, _ ports.OAuthMetadata, redirectURI string, _ []string) (string, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.Registered = append(f.Registered, redirectURI)
+	if f.RegisterErr != nil {
+		return "", "", f.RegisterErr
+	}
+	return f.RegisteredID, f.RegisteredSecret, nil
+}
+
+func (f *OAuthClient) ExchangeCode(_ context.Context, req ports.OAuthCodeExchange) (ports.OAuthTokens, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.Exchanges = append(f.Exchanges, req)
+	if f.ExchangeErr != nil {
+		return ports.OAuthTokens{}, f.ExchangeErr
+	}
+	return f.Tokens, nil
+}
+
+var _ ports.OAuthClient = (*OAuthClient)(nil)
