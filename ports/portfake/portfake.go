@@ -888,6 +888,9 @@ type OAuthClient struct {
 	RegisterErr      error
 	Tokens           ports.OAuthTokens
 	ExchangeErr      error
+	// WhileExchanging runs inside ExchangeCode (without the lock): what
+	// happens elsewhere while the token request is on its way.
+	WhileExchanging func()
 
 	Discovered []server.URL
 	Registered []string // the redirect URIs registered
@@ -918,6 +921,9 @@ func (f *OAuthClient) Register(_ context.Context, _ ports.OAuthMetadata, redirec
 }
 
 func (f *OAuthClient) ExchangeCode(_ context.Context, req ports.OAuthCodeExchange) (ports.OAuthTokens, error) {
+	if f.WhileExchanging != nil {
+		f.WhileExchanging()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.Exchanges = append(f.Exchanges, req)
