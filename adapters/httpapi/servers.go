@@ -57,7 +57,7 @@ type ServerAuthView struct {
 	Type       string               `json:"type"`
 	Hint       string               `json:"hint,omitempty"`
 	ClientID   *string              `json:"clientId,omitempty"`
-	Scopes     []string             `json:"scopes,omitempty"`
+	Scopes     *[]string            `json:"scopes,omitempty"` // [] for an OAuth kind without scopes
 	Connection *OAuthConnectionView `json:"connection,omitempty"`
 }
 
@@ -84,10 +84,11 @@ func newServerAuthView(s *server.Server) ServerAuthView {
 		return a
 	}
 	o := s.OAuth()
-	a.ClientID, a.Scopes = &o.ClientID, o.Scopes
-	if a.Scopes == nil {
-		a.Scopes = []string{}
+	scopes := o.Scopes
+	if scopes == nil {
+		scopes = []string{}
 	}
+	a.ClientID, a.Scopes = &o.ClientID, &scopes
 	if s.CredentialKind() == server.KindOAuthAuthorizationCode {
 		a.Connection = &OAuthConnectionView{State: ConnectionNeeded}
 		if o.Connected() {

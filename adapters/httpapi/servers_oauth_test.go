@@ -26,7 +26,7 @@ func TestServerRoutesOAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	if v.Auth.Type != "oauth_client_credentials" || v.Auth.ClientID == nil || *v.Auth.ClientID != "client-1" ||
-		!slices.Equal(v.Auth.Scopes, []string{"mcp:read"}) || v.Auth.Hint != "client_secret …9876" || v.Auth.Connection != nil {
+		v.Auth.Scopes == nil || !slices.Equal(*v.Auth.Scopes, []string{"mcp:read"}) || v.Auth.Hint != "client_secret …9876" || v.Auth.Connection != nil {
 		t.Errorf("auth view %s", raw)
 	}
 	if strings.Contains(string(raw), "SUPERSECRET") {
@@ -40,6 +40,9 @@ func TestServerRoutesOAuth(t *testing.T) {
 	}
 	auth := srvJSON(t, raw)["auth"].(map[string]any)
 	conn, _ := auth["connection"].(map[string]any)
+	if scopes, ok := auth["scopes"].([]any); !ok || len(scopes) != 0 {
+		t.Errorf("scopes = %v, want []", auth["scopes"])
+	}
 	if auth["clientId"] != "pub" || conn == nil || conn["state"] != "needs_connection" || conn["by"] != nil || conn["at"] != nil {
 		t.Errorf("code-flow auth view %v", auth)
 	}
