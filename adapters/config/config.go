@@ -58,7 +58,11 @@ type Config struct {
 	// WorkerConcurrency is how many reviews a worker replica runs at once
 	// (QUAVON_WORKER_CONCURRENCY); zero is the worker's default.
 	WorkerConcurrency int
-	LLM               LLM
+	// OAuthDCRIssuers are the authorization servers (exact issuer URLs)
+	// at which a code-flow MCP server without a client id may register one
+	// dynamically (QUAVON_MCP_OAUTH_DCR_ISSUERS); empty by default.
+	OAuthDCRIssuers []string
+	LLM             LLM
 }
 
 // LLM is the model endpoint's configuration.
@@ -142,6 +146,9 @@ func Load(getenv func(string) string) (Config, error) {
 			c.WorkerConcurrency = n
 		}
 	}
+	if c.OAuthDCRIssuers, err = parseIssuers(getenv("QUAVON_MCP_OAUTH_DCR_ISSUERS")); err != nil {
+		errs = append(errs, &Error{"QUAVON_MCP_OAUTH_DCR_ISSUERS", "must be comma-separated https issuer URLs (no user info, query or fragment)"})
+	}
 	c.LLM = LLM{
 		Provider:  get("QUAVON_LLM_PROVIDER", "openai"),
 		BaseURL:   getenv("QUAVON_LLM_BASE_URL"),
@@ -186,6 +193,25 @@ func parseOrigin(raw string) (string, bool) {
 		return "", false
 	}
 	return strings.ToLower(u.Scheme + "://" + u.Host), true
+}
+
+// parseIssuers reads comma-separated https issuer URLs, kept exactly as
+// written (an issuer is compared as a string, RFC 8414 §3.3).
+func parseIssuers(raw string) ([]string, error) {
+	var out []string
+	for _, part := range strings.Split(raw, ",") {
+		iss := strings.TrimSpace(part)
+		if iss == "" {
+			continue
+		}
+		u, err := url.Parse(iss)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" ||
+			strings.ContainsAny(iss, " \t") {
+			return nil, fmt.Errorf("bad issuer")
+		}
+		out = append(out, iss)
+	}
+	return out, nil
 }
 
 // parseKeys reads `ID:BASE64,ID:BASE64`; the first entry is the primary key.

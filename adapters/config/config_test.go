@@ -94,6 +94,10 @@ func TestLoadRefusesBadValuesOnOneLine(t *testing.T) {
 		{"provider", "QUAVON_LLM_PROVIDER", "anthropic", "QUAVON_LLM_PROVIDER"},
 		{"scripted without script", "QUAVON_LLM_PROVIDER", "scripted", "QUAVON_LLM_SCRIPT is required"},
 		{"timeout above the cap", "QUAVON_MCP_CALL_TIMEOUT_MS", "10001", "QUAVON_MCP_CALL_TIMEOUT_MS"},
+		{"dcr issuer http", "QUAVON_MCP_OAUTH_DCR_ISSUERS", "http://as.example.com", "QUAVON_MCP_OAUTH_DCR_ISSUERS"},
+		{"dcr issuer with query", "QUAVON_MCP_OAUTH_DCR_ISSUERS", "https://as.example.com?x=1", "QUAVON_MCP_OAUTH_DCR_ISSUERS"},
+		{"dcr issuer with user", "QUAVON_MCP_OAUTH_DCR_ISSUERS", "https://u@as.example.com", "QUAVON_MCP_OAUTH_DCR_ISSUERS"},
+		{"dcr issuer not a url", "QUAVON_MCP_OAUTH_DCR_ISSUERS", "as.example.com", "QUAVON_MCP_OAUTH_DCR_ISSUERS"},
 		{"public url path", "QUAVON_PUBLIC_URL", "https://review.example.com/ui", "QUAVON_PUBLIC_URL"},
 		{"public url scheme", "QUAVON_PUBLIC_URL", "ftp://review.example.com", "QUAVON_PUBLIC_URL"},
 		{"public url query", "QUAVON_PUBLIC_URL", "https://review.example.com?x=1", "QUAVON_PUBLIC_URL"},
@@ -125,5 +129,16 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 	errs, ok := err.(config.Errors)
 	if !ok || len(errs) != 2 {
 		t.Fatalf("Load error = %#v, want two config errors", err)
+	}
+}
+
+func TestLoadDCRIssuers(t *testing.T) {
+	c, err := config.Load(env(nil))
+	if err != nil || len(c.OAuthDCRIssuers) != 0 {
+		t.Fatalf("default DCR issuers %v, %v; want none", c.OAuthDCRIssuers, err)
+	}
+	c, err = config.Load(env(map[string]string{"QUAVON_MCP_OAUTH_DCR_ISSUERS": " https://as.example.com , https://login.example.org/tenant-1,"}))
+	if err != nil || len(c.OAuthDCRIssuers) != 2 || c.OAuthDCRIssuers[0] != "https://as.example.com" || c.OAuthDCRIssuers[1] != "https://login.example.org/tenant-1" {
+		t.Errorf("DCR issuers %q, %v", c.OAuthDCRIssuers, err)
 	}
 }

@@ -75,6 +75,7 @@ func (t *restTx) Calls() ports.CallLog               { return nil }
 func (t *restTx) Reviews() ports.ReviewRepo          { return nil }
 func (t *restTx) Settings() ports.SettingsRepo       { return (*restSettings)(t) }
 func (t *restTx) PromptLogs() ports.PromptLogRepo    { return (*restPromptLogs)(t) }
+func (t *restTx) OAuthStates() ports.OAuthStateRepo  { return nil }
 
 func (t *restTx) List(_ context.Context, after string, limit int) ([]ports.Repository, error) {
 	var out []ports.Repository

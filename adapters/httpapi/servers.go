@@ -51,10 +51,52 @@ type ServerView struct {
 }
 
 // ServerAuthView is the credential's type and, when there is a
-// credential, its hint ("Bearer …wxyz").
+// credential, its hint ("Bearer …wxyz"); for the OAuth kinds also the
+// client id and the scopes, and for the code flow the connection.
 type ServerAuthView struct {
-	Type string `json:"type"`
-	Hint string `json:"hint,omitempty"`
+	Type       string               `json:"type"`
+	Hint       string               `json:"hint,omitempty"`
+	ClientID   *string              `json:"clientId,omitempty"`
+	Scopes     *[]string            `json:"scopes,omitempty"` // [] for an OAuth kind without scopes
+	Connection *OAuthConnectionView `json:"connection,omitempty"`
+}
+
+// OAuthConnectionView is the code flow's connection: "connected" with
+// who connected the server and when, or "needs_connection" with both null.
+type OAuthConnectionView struct {
+	State string  `json:"state"`
+	By    *string `json:"by"`
+	At    *string `json:"at"`
+}
+
+// Connection states of [OAuthConnectionView].
+const (
+	ConnectionConnected = "connected"
+	ConnectionNeeded    = "needs_connection"
+)
+
+func newServerAuthView(s *server.Server) ServerAuthView {
+	a := ServerAuthView{Type: s.CredentialKind().String()}
+	if s.HasCredential() {
+		a.Hint = s.CredentialHint()
+	}
+	if !s.CredentialKind().IsOAuth() {
+		return a
+	}
+	o := s.OAuth()
+	scopes := o.Scopes
+	if scopes == nil {
+		scopes = []string{}
+	}
+	a.ClientID, a.Scopes = &o.ClientID, &scopes
+	if s.CredentialKind() == server.KindOAuthAuthorizationCode {
+		a.Connection = &OAuthConnectionView{State: ConnectionNeeded}
+		if o.Connected() {
+			by := o.ConnectedBy
+			a.Connection = &OAuthConnectionView{State: ConnectionConnected, By: &by, At: timeJSON(o.ConnectedAt)}
+		}
+	}
+	return a
 }
 
 // toolJSON is what openapi.yaml spells the same in a discovered tool
@@ -85,15 +127,12 @@ func NewServerView(s *server.Server) ServerView {
 		Name:            s.Name().String(),
 		URL:             s.URL().String(),
 		Enabled:         s.Enabled(),
-		Auth:            ServerAuthView{Type: s.CredentialKind().String()},
+		Auth:            newServerAuthView(s),
 		AcknowledgedAt:  timeJSON(s.AcknowledgedAt()),
 		LastDiscoveryAt: timeJSON(s.LastDiscoveryAt()),
 		Tools:           []ToolSnapshotView{},
 		CreatedAt:       timeJSON(s.CreatedAt()),
 		UpdatedAt:       timeJSON(s.UpdatedAt()),
-	}
-	if s.HasCredential() {
-		v.Auth.Hint = s.CredentialHint()
 	}
 	if e := s.LastError(); e != "" {
 		v.LastError = &e
@@ -142,17 +181,22 @@ type serverListJSON struct {
 // limits.MaxCredentialLen (tags cannot name constants; a test keeps them
 // equal); the domain checks everything again.
 type serverAuthRequest struct {
-	Type  string `json:"type" validate:"required,oneof=none bearer header"`
-	Token string `json:"token" validate:"max=4096"`
-	Name  string `json:"name" validate:"max=64"`
-	Value string `json:"value" validate:"max=4096"`
+	Type         string   `json:"type" validate:"required,oneof=none bearer header oauth_client_credentials oauth_authorization_code"`
+	Token        string   `json:"token" validate:"max=4096"`
+	Name         string   `json:"name" validate:"max=64"`
+	Value        string   `json:"value" validate:"max=4096"`
+	TokenURL     string   `json:"tokenUrl" validate:"max=2048"`
+	ClientID     string   `json:"clientId" validate:"max=256"`
+	ClientSecret string   `json:"clientSecret" validate:"max=4096"`
+	Scopes       []string `json:"scopes" validate:"omitnil,max=20,dive,max=128"`
 }
 
 func (a *serverAuthRequest) auth() *registry.ServerAuth {
 	if a == nil {
 		return nil
 	}
-	return &registry.ServerAuth{Type: a.Type, Token: a.Token, Name: a.Name, Value: a.Value}
+	return &registry.ServerAuth{Type: a.Type, Token: a.Token, Name: a.Name, Value: a.Value,
+		TokenURL: a.TokenURL, ClientID: a.ClientID, ClientSecret: a.ClientSecret, Scopes: a.Scopes}
 }
 
 // createServerRequest is the body of POST /v1/mcp/servers. There is no

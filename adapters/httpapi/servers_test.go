@@ -71,6 +71,7 @@ func (t *srvTx) Calls() ports.CallLog               { return nil }
 func (t *srvTx) Reviews() ports.ReviewRepo          { return nil }
 func (t *srvTx) Settings() ports.SettingsRepo       { return nil }
 func (t *srvTx) PromptLogs() ports.PromptLogRepo    { return nil }
+func (t *srvTx) OAuthStates() ports.OAuthStateRepo  { return nil }
 
 func (t *srvTx) ClaimDiscovery(context.Context, string, time.Duration) (bool, time.Duration, error) {
 	return false, 0, errors.New("srvTx: no discovery in these tests")
@@ -477,6 +478,11 @@ func TestServerRequestTagsMatchLimits(t *testing.T) {
 		{serverAuthRequest{}, "Token", limits.MaxCredentialLen},
 		{serverAuthRequest{}, "Value", limits.MaxCredentialLen},
 		{serverAuthRequest{}, "Name", 64},
+		{serverAuthRequest{}, "TokenURL", limits.MaxURLLen},
+		{serverAuthRequest{}, "ClientID", server.MaxOAuthClientIDLen},
+		{serverAuthRequest{}, "ClientSecret", limits.MaxCredentialLen},
+		{serverAuthRequest{}, "Scopes", server.MaxOAuthScopes},
+		{serverAuthRequest{}, "Scopes", server.MaxOAuthScopeLen},
 	}
 	for _, tt := range tests {
 		f, _ := reflect.TypeOf(tt.typ).FieldByName(tt.field)

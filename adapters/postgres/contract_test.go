@@ -37,3 +37,6 @@ func TestContractPromptLogRotator(t *testing.T)  { porttest.PromptLogRotator(t, 
 
 // WebSessions has no fake: the web tests run on PostgreSQL.
 func TestContractWebSessions(t *testing.T) { porttest.WebSessions(t, contract(t)) }
+
+func TestContractOAuthServers(t *testing.T)   { porttest.OAuthServers(t, contract(t)) }
+func TestContractOAuthStateRepo(t *testing.T) { porttest.OAuthStateRepo(t, contract(t)) }

@@ -31,6 +31,7 @@ type serverRow struct {
 	Enabled         bool            `bun:"enabled"`
 	AuthType        string          `bun:"auth_type"`
 	CredentialHint  string          `bun:"credential_hint,nullzero"`
+	AuthPublic      *authPublicJSON `bun:"auth_public,type:jsonb"`
 	AcknowledgedAt  time.Time       `bun:"acknowledged_at,nullzero"`
 	Tools           json.RawMessage `bun:"tools,type:jsonb"`
 	LastDiscoveryAt time.Time       `bun:"last_discovery_at,nullzero"`
@@ -55,6 +56,44 @@ type toolJSON struct {
 	ApprovedAt   time.Time       `json:"approvedAt"`
 }
 
+// authPublicJSON is the auth_public column: the public part of an OAuth
+// credential (server.OAuthView), null for the other kinds. Never a secret.
+type authPublicJSON struct {
+	TokenURL    string     `json:"tokenUrl,omitempty"`
+	ClientID    string     `json:"clientId"`
+	Scopes      []string   `json:"scopes"`
+	Issuer      string     `json:"issuer,omitempty"`
+	ConnectedBy string     `json:"connectedBy,omitempty"`
+	ConnectedAt *time.Time `json:"connectedAt,omitempty"`
+}
+
+func newAuthPublic(s *server.Server) *authPublicJSON {
+	if !s.CredentialKind().IsOAuth() {
+		return nil
+	}
+	v := s.OAuth()
+	a := &authPublicJSON{TokenURL: v.TokenURL, ClientID: v.ClientID, Scopes: v.Scopes, Issuer: v.Issuer, ConnectedBy: v.ConnectedBy}
+	if a.Scopes == nil {
+		a.Scopes = []string{}
+	}
+	if !v.ConnectedAt.IsZero() {
+		at := v.ConnectedAt
+		a.ConnectedAt = &at
+	}
+	return a
+}
+
+func (a *authPublicJSON) view() server.OAuthView {
+	if a == nil {
+		return server.OAuthView{}
+	}
+	v := server.OAuthView{TokenURL: a.TokenURL, ClientID: a.ClientID, Scopes: a.Scopes, Issuer: a.Issuer, ConnectedBy: a.ConnectedBy}
+	if a.ConnectedAt != nil {
+		v.ConnectedAt = *a.ConnectedAt
+	}
+	return v
+}
+
 func newServerRow(s *server.Server) (serverRow, error) {
 	tools, err := marshalTools(s.Tools())
 	if err != nil {
@@ -68,6 +107,7 @@ func newServerRow(s *server.Server) (serverRow, error) {
 		Enabled:         s.Enabled(),
 		AuthType:        s.CredentialKind().String(),
 		CredentialHint:  s.CredentialHint(),
+		AuthPublic:      newAuthPublic(s),
 		AcknowledgedAt:  s.AcknowledgedAt(),
 		Tools:           tools,
 		LastDiscoveryAt: s.LastDiscoveryAt(),
@@ -114,7 +154,7 @@ func (r serverRow) toDomain() (*server.Server, error) {
 		tools = append(tools, snap)
 	}
 	s, err := server.UnmarshalServerFromDatabase(r.ID, r.TenantID, r.Name, r.URL, r.Enabled,
-		r.AuthType, r.CredentialHint, r.AcknowledgedAt, r.LastDiscoveryAt, r.LastError, tools,
+		r.AuthType, r.CredentialHint, r.AuthPublic.view(), r.AcknowledgedAt, r.LastDiscoveryAt, r.LastError, tools,
 		r.CreatedAt, r.UpdatedAt)
 	if err != nil {
 		return nil, fmt.Errorf("server %s: %w", r.ID, err)
@@ -243,7 +283,7 @@ func (r serverRepo) Update(ctx context.Context, id string, fn func(s *server.Ser
 	var n int64
 	err = inSavepoint(ctx, r.t.tx, func(ctx context.Context, tx bun.Tx) error {
 		q := tx.NewUpdate().Model(&updated).
-			Column("name", "url", "enabled", "auth_type", "credential_hint", "acknowledged_at",
+			Column("name", "url", "enabled", "auth_type", "credential_hint", "auth_public", "acknowledged_at",
 				"tools", "last_discovery_at", "last_error", "updated_at").
 			WherePK()
 		if cred.Replace {

@@ -59,6 +59,7 @@ func (t *tenantTx) Calls() ports.CallLog               { return callLog{t} }
 func (t *tenantTx) Reviews() ports.ReviewRepo          { return reviewRepo{t} }
 func (t *tenantTx) Settings() ports.SettingsRepo       { return settingsRepo{t} }
 func (t *tenantTx) PromptLogs() ports.PromptLogRepo    { return promptLogRepo{t} }
+func (t *tenantTx) OAuthStates() ports.OAuthStateRepo  { return oauthStateRepo{t} }
 
 // pgError returns the PostgreSQL error code and constraint of err, if any.
 func pgError(err error) (code, constraint string) {

@@ -28,6 +28,7 @@ import (
 	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
+	"github.com/codelotse/codelotse/ports/portfake"
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 )
@@ -107,6 +108,7 @@ type harness struct {
 	db     *postgres.DB
 	clock  *testClock
 	mcp    *fakeMCP
+	oauth  *portfake.OAuthClient
 	base   string
 	tenant string
 	admin  accounts.Deps
@@ -116,7 +118,7 @@ type harness struct {
 func newHarness(t *testing.T, gates app.Gates) *harness {
 	t.Helper()
 	db := pgtest.New(t)
-	h := &harness{t: t, db: db, clock: &testClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}, mcp: &fakeMCP{}}
+	h := &harness{t: t, db: db, clock: &testClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}, mcp: &fakeMCP{}, oauth: newFakeOAuth()}
 	var handler http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
@@ -246,6 +248,7 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 		Rules: netpolicy.NewRules(gate.SelfHosted, netpolicy.PrivateHosts{}), NewID: uuid.NewString}
 	rd := repositories.Deps{Tenants: tenants, Clock: h.clock, NewID: uuid.NewString, Gates: gates}
 	dd := registry.DiscoveryDeps{Tenants: tenants, Cipher: xorCipher{}, Connector: h.mcp, Clock: h.clock, Gates: gates}
+	cd := registry.ConnectDeps{Tenants: tenants, Cipher: xorCipher{}, OAuth: h.oauth, Clock: h.clock, Gates: gates, Rand: rand.Reader}
 	return web.Deps{
 		SignIn: accounts.NewSignInHandler(ad), ResumeSession: accounts.NewResumeSessionHandler(ad), SignOut: accounts.NewSignOutHandler(ad),
 		Status:       app.NewStatusHandler(gates),
@@ -253,6 +256,7 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 		ListServers: registry.NewListServersHandler(sd), PatchServer: registry.NewPatchServerHandler(sd),
 		DeleteServer: registry.NewDeleteServerHandler(sd),
 		Discover:     registry.NewDiscoverServerHandler(dd), SaveTools: registry.NewSaveToolsHandler(dd), Calls: registry.NewListCallsHandler(dd),
+		StartConnect: registry.NewStartConnectHandler(cd), FinishConnect: registry.NewFinishConnectHandler(cd),
 		CreateRepository: repositories.NewCreateRepositoryHandler(rd), GetRepository: repositories.NewGetRepositoryHandler(rd),
 		UpdateRepository: repositories.NewUpdateRepositoryHandler(rd), ListRepositories: repositories.NewListRepositoriesHandler(rd),
 		GetSettings: accounts.NewGetSettingsHandler(ad), PutSettings: accounts.NewPutSettingsHandler(ad),

@@ -53,6 +53,8 @@ type Deps struct {
 	DeleteServer     *registry.DeleteServerHandler
 	Discover         *registry.DiscoverServerHandler
 	SaveTools        *registry.SaveToolsHandler
+	StartConnect     *registry.StartConnectHandler
+	FinishConnect    *registry.FinishConnectHandler
 	Calls            *registry.ListCallsHandler
 	CreateRepository *repositories.CreateRepositoryHandler
 	GetRepository    *repositories.GetRepositoryHandler
@@ -149,6 +151,8 @@ func (u *UI) routes() {
 	u.mux.HandleFunc("POST /ui/servers/{id}/delete", u.state(app.PermTenantManage, u.deleteServer))
 	u.mux.HandleFunc("POST /ui/servers/{id}/discover", u.state(app.PermTenantManage, u.discover))
 	u.mux.HandleFunc("POST /ui/servers/{id}/tools", u.state(app.PermTenantManage, u.saveTools))
+	u.mux.HandleFunc("POST /ui/servers/{id}/connect", u.state(app.PermTenantManage, u.connectServer))
+	u.mux.HandleFunc("GET "+CallbackPath, u.oauthCallback)
 
 	u.mux.HandleFunc("GET /ui/repositories", u.view("", u.repositoriesPage))
 	u.mux.HandleFunc("POST /ui/repositories", u.state(app.PermTenantManage, u.createRepository))

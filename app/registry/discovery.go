@@ -56,7 +56,7 @@ func (d DiscoveryDeps) target(ctx context.Context, tenantID, id string) (*server
 	if err != nil {
 		return nil, ports.MCPTarget{}, app.KeysUnavailable(err)
 	}
-	return s, ports.MCPTarget{URL: s.URL(), Credential: cred}, nil
+	return s, app.Target(d.Tenants, d.Cipher, tenantID, s, cred, enc), nil
 }
 
 // listLive connects with the discovery cap and lists the tools. A failure

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"slices"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/field"
@@ -31,17 +32,25 @@ type ServerDeps struct {
 	NewID func() string
 }
 
-// ServerAuth is the auth object of a create or patch request. Type is "none",
-// "bearer" (Token) or "header" (Name and Value).
+// ServerAuth is the auth object of a create or patch request. Type is
+// "none", "bearer" (Token), "header" (Name and Value),
+// "oauth_client_credentials" (TokenURL, ClientID, ClientSecret, Scopes) or
+// "oauth_authorization_code" (ClientID, optional ClientSecret, Scopes; an
+// empty ClientID asks for dynamic client registration at connection).
 type ServerAuth struct {
-	Type  string
-	Token string
-	Name  string
-	Value string
+	Type         string
+	Token        string
+	Name         string
+	Value        string
+	TokenURL     string
+	ClientID     string
+	ClientSecret string
+	// Scopes nil means the field was absent.
+	Scopes []string
 }
 
 // Audit actions (GET /v1/audit). Discovery and the allowlist save have
-// theirs in discovery.go.
+// theirs in discovery.go, the code-flow connection in connect.go.
 const (
 	ActionServerCreate = "server.create"
 	ActionServerUpdate = "server.update"
@@ -56,33 +65,51 @@ func (a ServerAuth) credential() (server.Credential, error) {
 	if err != nil {
 		return server.Credential{}, err
 	}
-	unexpected := func(name string) error {
-		return &field.Error{Field: name, Reason: "must be empty for auth type " + kind.String()}
+	set := map[string]bool{
+		"auth.token": a.Token != "", "auth.name": a.Name != "", "auth.value": a.Value != "",
+		"auth.tokenUrl": a.TokenURL != "", "auth.clientId": a.ClientID != "",
+		"auth.clientSecret": a.ClientSecret != "", "auth.scopes": a.Scopes != nil,
+	}
+	var allowed []string
+	switch kind {
+	case server.KindBearer:
+		allowed = []string{"auth.token"}
+	case server.KindHeader:
+		allowed = []string{"auth.name", "auth.value"}
+	case server.KindOAuthClientCredentials:
+		allowed = []string{"auth.tokenUrl", "auth.clientId", "auth.clientSecret", "auth.scopes"}
+	case server.KindOAuthAuthorizationCode:
+		allowed = []string{"auth.clientId", "auth.clientSecret", "auth.scopes"}
+	}
+	// In a fixed order, so the same request names the same field.
+	for _, name := range []string{"auth.token", "auth.name", "auth.value", "auth.tokenUrl", "auth.clientId", "auth.clientSecret", "auth.scopes"} {
+		if set[name] && !slices.Contains(allowed, name) {
+			return server.Credential{}, &field.Error{Field: name, Reason: "must be empty for auth type " + kind.String()}
+		}
 	}
 	switch kind {
 	case server.KindBearer:
-		switch {
-		case a.Name != "":
-			return server.Credential{}, unexpected("auth.name")
-		case a.Value != "":
-			return server.Credential{}, unexpected("auth.value")
-		}
 		return server.NewBearer(a.Token)
 	case server.KindHeader:
-		if a.Token != "" {
-			return server.Credential{}, unexpected("auth.token")
-		}
 		return server.NewHeader(a.Name, a.Value)
-	}
-	switch {
-	case a.Token != "":
-		return server.Credential{}, unexpected("auth.token")
-	case a.Name != "":
-		return server.Credential{}, unexpected("auth.name")
-	case a.Value != "":
-		return server.Credential{}, unexpected("auth.value")
+	case server.KindOAuthClientCredentials:
+		return server.NewOAuthClientCredentials(a.TokenURL, a.ClientID, a.ClientSecret, a.Scopes)
+	case server.KindOAuthAuthorizationCode:
+		return server.NewOAuthAuthorizationCode(a.ClientID, a.ClientSecret, a.Scopes)
 	}
 	return server.NoCredential(), nil
+}
+
+// checkTokenURL is the save-time address check of a client-credentials
+// token URL: the same rules as the server's own URL (MC1), answered with
+// the same endpoint_not_public. The transport checks again on every
+// token request.
+func (d ServerDeps) checkTokenURL(ctx context.Context, cred server.Credential) error {
+	o, ok := cred.OAuth()
+	if !ok || o.TokenURL.IsZero() {
+		return nil
+	}
+	return d.checkEndpoint(ctx, o.TokenURL)
 }
 
 // srvFieldErrors collects domain field errors into one validation_failed.
@@ -111,26 +138,9 @@ func (f srvFieldErrors) err() error {
 	return app.Invalid(f)
 }
 
-// sealCredential encrypts cred for serverID; nil for NoCredential, which
-// needs no key. Any Seal failure means the ring cannot seal (in practice
-// an empty ring): keys_unavailable.
+// sealCredential encrypts cred for serverID (app.SealCredential).
 func (d ServerDeps) sealCredential(serverID string, cred server.Credential) ([]byte, error) {
-	if cred.Kind() == server.KindNone {
-		return nil, nil
-	}
-	secret, err := cred.MarshalSecret()
-	if err != nil {
-		return nil, err
-	}
-	defer clear(secret)
-	if d.Cipher == nil {
-		return nil, app.KeysUnavailable(nil)
-	}
-	sealed, err := d.Cipher.Seal(secret, app.CredentialAAD(serverID))
-	if err != nil {
-		return nil, app.KeysUnavailable(err)
-	}
-	return sealed, nil
+	return app.SealCredential(d.Cipher, serverID, cred)
 }
 
 // checkEndpoint is the save-time address check of MC1: every address of
@@ -211,7 +221,7 @@ func srvDomainError(err error) error {
 	case errors.Is(err, server.ErrAcknowledgementRequired):
 		return app.Fail(app.CodeAcknowledgementRequired, "the data-sharing acknowledgement is required (\"acknowledged\": true)")
 	case errors.Is(err, server.ErrCredentialRequired):
-		return app.Fail(app.CodeCredentialRequired, "moving a server with a credential to another host needs the credential again (\"auth\")")
+		return app.Fail(app.CodeCredentialRequired, "moving a server with a credential to another host, or an OAuth server to another URL, needs the credential again (\"auth\")")
 	case f.add(err):
 		return f.err()
 	}
@@ -233,6 +243,10 @@ func srvAuditDetails(s *server.Server) map[string]any {
 	d := map[string]any{"name": s.Name().String(), "authType": s.CredentialKind().String()}
 	if h := s.CredentialHint(); h != "" {
 		d["hint"] = h
+	}
+	if s.CredentialKind().IsOAuth() {
+		v := s.OAuth()
+		d["clientId"], d["scopes"] = v.ClientID, append([]string{}, v.Scopes...)
 	}
 	return d
 }

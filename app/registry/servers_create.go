@@ -26,7 +26,7 @@ func NewCreateServerHandler(d ServerDeps) *CreateServerHandler { return &CreateS
 // Handle checks, in this order: the gates (not_signed_off,
 // instance_disabled); the fields (validation_failed, every field at once);
 // the acknowledgement (acknowledgement_required); the addresses of the
-// URL's host (endpoint_not_public); the key ring when a credential is
+// URL's host and of a client-credentials token URL (endpoint_not_public); the key ring when a credential is
 // given (keys_unavailable). Then, in one tenant transaction, it stores the
 // server with its sealed credential (too_many_servers, name_taken) and the
 // audit event server.create.
@@ -50,6 +50,9 @@ func (h *CreateServerHandler) Handle(ctx context.Context, p ports.Principal, cmd
 		return nil, srvDomainError(server.ErrAcknowledgementRequired)
 	}
 	if err := h.d.checkEndpoint(ctx, u); err != nil {
+		return nil, err
+	}
+	if err := h.d.checkTokenURL(ctx, cred); err != nil {
 		return nil, err
 	}
 

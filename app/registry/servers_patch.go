@@ -30,7 +30,9 @@ func NewPatchServerHandler(d ServerDeps) *PatchServerHandler { return &PatchServ
 // inside the update transaction, so the rules of [server.Server.Apply]
 // judge the stored state: a URL change needs "acknowledged": true
 // (acknowledgement_required) and empties the allowlist; a host change on a
-// server with a credential needs auth (credential_required). A URL that
+// server with a credential, and any URL change of an OAuth server, needs
+// auth (credential_required). A new client-credentials token URL must pass
+// the address check (endpoint_not_public) before anything is read. A URL that
 // really changes must pass the address check (endpoint_not_public). A new
 // credential is sealed for this server's row. The audit event
 // server.update names the changed fields only; a patch that changes
@@ -77,6 +79,12 @@ func (h *PatchServerHandler) Handle(ctx context.Context, p ports.Principal, cmd 
 	var endpointErr error
 	if patch.URL != nil {
 		endpointErr = h.d.checkEndpoint(ctx, *patch.URL)
+	}
+	// A new credential's token URL is new: its check counts always.
+	if patch.Credential != nil {
+		if err := h.d.checkTokenURL(ctx, *patch.Credential); err != nil {
+			return nil, err
+		}
 	}
 
 	now := h.d.Clock.Now()

@@ -10,4 +10,6 @@ var ProviderSet = wire.NewSet(
 	NewPatchServerHandler, NewDeleteServerHandler,
 	wire.Struct(new(DiscoveryDeps), "*"),
 	NewDiscoverServerHandler, NewSaveToolsHandler, NewListCallsHandler,
+	wire.Struct(new(ConnectDeps), "*"),
+	NewStartConnectHandler, NewFinishConnectHandler,
 )

@@ -143,7 +143,7 @@ func (r *mcpRun) loadServers(ctx context.Context, ids []string) []mcpServer {
 			r.deps.Metrics.McpCall(dreview.CallUnavailable)
 			continue
 		}
-		out = append(out, mcpServer{srv: s, target: ports.MCPTarget{URL: s.URL(), Credential: cred}})
+		out = append(out, mcpServer{srv: s, target: app.Target(r.deps.Tenants, r.deps.Cipher, r.tenantID, s, cred, enc)})
 	}
 	return out
 }

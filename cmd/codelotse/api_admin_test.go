@@ -36,6 +36,7 @@ func TestAdminAPI(t *testing.T) {
 		{"refuses command or stdio fields (strict create schema)", testStrictCreateSchema},
 		{"bad JSON", testBadJSON},
 		{"stores credentials encrypted and exposes only a hint", testCredentialsEncrypted},
+		{"OAuth credentials: views, save-time checks, nothing secret stored in clear", testOAuthCredentials},
 		{"refuses header names outside x-*", testHeaderNames},
 		{"409 name_taken", testNameTaken},
 		{"409 on the 21st server", testTooManyServers},

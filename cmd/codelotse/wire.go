@@ -18,6 +18,7 @@ import (
 var apiSet = wire.NewSet(
 	appSet,
 	uiSet,
+	oauthSet,
 	provideHTTPAddr,
 	httpapi.ProviderSet,
 	wire.Bind(new(httpapi.Authenticator), new(*accounts.AuthenticateHandler)),

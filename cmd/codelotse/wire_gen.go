@@ -130,6 +130,19 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	signInHandler := accounts.NewSignInHandler(deps)
 	resumeSessionHandler := accounts.NewResumeSessionHandler(deps)
 	signOutHandler := accounts.NewSignOutHandler(deps)
+	oAuthClient := provideOAuthClient()
+	dcrIssuers := provideDCRIssuers(cfg)
+	connectDeps := registry.ConnectDeps{
+		Tenants:    tenants,
+		Cipher:     keyRing,
+		OAuth:      oAuthClient,
+		Clock:      clock,
+		Gates:      gates,
+		Rand:       reader,
+		DCRIssuers: dcrIssuers,
+	}
+	startConnectHandler := registry.NewStartConnectHandler(connectDeps)
+	finishConnectHandler := registry.NewFinishConnectHandler(connectDeps)
 	auditPageHandler := accounts.NewAuditPageHandler(deps)
 	listReviewsHandler := review.NewListReviewsHandler(reviewDeps)
 	listReviewCallsHandler := review.NewListReviewCallsHandler(reviewDeps)
@@ -145,6 +158,8 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		DeleteServer:     deleteServerHandler,
 		Discover:         discoverServerHandler,
 		SaveTools:        saveToolsHandler,
+		StartConnect:     startConnectHandler,
+		FinishConnect:    finishConnectHandler,
 		Calls:            listCallsHandler,
 		CreateRepository: createRepositoryHandler,
 		GetRepository:    getRepositoryHandler,
@@ -316,6 +331,19 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	signInHandler := accounts.NewSignInHandler(deps)
 	resumeSessionHandler := accounts.NewResumeSessionHandler(deps)
 	signOutHandler := accounts.NewSignOutHandler(deps)
+	oAuthClient := provideOAuthClient()
+	dcrIssuers := provideDCRIssuers(cfg)
+	connectDeps := registry.ConnectDeps{
+		Tenants:    tenants,
+		Cipher:     keyRing,
+		OAuth:      oAuthClient,
+		Clock:      clock,
+		Gates:      gates,
+		Rand:       reader,
+		DCRIssuers: dcrIssuers,
+	}
+	startConnectHandler := registry.NewStartConnectHandler(connectDeps)
+	finishConnectHandler := registry.NewFinishConnectHandler(connectDeps)
 	auditPageHandler := accounts.NewAuditPageHandler(deps)
 	listReviewsHandler := review.NewListReviewsHandler(reviewDeps)
 	listReviewCallsHandler := review.NewListReviewCallsHandler(reviewDeps)
@@ -331,6 +359,8 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		DeleteServer:     deleteServerHandler,
 		Discover:         discoverServerHandler,
 		SaveTools:        saveToolsHandler,
+		StartConnect:     startConnectHandler,
+		FinishConnect:    finishConnectHandler,
 		Calls:            listCallsHandler,
 		CreateRepository: createRepositoryHandler,
 		GetRepository:    getRepositoryHandler,
@@ -489,5 +519,6 @@ func initRotateKeys(ctx context.Context, cfg config.Config) (*operations.RotateK
 var apiSet = wire.NewSet(
 	appSet,
 	uiSet,
+	oauthSet,
 	provideHTTPAddr, httpapi.ProviderSet, wire.Bind(new(httpapi.Authenticator), new(*accounts.AuthenticateHandler)),
 )

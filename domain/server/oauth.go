@@ -78,7 +78,7 @@ func NewOAuthClientCredentials(tokenURL, clientID, clientSecret string, scopes [
 		return Credential{}, err
 	}
 	o := OAuth{TokenURL: u, ClientID: clientID, ClientSecret: clientSecret, Scopes: slices.Clone(scopes)}
-	if err := o.check(true); err != nil {
+	if err := o.check(true, false); err != nil {
 		return Credential{}, err
 	}
 	return Credential{kind: KindOAuthClientCredentials, secret: clientSecret, oauth: &o}, nil
@@ -86,17 +86,46 @@ func NewOAuthClientCredentials(tokenURL, clientID, clientSecret string, scopes [
 
 // NewOAuthAuthorizationCode builds a code-flow credential that still
 // needs its connection; clientSecret may be empty (a public client).
+// clientID may be empty too, with no secret: the client is then
+// registered dynamically (RFC 7591) when an admin connects, which the
+// application allows only for the issuers the operator lists; see
+// [Credential.WithRegisteredClient].
 func NewOAuthAuthorizationCode(clientID, clientSecret string, scopes []string) (Credential, error) {
 	o := OAuth{ClientID: clientID, ClientSecret: clientSecret, Scopes: slices.Clone(scopes)}
-	if err := o.check(false); err != nil {
+	if clientID == "" && clientSecret != "" {
+		return Credential{}, &field.Error{Field: "auth.clientSecret", Reason: "must be empty when clientId is empty (dynamic client registration)"}
+	}
+	if err := o.check(false, clientID == ""); err != nil {
 		return Credential{}, err
 	}
 	return Credential{kind: KindOAuthAuthorizationCode, secret: clientSecret, oauth: &o}, nil
 }
 
+// NeedsRegistration reports whether the code-flow credential has no client
+// id yet, to be registered dynamically at connection.
+func (o OAuth) NeedsRegistration() bool { return o.ClientID == "" }
+
+// WithRegisteredClient returns the code-flow credential with the client id
+// and secret (empty for a public client) that dynamic client registration
+// returned. Only a credential without a client id takes one: a client id
+// the admin gave is never replaced.
+func (c Credential) WithRegisteredClient(clientID, clientSecret string) (Credential, error) {
+	if c.kind != KindOAuthAuthorizationCode || c.oauth == nil || c.oauth.ClientID != "" {
+		return Credential{}, &field.Error{Field: "auth.clientId", Reason: "only a code-flow credential without a client id takes a registered client"}
+	}
+	o := *c.oauth
+	o.Scopes = slices.Clone(o.Scopes)
+	o.ClientID, o.ClientSecret = clientID, clientSecret
+	if err := o.check(false, false); err != nil {
+		return Credential{}, err
+	}
+	return Credential{kind: c.kind, secret: clientSecret, oauth: &o}, nil
+}
+
 // check validates the admin's part: client id, secret and scopes.
-func (o OAuth) check(secretRequired bool) error {
-	if !validToken(o.ClientID, MaxOAuthClientIDLen) {
+// clientIDOptional allows an empty client id (dynamic registration).
+func (o OAuth) check(secretRequired, clientIDOptional bool) error {
+	if !(clientIDOptional && o.ClientID == "") && !validToken(o.ClientID, MaxOAuthClientIDLen) {
 		return &field.Error{Field: "auth.clientId", Reason: fmt.Sprintf("must be 1 to %d visible ASCII characters without spaces", MaxOAuthClientIDLen)}
 	}
 	if (secretRequired || o.ClientSecret != "") && !validSecret(o.ClientSecret, false) {
@@ -164,6 +193,8 @@ func (c Credential) WithConnection(issuer string, tokenURL URL, refreshToken, by
 		return Credential{}, &field.Error{Field: "auth.type", Reason: "must be oauth_authorization_code to connect"}
 	}
 	switch {
+	case c.oauth.ClientID == "":
+		return Credential{}, &field.Error{Field: "auth.clientId", Reason: "is required to connect (register the client first)"}
 	case !validToken(issuer, MaxOAuthIssuerLen):
 		return Credential{}, &field.Error{Field: "auth.issuer", Reason: "must be a URL"}
 	case tokenURL.IsZero():

@@ -22,6 +22,7 @@ type Server struct {
 	enabled         bool
 	credKind        CredentialKind
 	credHint        string
+	oauth           OAuthView // the OAuth kinds' public part; zero otherwise
 	acknowledgedAt  time.Time
 	lastDiscoveryAt time.Time
 	lastError       string
@@ -62,6 +63,7 @@ func NewServer(id, tenantID string, name Name, url URL, cred Credential, acknowl
 		enabled:        true,
 		credKind:       cred.Kind(),
 		credHint:       cred.Hint(),
+		oauth:          cred.View(),
 		acknowledgedAt: now,
 		tools:          []tool.Snapshot{},
 		createdAt:      now,
@@ -79,6 +81,7 @@ func UnmarshalServerFromDatabase(
 	id, tenantID, name, rawURL string,
 	enabled bool,
 	credentialKind, credentialHint string,
+	oauth OAuthView,
 	acknowledgedAt, lastDiscoveryAt time.Time,
 	lastError string,
 	tools []tool.Snapshot,
@@ -100,6 +103,7 @@ func UnmarshalServerFromDatabase(
 		enabled:         enabled,
 		credKind:        kind,
 		credHint:        credentialHint,
+		oauth:           cloneView(oauth),
 		acknowledgedAt:  acknowledgedAt,
 		lastDiscoveryAt: lastDiscoveryAt,
 		lastError:       lastError,
@@ -129,6 +133,34 @@ func (s *Server) CredentialKind() CredentialKind { return s.credKind }
 
 // CredentialHint is the hint of the stored credential ("" for none).
 func (s *Server) CredentialHint() string { return s.credHint }
+
+// OAuth is the public part of an OAuth credential (client id, scopes,
+// token URL, and the code flow's connection); zero for the other kinds.
+func (s *Server) OAuth() OAuthView { return cloneView(s.oauth) }
+
+func cloneView(v OAuthView) OAuthView {
+	if v.Scopes != nil {
+		v.Scopes = append([]string{}, v.Scopes...)
+	}
+	return v
+}
+
+// Connect records the connection of a code-flow server: cred is the
+// stored credential with [Credential.WithConnection] applied (and, after
+// dynamic registration, [Credential.WithRegisteredClient]). The caller
+// replaces the sealed credential in the same update.
+func (s *Server) Connect(cred Credential, now time.Time) error {
+	if s.credKind != KindOAuthAuthorizationCode || cred.Kind() != KindOAuthAuthorizationCode {
+		return &field.Error{Field: "auth.type", Reason: "must be oauth_authorization_code to connect"}
+	}
+	o, _ := cred.OAuth()
+	if !o.Connected() {
+		return &field.Error{Field: "auth.connection", Reason: "is required"}
+	}
+	s.credHint, s.oauth = cred.Hint(), cred.View()
+	s.updatedAt = now
+	return nil
+}
 
 // HasCredential reports whether a secret is stored for the server.
 func (s *Server) HasCredential() bool { return s.credKind != KindNone }
@@ -193,6 +225,10 @@ const (
 //     ([ErrCredentialRequired]). Host means the normalised host name
 //     without port: the credential was given for that host, and a port
 //     change on the same host stays with the same operator;
+//   - any URL change on a server with an OAuth credential needs
+//     p.Credential too ([ErrCredentialRequired]): its tokens are bound to
+//     the full server URL (RFC 8707's resource indicator), and the code
+//     flow's connection was made for that resource;
 //   - a credential in the patch always counts as a change, as secrets are
 //     not compared;
 //   - Acknowledged true on an acknowledged server keeps its time.
@@ -213,7 +249,7 @@ func (s *Server) Apply(p Patch, now time.Time) ([]string, error) {
 	if urlChanged && !ack {
 		return nil, ErrAcknowledgementRequired
 	}
-	if urlChanged && p.URL.Host() != s.url.Host() && s.HasCredential() && p.Credential == nil {
+	if urlChanged && p.Credential == nil && s.HasCredential() && (p.URL.Host() != s.url.Host() || s.credKind.IsOAuth()) {
 		return nil, ErrCredentialRequired
 	}
 
@@ -227,7 +263,7 @@ func (s *Server) Apply(p Patch, now time.Time) ([]string, error) {
 		changed = append(changed, ChangedURL)
 	}
 	if p.Credential != nil {
-		s.credKind, s.credHint = p.Credential.Kind(), p.Credential.Hint()
+		s.credKind, s.credHint, s.oauth = p.Credential.Kind(), p.Credential.Hint(), p.Credential.View()
 		changed = append(changed, ChangedAuth)
 	}
 	switch {

@@ -32,3 +32,5 @@ func TestContractPromptLogRepo(t *testing.T)     { porttest.PromptLogRepo(t, ope
 func TestContractAccounts(t *testing.T)          { porttest.Accounts(t, open) }
 func TestContractCredentialRotator(t *testing.T) { porttest.CredentialRotator(t, open) }
 func TestContractPromptLogRotator(t *testing.T)  { porttest.PromptLogRotator(t, open) }
+func TestContractOAuthServers(t *testing.T)      { porttest.OAuthServers(t, open) }
+func TestContractOAuthStateRepo(t *testing.T)    { porttest.OAuthStateRepo(t, open) }
