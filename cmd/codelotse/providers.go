@@ -29,7 +29,6 @@ import (
 	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/netpolicy"
-	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/google/uuid"
 	"github.com/google/wire"
@@ -226,27 +225,9 @@ func provideDCRIssuers(cfg config.Config) registry.DCRIssuers {
 	return registry.DCRIssuers(cfg.OAuthDCRIssuers)
 }
 
-// provideOAuthClient is a placeholder until adapters/mcpclient provides
-// the guarded OAuth client (mcpclient.NewOAuthClient(opts)): swap the
-// body for `return mcpclient.NewOAuthClient(opts)` with an
-// mcpclient.Options parameter, and delete unavailableOAuth.
-func provideOAuthClient() ports.OAuthClient { return unavailableOAuth{} }
-
-// errOAuthUnavailable: this build has no OAuth client yet.
-var errOAuthUnavailable = fmt.Errorf("%w: this build has no OAuth client (adapters/mcpclient)", ports.ErrOAuthMetadata)
-
-// unavailableOAuth refuses every OAuth request: the code-flow connection
-// fails with protocol_error until the real client is wired.
-type unavailableOAuth struct{}
-
-func (unavailableOAuth) Discover(context.Context, server.URL) (ports.OAuthMetadata, error) {
-	return ports.OAuthMetadata{}, errOAuthUnavailable
-}
-
-func (unavailableOAuth) Register(context.Context, ports.OAuthMetadata, string, []string) (string, string, error) {
-	return "", "", errOAuthUnavailable
-}
-
-func (unavailableOAuth) ExchangeCode(context.Context, ports.OAuthCodeExchange) (ports.OAuthTokens, error) {
-	return ports.OAuthTokens{}, errOAuthUnavailable
+// provideOAuthClient is the guarded OAuth client of the code-flow
+// connection: the connector's options, so its requests obey the same
+// address rules, CAs, timeout and logger as every MCP connection.
+func provideOAuthClient(opts mcpclient.Options) ports.OAuthClient {
+	return mcpclient.NewOAuthClient(opts)
 }

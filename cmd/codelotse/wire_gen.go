@@ -130,7 +130,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	signInHandler := accounts.NewSignInHandler(deps)
 	resumeSessionHandler := accounts.NewResumeSessionHandler(deps)
 	signOutHandler := accounts.NewSignOutHandler(deps)
-	oAuthClient := provideOAuthClient()
+	oAuthClient := provideOAuthClient(options)
 	dcrIssuers := provideDCRIssuers(cfg)
 	connectDeps := registry.ConnectDeps{
 		Tenants:    tenants,
@@ -331,7 +331,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	signInHandler := accounts.NewSignInHandler(deps)
 	resumeSessionHandler := accounts.NewResumeSessionHandler(deps)
 	signOutHandler := accounts.NewSignOutHandler(deps)
-	oAuthClient := provideOAuthClient()
+	oAuthClient := provideOAuthClient(options)
 	dcrIssuers := provideDCRIssuers(cfg)
 	connectDeps := registry.ConnectDeps{
 		Tenants:    tenants,
