@@ -119,6 +119,9 @@ func checkFile(path, rel, module string) ([]Violation, error) {
 		if msg := layerViolation(rel, p, module); msg != "" {
 			add(imp.Pos(), "%s", msg)
 		}
+		if msg := testOnlyViolation(rel, p, module); msg != "" {
+			add(imp.Pos(), "%s", msg)
+		}
 		if inDomain {
 			for _, b := range domainBannedImports {
 				if p == b || (strings.HasSuffix(b, "/") && strings.HasPrefix(p, b)) {
@@ -194,6 +197,24 @@ func layerViolation(rel, imp, module string) string {
 		}
 	case (own("adapters") || own("app") || own("ports")) && targetLayer == "cmd":
 		return fmt.Sprintf("imports %s: nothing imports cmd", imp)
+	}
+	return ""
+}
+
+// testOnlyPackages are packages that exist for tests (real peers shared
+// by several packages' tests) and must never reach the binary: only test
+// files, which Check does not read, may import them.
+var testOnlyPackages = []string{"adapters/mcpclient/oauthpeer"}
+
+func testOnlyViolation(rel, imp, module string) string {
+	target, ok := strings.CutPrefix(imp, module+"/")
+	if !ok {
+		return ""
+	}
+	for _, p := range testOnlyPackages {
+		if (target == p || strings.HasPrefix(target, p+"/")) && !strings.HasPrefix(rel, p+"/") {
+			return fmt.Sprintf("imports %s: a test peer, only test files import it", imp)
+		}
 	}
 	return ""
 }

@@ -1,0 +1,4 @@
+package oauthpeer
+
+// Start would start a test authorization server.
+func Start() {}
