@@ -43,6 +43,18 @@ func (t *Tenants) InTenant(ctx context.Context, tenantID string, fn func(ctx con
 	})
 }
 
+// ReadInTenant runs fn, which only reads, under forced row-level security
+// for tenantID at one round trip per read ([DB.ReadTenant]). Errors as
+// InTenant.
+func (t *Tenants) ReadInTenant(ctx context.Context, tenantID string, fn func(ctx context.Context, tx ports.TenantTx) error) error {
+	if !isUUID(tenantID) {
+		return fmt.Errorf("%w: %w", ports.ErrNotFound, ErrInvalidTenantID)
+	}
+	return t.db.ReadTenant(ctx, tenantID, func(ctx context.Context, tx bun.Tx) error {
+		return fn(ctx, &tenantTx{tx: tx, tenantID: tenantID})
+	})
+}
+
 // tenantTx hands out repositories bound to one tenant transaction. The
 // tenant id is kept only to fill tenant_id columns and as a second guard
 // next to row-level security; the policies decide what is visible.
