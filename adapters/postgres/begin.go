@@ -65,22 +65,17 @@ func (c beginConnector) Connect(ctx context.Context) (driver.Conn, error) {
 }
 
 // beginConn is a stdlib connection whose BeginTx honours withBeginQuery
-// and withReadScope. scope is set while a read scope is open on the
-// connection (database/sql hands a connection to one transaction at a
-// time).
+// and whose queries run in a read scope while one is open on it
+// (setReadScope, readscope.go): scope is the scope's statement, scopeCtx
+// the context that cancels its queries. database/sql hands a connection
+// to one user at a time.
 type beginConn struct {
 	*stdlib.Conn
-	scope string
+	scope    string
+	scopeCtx context.Context //nolint:containedctx // the read scope's, see setReadScope
 }
 
 func (c *beginConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if s, ok := ctx.Value(readScopeKey{}).(string); ok && opts.Isolation == driver.IsolationLevel(sql.LevelDefault) && !opts.ReadOnly {
-		if c.Conn.Conn().IsClosed() {
-			return nil, driver.ErrBadConn
-		}
-		c.scope = s
-		return readScopeTx{c}, nil
-	}
 	q, ok := ctx.Value(beginQueryKey{}).(string)
 	if !ok || opts.Isolation != driver.IsolationLevel(sql.LevelDefault) || opts.ReadOnly {
 		return c.Conn.BeginTx(ctx, opts)

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -12,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// A read scope ([DB.ReadTenant]) is a transaction of database/sql that
+// A read scope ([DB.ReadTenant]) is a connection of database/sql that
 // sends no BEGIN and no COMMIT. Each of its queries goes to the server in
 // one pipeline with the scope's statement in front of it and one Sync
 // after both, which PostgreSQL runs as one implicit transaction: the
@@ -28,20 +29,18 @@ import (
 // COMMITTED transaction does; only writes would notice the difference,
 // and the scope is read-only.
 
-type readScopeKey struct{}
-
-// withReadScope makes the next transaction begun with ctx a read scope
-// whose queries each run after the statement scope (without arguments).
-func withReadScope(ctx context.Context, scope string) context.Context {
-	return context.WithValue(ctx, readScopeKey{}, scope)
+// setReadScope opens (scope not empty) or closes the read scope on conn;
+// its queries are canceled with ctx.
+func setReadScope(ctx context.Context, conn *sql.Conn, scope string) error {
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*beginConn)
+		if !ok {
+			return fmt.Errorf("postgres: unexpected driver connection %T", dc)
+		}
+		c.scope, c.scopeCtx = scope, ctx
+		return nil
+	})
 }
-
-// readScopeTx ends a read scope. There is nothing to commit or roll
-// back: every query ended its own implicit transaction.
-type readScopeTx struct{ c *beginConn }
-
-func (t readScopeTx) Commit() error   { t.c.scope = ""; return nil }
-func (t readScopeTx) Rollback() error { t.c.scope = ""; return nil }
 
 var errScopeArgs = errors.New("postgres: a read scope runs queries without arguments only")
 
@@ -53,6 +52,9 @@ func (c *beginConn) scopedQuery(ctx context.Context, query string, args []driver
 	conn := c.Conn.Conn()
 	if conn.IsClosed() {
 		return nil, driver.ErrBadConn
+	}
+	if ctx.Done() == nil && c.scopeCtx != nil {
+		ctx = c.scopeCtx // ReadTenant's context, with its cancellation
 	}
 	pl := conn.PgConn().StartPipeline(ctx)
 	pl.SendQueryParams(c.scope, nil, nil, nil, nil)

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/adapters/postgres/pgtest"
+	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -45,7 +47,7 @@ func TestReadTenantScopesEveryQuery(t *testing.T) {
 	}
 
 	var first, second scopeState
-	err = db.ReadTenant(ctx, tenant, func(ctx context.Context, tx bun.Tx) (err error) {
+	err = db.ReadTenant(ctx, tenant, func(ctx context.Context, tx bun.IDB) (err error) {
 		if first, err = readState(ctx, tx); err != nil {
 			return err
 		}
@@ -82,7 +84,7 @@ func TestReadTenantIsolation(t *testing.T) {
 	db := pgtest.New(t)
 	a, b := seedTenant(t, db, "a"), seedTenant(t, db, "b")
 	for _, tc := range []struct{ self, other string }{{a.tenant, b.tenant}, {b.tenant, a.tenant}} {
-		err := db.ReadTenant(ctx, tc.self, func(ctx context.Context, tx bun.Tx) error {
+		err := db.ReadTenant(ctx, tc.self, func(ctx context.Context, tx bun.IDB) error {
 			for table, col := range tenantTables {
 				var own, foreign, all int
 				q := fmt.Sprintf("SELECT count(*) FILTER (WHERE %[2]s = ?), count(*) FILTER (WHERE %[2]s = ?), count(*) FROM %[1]s", table, col)
@@ -112,10 +114,51 @@ func TestReadTenantIsolation(t *testing.T) {
 		if len(list) != 1 || list[0].ID() != a.server {
 			t.Errorf("Servers().List as a = %d servers, want a's one server %s", len(list), a.server)
 		}
+		// Writes through the stores fail: by the store (no transaction to
+		// take a savepoint in) or by PostgreSQL (read-only).
+		if err := tx.Servers().Insert(ctx, newServer(t, a.tenant, "new", server.NoCredential()), nil, 20); err == nil {
+			t.Error("Servers().Insert in a read scope succeeded")
+		}
+		if err := tx.Servers().Delete(ctx, a.server); err == nil {
+			t.Error("Servers().Delete in a read scope succeeded")
+		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	err = tenants.InTenant(ctx, a.tenant, func(ctx context.Context, tx ports.TenantTx) error {
+		list, err := tx.Servers().List(ctx)
+		if err == nil && (len(list) != 1 || list[0].ID() != a.server) {
+			t.Errorf("after the writes of the read scope: %d servers, want a's one server", len(list))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A read scope's queries are canceled with the caller's context, though
+// fn's context does not carry the cancellation (ReadTenant).
+func TestReadTenantCancel(t *testing.T) {
+	db := open(t, withPoolSize1(pgtest.DSN(t)))
+	tenant := createTenant(t, db, "a")
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := db.ReadTenant(ctx, tenant, func(ctx context.Context, tx bun.IDB) error {
+		_, err := tx.ExecContext(ctx, "SELECT pg_sleep(5)")
+		return err
+	})
+	if err == nil || time.Since(start) > 3*time.Second {
+		t.Fatalf("ReadTenant with a 200 ms deadline around pg_sleep(5) = %v after %v, want canceled", err, time.Since(start))
+	}
+	var one int
+	if err := db.ReadTenant(t.Context(), tenant, func(ctx context.Context, tx bun.IDB) error {
+		return tx.NewRaw("SELECT 1").Scan(ctx, &one)
+	}); err != nil || one != 1 {
+		t.Errorf("next read scope after the cancel: %d, %v", one, err)
 	}
 }
 
@@ -136,7 +179,7 @@ func TestReadTenantFailuresLeaveNoScope(t *testing.T) {
 
 	for _, id := range []string{"", "tenant", "'; RESET ROLE; --", a.tenant + "'; RESET ROLE; --"} {
 		called := false
-		err := db.ReadTenant(ctx, id, func(context.Context, bun.Tx) error { called = true; return nil })
+		err := db.ReadTenant(ctx, id, func(context.Context, bun.IDB) error { called = true; return nil })
 		if !errors.Is(err, postgres.ErrInvalidTenantID) || called {
 			t.Errorf("ReadTenant(%q) = %v (fn called %v), want ErrInvalidTenantID", id, err, called)
 		}
@@ -145,22 +188,22 @@ func TestReadTenantFailuresLeaveNoScope(t *testing.T) {
 	errBoom := errors.New("boom")
 	cases := []struct {
 		name    string
-		fn      func(ctx context.Context, tx bun.Tx) error
+		fn      func(ctx context.Context, tx bun.IDB) error
 		wantErr func(error) bool
 	}{
-		{"insert into own tenant", func(ctx context.Context, tx bun.Tx) error {
+		{"insert into own tenant", func(ctx context.Context, tx bun.IDB) error {
 			_, err := tx.ExecContext(ctx, "INSERT INTO repositories (tenant_id, name, visibility) VALUES (?, 'x/new', 'private')", a.tenant)
 			return err
 		}, func(err error) bool { return sqlState(err) == "25006" }},
-		{"update through a query", func(ctx context.Context, tx bun.Tx) error {
+		{"update through a query", func(ctx context.Context, tx bun.IDB) error {
 			var n int
 			return tx.NewRaw("WITH u AS (UPDATE repositories SET name = 'x/renamed' RETURNING 1) SELECT count(*) FROM u").Scan(ctx, &n)
 		}, func(err error) bool { return sqlState(err) == "25006" }},
-		{"failing query", func(ctx context.Context, tx bun.Tx) error {
+		{"failing query", func(ctx context.Context, tx bun.IDB) error {
 			var n int
 			return tx.NewRaw("SELECT 1/0").Scan(ctx, &n)
 		}, func(err error) bool { return sqlState(err) == "22012" }},
-		{"rows not read to the end", func(ctx context.Context, tx bun.Tx) error {
+		{"rows not read to the end", func(ctx context.Context, tx bun.IDB) error {
 			rows, err := tx.QueryContext(ctx, "SELECT g FROM generate_series(1, 10000) g")
 			if err != nil {
 				return err
@@ -170,7 +213,7 @@ func TestReadTenantFailuresLeaveNoScope(t *testing.T) {
 			}
 			return rows.Close()
 		}, func(err error) bool { return err == nil }},
-		{"fn fails", func(context.Context, bun.Tx) error { return errBoom }, func(err error) bool { return errors.Is(err, errBoom) }},
+		{"fn fails", func(context.Context, bun.IDB) error { return errBoom }, func(err error) bool { return errors.Is(err, errBoom) }},
 	}
 	for _, tc := range cases {
 		err := db.ReadTenant(ctx, a.tenant, tc.fn)
@@ -185,7 +228,7 @@ func TestReadTenantFailuresLeaveNoScope(t *testing.T) {
 			t.Errorf("after %s: %+v; want backend %d as %s, no tenant, read-write", tc.name, after, outside.PID, outside.User)
 		}
 		var seen []string
-		err = db.ReadTenant(ctx, b.tenant, func(ctx context.Context, tx bun.Tx) error {
+		err = db.ReadTenant(ctx, b.tenant, func(ctx context.Context, tx bun.IDB) error {
 			return tx.NewRaw("SELECT id::text FROM repositories").Scan(ctx, &seen)
 		})
 		if err != nil || len(seen) != 1 || seen[0] != b.repo {
