@@ -17,7 +17,9 @@ import (
 // option for that, so the connections of [DB.Bun] are pgx's stdlib
 // connections with BeginTx replaced: a transaction whose context carries
 // a begin query (withBeginQuery) starts with that query instead of a bare
-// BEGIN. Every other method is stdlib's.
+// BEGIN. While a read scope is open on a connection (readscope.go), its
+// queries and statements go out in one pipeline behind the scope's
+// statement. Every other method is stdlib's.
 //
 // The same connections run bun's queries without pgx's statement cache.
 // bun writes every value into the query text, so a query's text names its
@@ -72,7 +74,7 @@ func (c beginConnector) Connect(ctx context.Context) (driver.Conn, error) {
 type beginConn struct {
 	*stdlib.Conn
 	scope    string
-	scopeCtx context.Context //nolint:containedctx // the read scope's, see setReadScope
+	scopeCtx context.Context // the read scope's, see setReadScope
 }
 
 func (c *beginConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
