@@ -28,8 +28,15 @@ var (
 // commits together or not at all, so a change and its audit event are
 // never separated. InTenant is safe for concurrent use; tx is not, and must
 // not be used after fn returns.
+//
+// ReadInTenant is InTenant for fn that only reads, under the same
+// row-level security, for the hot read routes: each read may run as a
+// transaction of its own (so reads do not share a snapshot, as in a READ
+// COMMITTED transaction, where every statement takes its own), and a
+// write through tx fails.
 type Tenants interface {
 	InTenant(ctx context.Context, tenantID string, fn func(ctx context.Context, tx TenantTx) error) error
+	ReadInTenant(ctx context.Context, tenantID string, fn func(ctx context.Context, tx TenantTx) error) error
 }
 
 // TenantTx is what one tenant transaction offers.

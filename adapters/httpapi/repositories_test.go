@@ -52,6 +52,10 @@ func newRestStore() *restStore {
 	}
 }
 
+func (s *restStore) ReadInTenant(ctx context.Context, tenantID string, fn func(context.Context, ports.TenantTx) error) error {
+	return s.InTenant(ctx, tenantID, fn)
+}
+
 func (s *restStore) InTenant(ctx context.Context, tenantID string, fn func(context.Context, ports.TenantTx) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -54,6 +54,10 @@ type srvTx struct {
 	tenant string
 }
 
+func (s *srvStore) ReadInTenant(ctx context.Context, tenantID string, fn func(context.Context, ports.TenantTx) error) error {
+	return s.InTenant(ctx, tenantID, fn)
+}
+
 func (s *srvStore) InTenant(ctx context.Context, tenantID string, fn func(context.Context, ports.TenantTx) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -40,7 +40,7 @@ func (l auditLog) Append(ctx context.Context, e ports.AuditEvent) error {
 		details = b
 	}
 	row := auditRow{TenantID: l.t.tenantID, Action: e.Action, Actor: e.Actor, Target: e.Target, Details: details, At: e.At}
-	if _, err := l.t.tx.NewInsert().Model(&row).Returning("NULL").Exec(ctx); err != nil {
+	if _, err := l.t.db.NewInsert().Model(&row).Returning("NULL").Exec(ctx); err != nil {
 		return fmt.Errorf("postgres: append audit event: %w", err)
 	}
 	return nil
@@ -55,7 +55,7 @@ func (l auditLog) Recent(ctx context.Context, limit int) ([]ports.AuditEvent, er
 	}
 	limit = min(limit, MaxAuditEvents)
 	var rows []auditRow
-	err := l.t.tx.NewSelect().Model(&rows).Where("a.tenant_id = ?", l.t.tenantID).
+	err := l.t.db.NewSelect().Model(&rows).Where("a.tenant_id = ?", l.t.tenantID).
 		OrderExpr("a.at DESC, a.seq DESC").Limit(int64(limit)).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: recent audit events: %w", err)

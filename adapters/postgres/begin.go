@@ -17,7 +17,9 @@ import (
 // option for that, so the connections of [DB.Bun] are pgx's stdlib
 // connections with BeginTx replaced: a transaction whose context carries
 // a begin query (withBeginQuery) starts with that query instead of a bare
-// BEGIN. Every other method is stdlib's.
+// BEGIN. While a read scope is open on a connection (readscope.go), its
+// queries and statements go out in one pipeline behind the scope's
+// statement. Every other method is stdlib's.
 //
 // The same connections run bun's queries without pgx's statement cache.
 // bun writes every value into the query text, so a query's text names its
@@ -61,13 +63,21 @@ func (c beginConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		_ = conn.Close()
 		return nil, fmt.Errorf("postgres: unexpected driver connection %T", conn)
 	}
-	return beginConn{sc}, nil
+	return &beginConn{Conn: sc}, nil
 }
 
-// beginConn is a stdlib connection whose BeginTx honours withBeginQuery.
-type beginConn struct{ *stdlib.Conn }
+// beginConn is a stdlib connection whose BeginTx honours withBeginQuery
+// and whose queries run in a read scope while one is open on it
+// (setReadScope, readscope.go): scope is the scope's statement, scopeCtx
+// the context that cancels its queries. database/sql hands a connection
+// to one user at a time.
+type beginConn struct {
+	*stdlib.Conn
+	scope    string
+	scopeCtx context.Context // the read scope's, see setReadScope
+}
 
-func (c beginConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+func (c *beginConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	q, ok := ctx.Value(beginQueryKey{}).(string)
 	if !ok || opts.Isolation != driver.IsolationLevel(sql.LevelDefault) || opts.ReadOnly {
 		return c.Conn.BeginTx(ctx, opts)
@@ -84,11 +94,33 @@ func (c beginConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.T
 
 // QueryContext runs a query without arguments in pgx's exec mode (see
 // above); stdlib passes the mode on to pgx as a query option.
-func (c beginConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+func (c *beginConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if c.scope != "" {
+		return c.scopedQuery(ctx, query, args)
+	}
 	if len(args) == 0 {
 		args = []driver.NamedValue{{Ordinal: 1, Value: pgx.QueryExecModeExec}}
 	}
 	return c.Conn.QueryContext(ctx, query, args)
+}
+
+// ExecContext runs a statement in the open read scope, if any (which
+// makes it fail if it writes: the scope is read-only), as stdlib otherwise.
+func (c *beginConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if c.scope == "" {
+		return c.Conn.ExecContext(ctx, query, args)
+	}
+	rows, err := c.scopedQuery(ctx, query, args)
+	if err != nil {
+		return nil, err
+	}
+	r := rows.(*scopedRows)
+	for r.rows.Next() {
+	}
+	if err := r.Close(); err != nil {
+		return nil, err
+	}
+	return driver.RowsAffected(r.rows.CommandTag().RowsAffected()), nil
 }
 
 // pgxTx is a pgx transaction as a driver.Tx (stdlib's own is unexported).

@@ -39,7 +39,7 @@ func (l callLog) Record(ctx context.Context, c ports.ToolCall) error {
 		DurationMS: c.Duration.Milliseconds(), RequestBytes: c.RequestBytes, ResponseBytes: c.ResponseBytes,
 		ArgumentsHash: c.ArgumentsHash, CreatedAt: c.CreatedAt,
 	}
-	if _, err := l.t.tx.NewInsert().Model(&row).Returning("NULL").Exec(ctx); err != nil {
+	if _, err := l.t.db.NewInsert().Model(&row).Returning("NULL").Exec(ctx); err != nil {
 		return fmt.Errorf("postgres: record tool call: %w", err)
 	}
 	return nil
@@ -52,7 +52,7 @@ func (l callLog) Recent(ctx context.Context, serverID string, limit int) ([]port
 		return []ports.ToolCall{}, nil
 	}
 	var rows []callRow
-	err := l.t.tx.NewSelect().Model(&rows).
+	err := l.t.db.NewSelect().Model(&rows).
 		Where("c.tenant_id = ? AND c.server_id = ?", l.t.tenantID, serverID).
 		OrderExpr("c.created_at DESC, c.id DESC").Limit(int64(limit)).Scan(ctx)
 	if err != nil {
@@ -68,7 +68,7 @@ func (l callLog) ForReview(ctx context.Context, reviewID string, limit int) ([]p
 		return []ports.ToolCall{}, nil
 	}
 	var rows []callRow
-	err := l.t.tx.NewSelect().Model(&rows).
+	err := l.t.db.NewSelect().Model(&rows).
 		Where("c.tenant_id = ? AND c.review_id = ?", l.t.tenantID, reviewID).
 		OrderExpr("c.created_at, c.id").Limit(int64(limit)).Scan(ctx)
 	if err != nil {
@@ -95,7 +95,7 @@ func (l callLog) ReviewUsage(ctx context.Context, reviewID string) (ports.Review
 	if !isUUID(reviewID) {
 		return u, nil
 	}
-	err := l.t.tx.NewRaw(`SELECT
+	err := l.t.db.NewRaw(`SELECT
 		count(*) FILTER (WHERE status <> 'budget_exhausted' AND arguments_hash <> ''),
 		count(*) FILTER (WHERE status IN ('ok', 'error', 'too_large', 'unavailable')),
 		coalesce(sum(CASE WHEN status IN ('ok', 'error') THEN least(response_bytes, ?)

@@ -25,7 +25,7 @@ func (p policyRepo) Default(ctx context.Context) (*policy.McpSection, error) {
 		servers  []string
 		maxCalls int
 	)
-	err := p.t.tx.NewRaw("SELECT mode, servers::text[], max_calls FROM tenant_mcp_defaults WHERE tenant_id = ?",
+	err := p.t.db.NewRaw("SELECT mode, servers::text[], max_calls FROM tenant_mcp_defaults WHERE tenant_id = ?",
 		p.t.tenantID).Scan(ctx, &mode, pgdialect.Array(&servers), &maxCalls)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -67,7 +67,7 @@ func (p policyRepo) Repository(ctx context.Context, repositoryID string) (policy
 		servers  []string
 		maxCalls int
 	)
-	err := p.t.tx.NewRaw(`SELECT mode, servers::text[], max_calls FROM repository_policies
+	err := p.t.db.NewRaw(`SELECT mode, servers::text[], max_calls FROM repository_policies
 		WHERE repository_id = ? AND tenant_id = ?`, repositoryID, p.t.tenantID).
 		Scan(ctx, &mode, pgdialect.Array(&servers), &maxCalls)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -100,7 +100,7 @@ func (p policyRepo) Repositories(ctx context.Context, ids []string) (*policy.Mcp
 		Servers      []string `bun:"servers,array"`
 		MaxCalls     int      `bun:"max_calls"`
 	}
-	err := p.t.tx.NewRaw(`SELECT '' AS repository_id, mode, servers::text[] AS servers, max_calls
+	err := p.t.db.NewRaw(`SELECT '' AS repository_id, mode, servers::text[] AS servers, max_calls
 		FROM tenant_mcp_defaults WHERE tenant_id = ?
 		UNION ALL
 		SELECT repository_id::text, mode, servers::text[], max_calls
@@ -134,7 +134,7 @@ func (p policyRepo) PutRepository(ctx context.Context, repositoryID string, s po
 	// Checked first: a policy row of another tenant's repository would
 	// otherwise make the upsert fail with a row-level security error
 	// instead of not found.
-	exists, err := p.t.tx.NewSelect().Table("repositories").
+	exists, err := p.t.db.NewSelect().Table("repositories").
 		Where("id = ?", repositoryID).Where("tenant_id = ?", p.t.tenantID).Exists(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: put repository policy: %w", err)
@@ -175,7 +175,7 @@ func (p policyRepo) ServersExist(ctx context.Context, ids []string) (map[string]
 		return out, nil
 	}
 	var found []string
-	err := p.t.tx.NewRaw("SELECT id::text FROM mcp_servers WHERE id = ANY(?::uuid[]) AND tenant_id = ?",
+	err := p.t.db.NewRaw("SELECT id::text FROM mcp_servers WHERE id = ANY(?::uuid[]) AND tenant_id = ?",
 		pgdialect.Array(query), p.t.tenantID).Scan(ctx, &found)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: servers exist: %w", err)

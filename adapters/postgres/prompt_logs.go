@@ -55,7 +55,7 @@ func (r promptLogRepo) List(ctx context.Context, reviewID string, now time.Time)
 		return []ports.PromptLog{}, nil
 	}
 	var rows []promptLogRow
-	err := r.t.tx.NewSelect().Model(&rows).
+	err := r.t.db.NewSelect().Model(&rows).
 		Where("pl.tenant_id = ?", r.t.tenantID).Where("pl.review_id = ?", reviewID).Where("pl.expires_at > ?", now).
 		OrderExpr("pl.seq").Scan(ctx)
 	if err != nil {
@@ -70,7 +70,7 @@ func (r promptLogRepo) List(ctx context.Context, reviewID string, now time.Time)
 }
 
 func (r promptLogRepo) DeleteAll(ctx context.Context) (int64, error) {
-	res, err := r.t.tx.NewDelete().Table("prompt_logs").Where("tenant_id = ?", r.t.tenantID).Exec(ctx)
+	res, err := r.t.db.NewDelete().Table("prompt_logs").Where("tenant_id = ?", r.t.tenantID).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: delete prompt logs: %w", err)
 	}

@@ -64,7 +64,7 @@ func (rr repositoryRepo) Get(ctx context.Context, id string) (ports.Repository, 
 		return ports.Repository{}, fmt.Errorf("postgres: get repository: %w", ports.ErrNotFound)
 	}
 	var row repositoryRow
-	err := rr.t.tx.NewSelect().Model(&row).Where("r.id = ?", id).Where("r.tenant_id = ?", rr.t.tenantID).Scan(ctx)
+	err := rr.t.db.NewSelect().Model(&row).Where("r.id = ?", id).Where("r.tenant_id = ?", rr.t.tenantID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ports.Repository{}, fmt.Errorf("postgres: get repository: %w", ports.ErrNotFound)
 	}
@@ -82,7 +82,7 @@ func (rr repositoryRepo) SetVisibility(ctx context.Context, id string, v policy.
 		return ports.Repository{}, fmt.Errorf("postgres: set visibility: visibility is required")
 	}
 	var row repositoryRow
-	err := rr.t.tx.NewUpdate().Model(&row).
+	err := rr.t.db.NewUpdate().Model(&row).
 		Set("visibility = ?", v.String()).Set("updated_at = now()").
 		Where("r.id = ?", id).Where("r.tenant_id = ?", rr.t.tenantID).
 		Returning("*").Scan(ctx)
@@ -102,7 +102,7 @@ func (rr repositoryRepo) List(ctx context.Context, after string, limit int) ([]p
 		return []ports.Repository{}, nil
 	}
 	var rows []repositoryRow
-	q := rr.t.tx.NewSelect().Model(&rows).Where("r.tenant_id = ?", rr.t.tenantID)
+	q := rr.t.db.NewSelect().Model(&rows).Where("r.tenant_id = ?", rr.t.tenantID)
 	if after != "" {
 		q = q.Where("r.name > ?", after)
 	}

@@ -111,6 +111,9 @@ func (rr reviewRepo) Insert(ctx context.Context, r ports.ReviewRun) error {
 	case err != nil:
 		return fmt.Errorf("postgres: insert review: %w", err)
 	}
+	if rr.t.tx.Tx == nil {
+		return errReadScope
+	}
 	return enqueueReview(ctx, rr.t.tx.Tx, rr.t.tenantID, r.ID)
 }
 
@@ -120,7 +123,7 @@ func (rr reviewRepo) Get(ctx context.Context, id string) (ports.ReviewRun, error
 		return ports.ReviewRun{}, fmt.Errorf("postgres: get review: %w", ports.ErrNotFound)
 	}
 	var row reviewRow
-	err := rr.t.tx.NewSelect().Model(&row).Where("rv.id = ? AND rv.tenant_id = ?", id, rr.t.tenantID).Scan(ctx)
+	err := rr.t.db.NewSelect().Model(&row).Where("rv.id = ? AND rv.tenant_id = ?", id, rr.t.tenantID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ports.ReviewRun{}, fmt.Errorf("postgres: get review: %w", ports.ErrNotFound)
 	}
@@ -137,7 +140,7 @@ func (rr reviewRepo) Recent(ctx context.Context, repositoryID string, limit int)
 		return []ports.ReviewRun{}, nil
 	}
 	var rows []reviewRow
-	err := rr.t.tx.NewSelect().Model(&rows).
+	err := rr.t.db.NewSelect().Model(&rows).
 		ExcludeColumn("diff", "files").
 		Where("rv.tenant_id = ? AND rv.repository_id = ?", rr.t.tenantID, repositoryID).
 		OrderExpr("rv.created_at DESC, rv.id DESC").Limit(int64(limit)).Scan(ctx)
@@ -160,7 +163,7 @@ func (rr reviewRepo) Start(ctx context.Context, id string, at time.Time) (ports.
 		return ports.ReviewRun{}, fmt.Errorf("postgres: start review: %w", ports.ErrNotFound)
 	}
 	var row reviewRow
-	err := rr.t.tx.NewUpdate().Model(&row).
+	err := rr.t.db.NewUpdate().Model(&row).
 		Set("status = ?", review.Running).
 		Set("started_at = coalesce(rv.started_at, ?)", at).
 		Where("rv.id = ? AND rv.tenant_id = ?", id, rr.t.tenantID).
@@ -200,7 +203,7 @@ func (rr reviewRepo) Finish(ctx context.Context, r ports.ReviewRun) error {
 		return fmt.Errorf("postgres: finish review: stats: %w", err)
 	}
 	finishedAt := bun.NullTime{Time: r.FinishedAt}
-	res, err := rr.t.tx.NewUpdate().Model((*reviewRow)(nil)).
+	res, err := rr.t.db.NewUpdate().Model((*reviewRow)(nil)).
 		Set("status = ?", r.Status).
 		Set("findings = ?::jsonb", string(findingsJSON)).
 		Set("summary = ?", r.Summary).
@@ -226,7 +229,7 @@ func (rr reviewRepo) Finish(ctx context.Context, r ports.ReviewRun) error {
 // missingOrFinished tells why a transition matched no row: the run is
 // missing (ErrNotFound) or already finished (ErrConflict).
 func (rr reviewRepo) missingOrFinished(ctx context.Context, op, id string) error {
-	exists, err := rr.t.tx.NewSelect().Table("review_runs").
+	exists, err := rr.t.db.NewSelect().Table("review_runs").
 		Where("id = ?", id).Where("tenant_id = ?", rr.t.tenantID).Exists(ctx)
 	switch {
 	case err != nil:

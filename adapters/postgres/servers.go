@@ -177,18 +177,18 @@ func (r serverRepo) Insert(ctx context.Context, s *server.Server, encryptedCrede
 	// one tenant, so two transactions cannot both see max-1 servers and
 	// both insert. Unlike a row lock on tenants it needs no UPDATE
 	// privilege there: the tenant role may only read its tenant row.
-	if _, err := r.t.tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('mcp_servers:' || ?, 0))", r.t.tenantID); err != nil {
+	if _, err := r.t.db.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('mcp_servers:' || ?, 0))", r.t.tenantID); err != nil {
 		return fmt.Errorf("postgres: insert server: lock tenant: %w", err)
 	}
 	var locked string
-	err = r.t.tx.NewRaw("SELECT id FROM tenants WHERE id = ?", r.t.tenantID).Scan(ctx, &locked)
+	err = r.t.db.NewRaw("SELECT id FROM tenants WHERE id = ?", r.t.tenantID).Scan(ctx, &locked)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("postgres: insert server: tenant: %w", ports.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("postgres: insert server: lock tenant: %w", err)
 	}
-	count, err := r.t.tx.NewSelect().Table("mcp_servers").Where("tenant_id = ?", r.t.tenantID).Count(ctx)
+	count, err := r.t.db.NewSelect().Table("mcp_servers").Where("tenant_id = ?", r.t.tenantID).Count(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: insert server: count: %w", err)
 	}
@@ -231,7 +231,7 @@ func (r serverRepo) selectRow(ctx context.Context, id string, forUpdate bool) (s
 	if !isUUID(id) {
 		return row, ports.ErrNotFound
 	}
-	q := r.t.tx.NewSelect().Model(&row).Where("s.id = ?", id).Where("s.tenant_id = ?", r.t.tenantID)
+	q := r.t.db.NewSelect().Model(&row).Where("s.id = ?", id).Where("s.tenant_id = ?", r.t.tenantID)
 	if forUpdate {
 		q = q.For("UPDATE")
 	}
@@ -244,7 +244,7 @@ func (r serverRepo) selectRow(ctx context.Context, id string, forUpdate bool) (s
 
 func (r serverRepo) List(ctx context.Context) ([]*server.Server, error) {
 	var rows []serverRow
-	err := r.t.tx.NewSelect().Model(&rows).Where("s.tenant_id = ?", r.t.tenantID).
+	err := r.t.db.NewSelect().Model(&rows).Where("s.tenant_id = ?", r.t.tenantID).
 		OrderExpr("s.name ASC").Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list servers: %w", err)
@@ -309,7 +309,7 @@ func (r serverRepo) Delete(ctx context.Context, id string) error {
 	if !isUUID(id) {
 		return fmt.Errorf("postgres: delete server: %w", ports.ErrNotFound)
 	}
-	res, err := r.t.tx.NewDelete().Model((*serverRow)(nil)).
+	res, err := r.t.db.NewDelete().Model((*serverRow)(nil)).
 		Where("id = ?", id).Where("tenant_id = ?", r.t.tenantID).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: delete server: %w", err)
@@ -329,7 +329,7 @@ func (r serverRepo) Credential(ctx context.Context, id string) ([]byte, error) {
 		return nil, fmt.Errorf("postgres: server credential: %w", ports.ErrNotFound)
 	}
 	var enc []byte
-	err := r.t.tx.NewRaw("SELECT encrypted_credentials FROM mcp_servers WHERE id = ? AND tenant_id = ?",
+	err := r.t.db.NewRaw("SELECT encrypted_credentials FROM mcp_servers WHERE id = ? AND tenant_id = ?",
 		id, r.t.tenantID).Scan(ctx, &enc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("postgres: server credential: %w", ports.ErrNotFound)
@@ -352,7 +352,7 @@ func (r serverRepo) ClaimDiscovery(ctx context.Context, id string, interval time
 	// clock_timestamp(), not now(): a transaction that waited on the row
 	// lock must judge by the time after the winner's claim, not by its own
 	// start, or it could wait for more than the interval.
-	res, err := r.t.tx.NewRaw(`UPDATE mcp_servers SET last_discovery_at = clock_timestamp()
+	res, err := r.t.db.NewRaw(`UPDATE mcp_servers SET last_discovery_at = clock_timestamp()
 		WHERE id = ? AND tenant_id = ?
 		  AND (last_discovery_at IS NULL OR last_discovery_at <= clock_timestamp() - make_interval(secs => ?))`,
 		id, r.t.tenantID, secs).Exec(ctx)
@@ -363,7 +363,7 @@ func (r serverRepo) ClaimDiscovery(ctx context.Context, id string, interval time
 		return true, 0, nil
 	}
 	var left float64
-	err = r.t.tx.NewRaw(`SELECT greatest(0, extract(epoch FROM last_discovery_at + make_interval(secs => ?) - clock_timestamp()))
+	err = r.t.db.NewRaw(`SELECT greatest(0, extract(epoch FROM last_discovery_at + make_interval(secs => ?) - clock_timestamp()))
 		FROM mcp_servers WHERE id = ? AND tenant_id = ?`, secs, id, r.t.tenantID).Scan(ctx, &left)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, 0, fmt.Errorf("postgres: claim discovery: %w", ports.ErrNotFound)

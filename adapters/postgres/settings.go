@@ -21,7 +21,7 @@ func (s settingsRepo) Get(ctx context.Context) (settings.Settings, error) {
 		days, ttl int
 		debug     bool
 	)
-	err := s.t.tx.NewRaw(`SELECT retention_days, debug_prompts_enabled, debug_prompts_ttl_hours
+	err := s.t.db.NewRaw(`SELECT retention_days, debug_prompts_enabled, debug_prompts_ttl_hours
 		FROM tenants WHERE id = ? FOR SHARE`, s.t.tenantID).Scan(ctx, &days, &debug, &ttl)
 	if errors.Is(err, sql.ErrNoRows) {
 		return settings.Settings{}, fmt.Errorf("postgres: tenant settings: %w", ports.ErrNotFound)
@@ -40,7 +40,7 @@ func (s settingsRepo) Put(ctx context.Context, st settings.Settings) error {
 	if st.IsZero() {
 		return errors.New("postgres: put tenant settings: zero settings")
 	}
-	res, err := s.t.tx.NewUpdate().Table("tenants").
+	res, err := s.t.db.NewUpdate().Table("tenants").
 		Set("retention_days = ?", st.RetentionDays()).
 		Set("debug_prompts_enabled = ?", st.DebugPrompts()).
 		Set("debug_prompts_ttl_hours = ?", st.PromptTTLHours()).

@@ -39,17 +39,38 @@ func (t *Tenants) InTenant(ctx context.Context, tenantID string, fn func(ctx con
 		return fmt.Errorf("%w: %w", ports.ErrNotFound, ErrInvalidTenantID)
 	}
 	return t.db.WithTenant(ctx, tenantID, func(ctx context.Context, tx bun.Tx) error {
-		return fn(ctx, &tenantTx{tx: tx, tenantID: tenantID})
+		return fn(ctx, &tenantTx{tx: tx, db: tx, tenantID: tenantID})
+	})
+}
+
+// ReadInTenant runs fn, which only reads, under forced row-level security
+// for tenantID at one round trip per read ([DB.ReadTenant]). Errors as
+// InTenant.
+func (t *Tenants) ReadInTenant(ctx context.Context, tenantID string, fn func(ctx context.Context, tx ports.TenantTx) error) error {
+	if !isUUID(tenantID) {
+		return fmt.Errorf("%w: %w", ports.ErrNotFound, ErrInvalidTenantID)
+	}
+	return t.db.ReadTenant(ctx, tenantID, func(ctx context.Context, conn bun.IDB) error {
+		return fn(ctx, &tenantTx{db: conn, tenantID: tenantID})
 	})
 }
 
 // tenantTx hands out repositories bound to one tenant transaction. The
 // tenant id is kept only to fill tenant_id columns and as a second guard
 // next to row-level security; the policies decide what is visible.
+//
+// Queries go to db: the transaction, or in a read scope the connection
+// (ReadInTenant). tx is the transaction, for savepoints and the job
+// queue; a read scope has none (its zero value), and what needs it fails
+// with errReadScope.
 type tenantTx struct {
 	tx       bun.Tx
+	db       bun.IDB
 	tenantID string
 }
+
+// errReadScope is the error of a write attempted in a read scope.
+var errReadScope = errors.New("postgres: a read scope cannot write")
 
 func (t *tenantTx) Servers() ports.ServerRepo          { return serverRepo{t} }
 func (t *tenantTx) Repositories() ports.RepositoryRepo { return repositoryRepo{t} }
@@ -88,5 +109,8 @@ func rowsAffected(res interface{ RowsAffected() (int64, error) }) (int64, error)
 // caller may answer ErrNameTaken and go on (PostgreSQL otherwise aborts the
 // whole transaction at the first failed statement).
 func inSavepoint(ctx context.Context, tx bun.Tx, fn func(ctx context.Context, tx bun.Tx) error) error {
+	if tx.Tx == nil {
+		return errReadScope
+	}
 	return tx.RunInTx(ctx, nil, fn)
 }

@@ -43,6 +43,45 @@ func (db *DB) WithTenant(ctx context.Context, tenantID string, fn func(ctx conte
 	return db.runScoped(ctx, begin, "tenant", fn)
 }
 
+// ReadTenant runs fn, which only reads, scoped to one tenant as
+// [DB.WithTenant] does, at one round trip per query instead of three for
+// the whole transaction (begin, query, commit): there is no BEGIN and no
+// COMMIT, each query goes to the server together with the statement
+// that switches to [TenantRole], names the tenant and makes the
+// transaction read-only (readscope.go), and PostgreSQL runs the two as
+// one implicit transaction. A write in fn fails (read-only transaction);
+// queries must not take arguments (bun writes values into the text). The
+// queries of fn do not share a snapshot, as in a READ COMMITTED
+// transaction.
+//
+// fn runs on one pooled connection, not in a database/sql transaction:
+// database/sql starts a goroutine for every transaction, and for every
+// query whose context can be canceled, and those goroutines (their
+// start, and waking the scheduler's other thread for them) cost about as
+// much as a round trip. So fn's context carries ctx's values but not its
+// cancellation; the scope's queries are still canceled with ctx, which
+// pgx watches itself.
+func (db *DB) ReadTenant(ctx context.Context, tenantID string, fn func(ctx context.Context, conn bun.IDB) error) error {
+	if !isUUID(tenantID) {
+		return ErrInvalidTenantID
+	}
+	scope := "SELECT set_config('role', '" + TenantRole + "', true), set_config('app.tenant_id', '" + tenantID +
+		"', true), set_config('transaction_read_only', 'on', true)"
+	conn, err := db.bun.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: enter read scope: %w", err)
+	}
+	// Close returns the connection to the pool; database/sql keeps no idle
+	// connections of its own (openSQL), so the driver connection, scope
+	// and all, is dropped with it.
+	defer func() { _ = conn.Close() }()
+	if err := setReadScope(ctx, conn.Conn, scope); err != nil {
+		return fmt.Errorf("postgres: enter read scope: %w", err)
+	}
+	defer func() { _ = setReadScope(nil, conn.Conn, "") }()
+	return fn(context.WithoutCancel(ctx), conn)
+}
+
 // runScoped runs fn in a transaction that begins with the begin query
 // (begin.go). RunInTx rolls back when fn returns an error or panics; fn
 // gets the caller's context, without the begin query. An error of the

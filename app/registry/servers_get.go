@@ -27,7 +27,7 @@ func (h *GetServerHandler) Handle(ctx context.Context, p ports.Principal, cmd Ge
 		return nil, err
 	}
 	var s *server.Server
-	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err = h.d.Tenants.ReadInTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		s, err = tx.Servers().Get(ctx, id)
 		return err
 	})
@@ -49,7 +49,7 @@ func NewListServersHandler(d ServerDeps) *ListServersHandler { return &ListServe
 // Handle returns the tenant's servers ordered by name (never nil).
 func (h *ListServersHandler) Handle(ctx context.Context, p ports.Principal, _ ListServers) ([]*server.Server, error) {
 	var out []*server.Server
-	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err := h.d.Tenants.ReadInTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		var err error
 		out, err = tx.Servers().List(ctx)
 		return err

@@ -115,7 +115,7 @@ func (h *GetRepositoryHandler) Handle(ctx context.Context, p ports.Principal, q 
 		return ports.Repository{}, app.Fail(app.CodeNotFound, "repository not found")
 	}
 	var r ports.Repository
-	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err := h.d.Tenants.ReadInTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		var err error
 		r, err = tx.Repositories().Get(ctx, id)
 		return app.NotFound(err, "repository")

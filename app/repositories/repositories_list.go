@@ -55,7 +55,7 @@ func (h *ListRepositoriesHandler) Handle(ctx context.Context, p ports.Principal,
 		return nil, app.Invalid(fields)
 	}
 	var out []RepositoryListItem
-	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err := h.d.Tenants.ReadInTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		repos, err := tx.Repositories().List(ctx, q.After, q.Limit)
 		if err != nil {
 			return fmt.Errorf("list repositories: %w", err)

@@ -122,6 +122,10 @@ type spyTenants struct {
 	reads map[string]int
 }
 
+func (s *spyTenants) ReadInTenant(ctx context.Context, tenantID string, fn func(context.Context, ports.TenantTx) error) error {
+	return s.InTenant(ctx, tenantID, fn)
+}
+
 func (s *spyTenants) InTenant(ctx context.Context, tenantID string, fn func(context.Context, ports.TenantTx) error) error {
 	return s.Tenants.InTenant(ctx, tenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		return fn(ctx, spyTx{TenantTx: tx, s: s})

@@ -235,6 +235,10 @@ func (e *benchEnv) loop(b *testing.B, calls int, status dreview.CallStatus) {
 
 type benchTenants struct{ tx *benchTx }
 
+func (t benchTenants) ReadInTenant(ctx context.Context, tenantID string, fn func(context.Context, ports.TenantTx) error) error {
+	return t.InTenant(ctx, tenantID, fn)
+}
+
 func (t benchTenants) InTenant(ctx context.Context, _ string, fn func(context.Context, ports.TenantTx) error) error {
 	return fn(ctx, t.tx)
 }

@@ -63,6 +63,11 @@ func (t *Tx) Settings() ports.SettingsRepo       { return t.SettingsRepo }
 func (t *Tx) PromptLogs() ports.PromptLogRepo    { return t.PromptLogRepo }
 func (t *Tx) OAuthStates() ports.OAuthStateRepo  { return t.OAuthStateRepo }
 
+// ReadInTenant is InTenant (the fake has no read-only mode).
+func (f *Tenants) ReadInTenant(ctx context.Context, tenantID string, fn func(context.Context, ports.TenantTx) error) error {
+	return f.InTenant(ctx, tenantID, fn)
+}
+
 func (f *Tenants) InTenant(ctx context.Context, tenantID string, fn func(context.Context, ports.TenantTx) error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -75,6 +75,18 @@ func (h Harness) in(t *testing.T, tenant string, fn func(ctx context.Context, tx
 	}
 }
 
+// read runs fn, which only reads, in tenant twice: through InTenant and
+// through ReadInTenant, which must see the same.
+func (h Harness) read(t *testing.T, tenant string, fn func(ctx context.Context, tx ports.TenantTx) error) {
+	t.Helper()
+	if err := h.Tenants.InTenant(t.Context(), tenant, fn); err != nil {
+		t.Fatalf("InTenant: %v", err)
+	}
+	if err := h.Tenants.ReadInTenant(t.Context(), tenant, fn); err != nil {
+		t.Fatalf("ReadInTenant: %v", err)
+	}
+}
+
 // try runs fn in tenant and returns its error.
 func (h Harness) try(t *testing.T, tenant string, fn func(ctx context.Context, tx ports.TenantTx) error) error {
 	t.Helper()

@@ -94,7 +94,7 @@ func RepositoryRepo(t *testing.T, open Open) {
 		}
 		h.seedRepository(t, other, "acme/aa")
 		want := []string{"Zeta/x", "acme/B", "acme/a", "acme/a-b", "acme/a_b", "acme/ab", "acme/é"}
-		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+		h.read(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 			var got []string
 			after := ""
 			for page := 0; page < 10; page++ {

@@ -34,7 +34,7 @@ func ServerRepo(t *testing.T, open Open) {
 			}
 			return tx.Servers().Insert(ctx, plain, nil, 20)
 		})
-		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+		h.read(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 			got, err := tx.Servers().Get(ctx, s.ID())
 			if err != nil {
 				return err
