@@ -287,7 +287,8 @@ func checkAddress(ctx context.Context, o Options, u server.URL) *failure {
 }
 
 // Register implements [ports.OAuthClient]: RFC 7591 dynamic client
-// registration of a confidential web client (client_secret_basic) with
+// registration of a confidential web client (application_type web,
+// client_secret_basic) with
 // the code and refresh-token grants for redirectURI. A 4xx is
 // ErrOAuthRejected.
 func (c *OAuthClient) Register(ctx context.Context, md ports.OAuthMetadata, redirectURI string, scopes []string) (string, string, error) {
@@ -308,6 +309,10 @@ func (c *OAuthClient) register(ctx context.Context, md ports.OAuthMetadata, redi
 		"grant_types":                []string{"authorization_code", "refresh_token"},
 		"response_types":             []string{"code"},
 		"token_endpoint_auth_method": "client_secret_basic",
+		// SEP-837 (MCP 2026-07-28) requires an application_type; this
+		// service is a web application with an https redirect URI
+		// (OpenID Connect Dynamic Client Registration §2).
+		"application_type": "web",
 	}
 	if len(scopes) > 0 {
 		meta["scope"] = strings.Join(scopes, " ")
