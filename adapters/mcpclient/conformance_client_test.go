@@ -2,15 +2,10 @@ package mcpclient
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"net"
-	"net/http"
-	"net/http/httputil"
 	"net/netip"
 	"net/url"
 	"os"
@@ -63,17 +58,6 @@ type conformanceContext struct {
 	ClientSecret     string `json:"client_secret"`
 	PrivateKeyPEM    string `json:"private_key_pem"`
 	SigningAlgorithm string `json:"signing_algorithm"`
-}
-
-// applyConformanceAuth is where the OAuth support of this package plugs
-// in for the auth/* scenarios: it gets the scenario, its context and the
-// connector's options and target before the session opens. Until then it
-// leaves both as they are: the client connects without a credential, the
-// scenario server answers 401, and the scenario fails (the "pending:
-// OAuth" group of conformanceExpectations).
-func applyConformanceAuth(scenario string, cctx conformanceContext, opts *Options, target *ports.MCPTarget) error {
-	_, _, _, _ = scenario, cctx, opts, target
-	return nil
 }
 
 // runConformanceClient runs one scenario against the server URL, the last
@@ -140,11 +124,15 @@ func conformanceClient(scenario, rawURL string, logger zerolog.Logger) (negotiat
 	if err != nil {
 		return negotiated, err
 	}
-	port, stop, err := serveTLSTerminator(upstream, leaf, logger)
+	if upstream.Hostname() != everythingHost || upstream.Port() == "" {
+		return negotiated, fmt.Errorf("server URL %q: want http://%s:<port>/path", rawURL, everythingHost)
+	}
+	front := newTLSFront(leaf, logger)
+	defer front.close()
+	port, err := front.front(upstream.Port())
 	if err != nil {
 		return negotiated, err
 	}
-	defer stop()
 
 	ph, err := netpolicy.ParsePrivateHosts(everythingHost)
 	if err != nil {
@@ -162,7 +150,7 @@ func conformanceClient(scenario, rawURL string, logger zerolog.Logger) (negotiat
 		RootCAs: pool,
 		Logger:  logger,
 	}
-	u, err := server.ParseURL(fmt.Sprintf("https://%s:%d%s", everythingHost, port, upstream.RequestURI()))
+	u, err := server.ParseURL(fmt.Sprintf("https://%s:%s%s", everythingHost, port, upstream.RequestURI()))
 	if err != nil {
 		return negotiated, err
 	}
@@ -251,41 +239,4 @@ func conformanceClient(scenario, rawURL string, logger zerolog.Logger) (negotiat
 		}
 	}
 	return negotiated, errors.Join(errs...)
-}
-
-// serveTLSTerminator serves https on 127.0.0.1 in front of upstream (the
-// scenario server) until stop is called, logging each request.
-func serveTLSTerminator(upstream *url.URL, leaf tls.Certificate, logger zerolog.Logger) (port int, stop func(), err error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, nil, err
-	}
-	origin := &url.URL{Scheme: upstream.Scheme, Host: upstream.Host}
-	tr := &http.Transport{Proxy: nil, DisableCompression: true}
-	rp := &httputil.ReverseProxy{
-		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(origin) },
-		Transport:     tr,
-		FlushInterval: -1,
-		ErrorLog:      log.New(io.Discard, "", 0),
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			logger.Warn().Err(err).Str("method", r.Method).Str("mcpMethod", r.Header.Get("Mcp-Method")).Msg("proxy: upstream failed")
-			w.WriteHeader(http.StatusBadGateway)
-		},
-		ModifyResponse: func(resp *http.Response) error {
-			logger.Debug().Str("method", resp.Request.Method).Str("path", resp.Request.URL.Path).
-				Str("mcpMethod", resp.Request.Header.Get("Mcp-Method")).Int("status", resp.StatusCode).Msg("proxied")
-			return nil
-		},
-	}
-	srv := &http.Server{
-		Handler:           rp,
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12},
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          log.New(io.Discard, "", 0),
-	}
-	go func() { _ = srv.ServeTLS(ln, "", "") }()
-	return ln.Addr().(*net.TCPAddr).Port, func() {
-		_ = srv.Close()
-		tr.CloseIdleConnections()
-	}, nil
 }

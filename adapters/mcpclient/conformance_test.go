@@ -340,7 +340,7 @@ func checkConformance(t *testing.T, run conformanceRun, got map[string]scenarioR
 		if ran {
 			client = fmt.Sprintf("protocol %s (asked %s), client exit %d %s", o.Negotiated, o.Protocol, o.Exit, o.Error)
 		}
-		t.Logf("%-45s %-9s %s; %s", n, status, r, client)
+		t.Logf("%-45s %-9s %s; %s%s", n, status, r, client, notPassed(results, n))
 		w, listed := want[n]
 		var bad string
 		switch {
@@ -694,4 +694,44 @@ func TestConformanceSummaryAndWarnings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scenarioChecks reads the checks.json the suite wrote for a scenario
+// (nil if there is none).
+func scenarioChecks(results, scenario string) []conformanceCheck {
+	matches, err := filepath.Glob(filepath.Join(results, scenario+"-*", "checks.json"))
+	if err != nil || len(matches) != 1 {
+		return nil
+	}
+	b, err := os.ReadFile(matches[0])
+	if err != nil {
+		return nil
+	}
+	var checks []conformanceCheck
+	if json.Unmarshal(b, &checks) != nil {
+		return nil
+	}
+	return checks
+}
+
+type conformanceCheck struct {
+	ID           string `json:"id"`
+	Status       string `json:"status"`
+	Description  string `json:"description"`
+	ErrorMessage string `json:"errorMessage"`
+}
+
+// notPassed lists a scenario's failed checks and warnings for the log, ""
+// if none.
+func notPassed(results, scenario string) string {
+	var out []string
+	for _, c := range scenarioChecks(results, scenario) {
+		if c.Status == "FAILURE" || c.Status == "WARNING" {
+			out = append(out, fmt.Sprintf("%s %s: %s", c.Status, c.ID, c.Description))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(out, "; ")
 }
