@@ -55,7 +55,10 @@ var errNoRefreshToken = errors.New("the authorization server sent no refresh tok
 // authentication this service does not implement; the client stops at
 // once with the reason.
 var conformanceUnsupported = map[string]string{
-	"auth/client-credentials-jwt": "private_key_jwt client authentication is not supported (client_secret_basic only)",
+	"auth/client-credentials-jwt":           "private_key_jwt client authentication is not supported (client_secret_basic only)",
+	"auth/cross-app-access-complete-flow":   "enterprise-managed authorization (token exchange, JWT bearer grant) is not supported",
+	"auth/enterprise-managed-authorization": "enterprise-managed authorization (token exchange, JWT bearer grant) is not supported",
+	"auth/wif-jwt-bearer":                   "the JWT bearer grant (workload identity) is not supported",
 }
 
 func applyConformanceAuth(scenario string, cctx conformanceContext, opts *Options, target *ports.MCPTarget) error {

@@ -67,97 +67,131 @@ type conformanceRun struct {
 	specVersion string
 	// pass: every check succeeded and the client exited 0.
 	pass []string
-	// failByDesign: the connector refuses what the scenario needs; the
-	// reason is in conformanceFailReasons.
+	// refuses: scenarios whose right outcome is a refusal (a mix-up or
+	// resource-mismatch attack): every check succeeded and the client
+	// stopped with the error conformanceRefusals names.
+	refuses []string
+	// failByDesign: the connector or the service refuses what the
+	// scenario needs; conformanceFailures says why and, where it can,
+	// where the client must stop and which checks may fail.
 	failByDesign []string
-	// pendingOAuth: the auth/* scenarios, which need OAuth support in the
-	// connector (applyConformanceAuth in conformance_client_test.go). Move
-	// each to pass as it does.
-	pendingOAuth []string
 	// noChecks: extension scenarios that emit no check for a client that
 	// does not use the extension (0 passed, 0 failed).
 	noChecks []string
 }
 
-// conformanceFailReasons says why each failByDesign scenario fails.
-var conformanceFailReasons = map[string]string{
-	"elicitation-sep1034-client-defaults": "the server asks the client for elicitation; the connector advertises no capability and answers server requests with method not found (refuseServerRequests) and opens no standalone SSE stream, so the tool call never completes and times out (limits.CallTimeout)",
-	"sep-2322-client-request-state":       "multi-round-trip (SEP-2322): the tool answers input_required; the connector fulfils no input request and returns ErrProtocol (Session.CallTool)",
+// conformanceRefusals: the error each refuses scenario must stop the
+// client with.
+var conformanceRefusals = map[string]string{
+	"auth/resource-mismatch":        "Discover: oauth_metadata",
+	"auth/metadata-issuer-mismatch": "Discover: oauth_metadata",
+	"auth/iss-wrong-issuer":         "iss is not the issuer the connection started with",
+	"auth/iss-unexpected":           "iss is not the issuer the connection started with",
+	"auth/iss-normalized":           "iss is not the issuer the connection started with",
+	"auth/iss-supported-missing":    "iss is required by the authorization server's metadata",
 }
 
-// The auth/* scenarios of each release. Until the connector speaks OAuth
-// the client connects without a credential and gets 401.
-var (
-	conformanceAuth01 = []string{
-		"auth/2025-03-26-oauth-endpoint-fallback",
-		"auth/2025-03-26-oauth-metadata-backcompat",
-		"auth/basic-cimd",
-		"auth/client-credentials-basic",
-		"auth/client-credentials-jwt",
-		"auth/cross-app-access-complete-flow",
-		"auth/metadata-default",
-		"auth/metadata-var1",
-		"auth/metadata-var2",
-		"auth/metadata-var3",
-		"auth/offline-access-not-supported",
-		"auth/offline-access-scope",
-		"auth/pre-registration",
-		// Its one check passes without OAuth (no token ever reaches the
-		// mismatched resource), but the client exits with
-		// server_unauthorized.
-		"auth/resource-mismatch",
-		"auth/scope-from-scopes-supported",
-		"auth/scope-from-www-authenticate",
-		"auth/scope-omitted-when-undefined",
-		"auth/scope-retry-limit",
-		"auth/scope-step-up",
-		"auth/token-endpoint-auth-basic",
-		"auth/token-endpoint-auth-none",
-		"auth/token-endpoint-auth-post",
-	}
-	// conformanceAuth02at2026 are the auth scenarios 0.2 runs at
-	// 2026-07-28.
-	conformanceAuth02at2026 = []string{
-		"auth/authorization-server-migration",
-		"auth/basic-cimd",
-		"auth/iss-normalized",
-		"auth/iss-not-advertised",
-		"auth/iss-supported",
-		"auth/iss-supported-missing",
-		"auth/iss-unexpected",
-		"auth/iss-wrong-issuer",
-		"auth/metadata-default",
-		"auth/metadata-issuer-mismatch",
-		"auth/metadata-var1",
-		"auth/metadata-var2",
-		"auth/metadata-var3",
-		"auth/offline-access-not-supported",
-		"auth/offline-access-scope",
-		"auth/pre-registration",
-		"auth/resource-mismatch",
-		"auth/scope-from-scopes-supported",
-		"auth/scope-from-www-authenticate",
-		"auth/scope-omitted-when-undefined",
-		"auth/scope-retry-limit",
-		"auth/scope-step-up",
-		"auth/token-endpoint-auth-basic",
-		"auth/token-endpoint-auth-none",
-		"auth/token-endpoint-auth-post",
-	}
-	// conformanceAuth02 are all the auth scenarios of 0.2 (its default
-	// run): those of 2026-07-28, the 2025-03-26 back-compat ones and the
-	// extensions.
-	conformanceAuth02 = append(slices.Clone(conformanceAuth02at2026),
-		"auth/2025-03-26-oauth-endpoint-fallback",
-		"auth/2025-03-26-oauth-metadata-backcompat",
-		"auth/client-credentials-basic",
-		"auth/client-credentials-jwt",
-		"auth/dpop",
-		"auth/dpop-nonce",
-		"auth/enterprise-managed-authorization",
-		"auth/wif-jwt-bearer",
-	)
-)
+// designFailure says why a scenario fails by design.
+type designFailure struct {
+	reason string
+	// stop, when set, is (part of) the error the client must stop with.
+	stop string
+	// strict: only the checks in failing may fail or warn; every other
+	// check of the scenario must succeed.
+	strict  bool
+	failing []string
+}
+
+// noRefreshToken is the reason shared by the code-flow scenarios that the
+// client completes as the service would, up to the token response.
+const noRefreshToken = "the mock authorization server issues no refresh token, and a connected oauth_authorization_code credential is a refresh token: the service refuses the connection (app/registry FinishConnect, protocol_error), so the client stops before the MCP call"
+
+// conformanceFailures: every failByDesign scenario, with its reason.
+var conformanceFailures = map[string]designFailure{
+	"elicitation-sep1034-client-defaults": {reason: "the server asks the client for elicitation; the connector advertises no capability and answers server requests with method not found (refuseServerRequests) and opens no standalone SSE stream, so the tool call never completes and times out (limits.CallTimeout)"},
+	"sep-2322-client-request-state":       {reason: "multi-round-trip (SEP-2322): the tool answers input_required; the connector fulfils no input request and returns ErrProtocol (Session.CallTool)"},
+
+	// Every check passes; only the missing refresh token stops the client.
+	"auth/metadata-default":             {reason: noRefreshToken, stop: errNoRefreshToken.Error(), strict: true},
+	"auth/metadata-var1":                {reason: noRefreshToken, stop: errNoRefreshToken.Error(), strict: true},
+	"auth/metadata-var3":                {reason: noRefreshToken, stop: errNoRefreshToken.Error(), strict: true},
+	"auth/pre-registration":             {reason: noRefreshToken, stop: errNoRefreshToken.Error(), strict: true},
+	"auth/token-endpoint-auth-basic":    {reason: noRefreshToken, stop: errNoRefreshToken.Error(), strict: true},
+	"auth/token-endpoint-auth-none":     {reason: noRefreshToken, stop: errNoRefreshToken.Error(), strict: true},
+	"auth/offline-access-scope":         {reason: noRefreshToken, stop: errNoRefreshToken.Error(), strict: true},
+	"auth/offline-access-not-supported": {reason: noRefreshToken, stop: errNoRefreshToken.Error(), strict: true},
+	"auth/scope-omitted-when-undefined": {reason: noRefreshToken, stop: errNoRefreshToken.Error(), strict: true},
+	"auth/scope-retry-limit":            {reason: noRefreshToken, stop: errNoRefreshToken.Error(), strict: true},
+	"auth/iss-supported":                {reason: noRefreshToken, stop: errNoRefreshToken.Error(), strict: true},
+	"auth/iss-not-advertised":           {reason: noRefreshToken, stop: errNoRefreshToken.Error(), strict: true},
+
+	// The same stop, after checks of features the service does not have.
+	"auth/basic-cimd": {
+		reason: "client ID metadata documents (CIMD) are not supported: the client registers dynamically (WARNING cimd-client-id-used); then " + noRefreshToken,
+		stop:   errNoRefreshToken.Error(), strict: true, failing: []string{"cimd-client-id-used"},
+	},
+	"auth/scope-from-scopes-supported": {
+		reason: "the service requests exactly the scopes the admin configured (none here), never the server's scopes_supported (WARNING scope-from-scopes-supported); then " + noRefreshToken,
+		stop:   errNoRefreshToken.Error(), strict: true, failing: []string{"scope-from-scopes-supported"},
+	},
+	"auth/scope-from-www-authenticate": {
+		reason: "the service requests exactly the scopes the admin configured (none here), never the challenge's scope (WARNING scope-from-www-authenticate); then " + noRefreshToken,
+		stop:   errNoRefreshToken.Error(), strict: true, failing: []string{"scope-from-www-authenticate"},
+	},
+	"auth/scope-step-up": {
+		reason: "no scope step-up: the service requests the admin's scopes, and a 403 insufficient_scope is server_unauthorized until an admin connects again with more scopes (scope-step-up-*, sep-2350-scope-union-on-reauth); then " + noRefreshToken,
+		stop:   errNoRefreshToken.Error(), strict: true, failing: []string{"scope-step-up-initial", "scope-step-up-escalation", "sep-2350-scope-union-on-reauth"},
+	},
+	"auth/token-endpoint-auth-post": {
+		reason: "client authentication is client_secret_basic (client_id in the body for a public client); the authorization server offers client_secret_post only (token-endpoint-auth-method); then " + noRefreshToken,
+		stop:   errNoRefreshToken.Error(), strict: true, failing: []string{"token-endpoint-auth-method"},
+	},
+	"auth/authorization-server-migration": {
+		reason: "the connection is pinned to the issuer and token URL it was made with; when the protected-resource metadata names a new authorization server, an admin connects again (no automatic re-registration, sep-2352-reregister-on-as-change); and " + noRefreshToken,
+		stop:   errNoRefreshToken.Error(), strict: true, failing: []string{"sep-2352-reregister-on-as-change"},
+	},
+	"auth/dpop": {
+		reason: "DPoP (RFC 9449, SEP-1932) is not supported: the client asks for and presents bearer tokens (sep-1932-*); and " + noRefreshToken,
+		stop:   errNoRefreshToken.Error(),
+	},
+	"auth/dpop-nonce": {
+		reason: "DPoP (RFC 9449, SEP-1932) is not supported: the client asks for and presents bearer tokens (sep-1932-*); and " + noRefreshToken,
+		stop:   errNoRefreshToken.Error(),
+	},
+
+	// Discovery refuses the server's metadata.
+	"auth/2025-03-26-oauth-endpoint-fallback": {
+		reason: "the server has no OAuth metadata (2025-03-26 back-compat: default /authorize, /token, /register on the server's origin); Discover requires RFC 9728 protected-resource metadata",
+		stop:   "Discover: oauth_metadata",
+	},
+	"auth/2025-03-26-oauth-metadata-backcompat": {
+		reason: "the server has no protected-resource metadata (2025-03-26 back-compat: authorization server metadata on the MCP server's origin); Discover requires RFC 9728 protected-resource metadata",
+		stop:   "Discover: oauth_metadata",
+	},
+	"auth/metadata-var2": {
+		reason: "the protected-resource metadata, found at the root well-known URL only, names the origin as its resource; Discover requires the resource to equal the server URL (…/mcp) exactly",
+		stop:   "Discover: oauth_metadata",
+	},
+
+	// Grants and client authentication the service does not implement;
+	// the client stops before any request (conformanceUnsupported).
+	"auth/client-credentials-jwt": {
+		reason: "private_key_jwt client authentication (a signed assertion) is not supported; client credentials use client_secret_basic",
+		stop:   conformanceUnsupported["auth/client-credentials-jwt"],
+	},
+	"auth/cross-app-access-complete-flow": {
+		reason: "enterprise-managed authorization (cross-app access: token exchange of an IdP ID token, then the JWT bearer grant) is not supported",
+		stop:   conformanceUnsupported["auth/cross-app-access-complete-flow"],
+	},
+	"auth/enterprise-managed-authorization": {
+		reason: "enterprise-managed authorization (token exchange of an IdP ID token, then the JWT bearer grant) is not supported",
+		stop:   conformanceUnsupported["auth/enterprise-managed-authorization"],
+	},
+	"auth/wif-jwt-bearer": {
+		reason: "workload identity federation (the JWT bearer grant with a workload's JWT) is not supported",
+		stop:   conformanceUnsupported["auth/wif-jwt-bearer"],
+	},
+}
 
 // conformanceExpectations: what each pinned release must report.
 var conformanceExpectations = []conformanceRun{{
@@ -167,9 +201,32 @@ var conformanceExpectations = []conformanceRun{{
 		"initialize",
 		"tools_call",
 		"sse-retry",
+		"auth/client-credentials-basic",
 	},
-	failByDesign: []string{"elicitation-sep1034-client-defaults"},
-	pendingOAuth: conformanceAuth01,
+	refuses: []string{"auth/resource-mismatch"},
+	failByDesign: []string{
+		"elicitation-sep1034-client-defaults",
+		"auth/2025-03-26-oauth-endpoint-fallback",
+		"auth/2025-03-26-oauth-metadata-backcompat",
+		"auth/basic-cimd",
+		"auth/client-credentials-jwt",
+		"auth/cross-app-access-complete-flow",
+		"auth/metadata-default",
+		"auth/metadata-var1",
+		"auth/metadata-var2",
+		"auth/metadata-var3",
+		"auth/offline-access-not-supported",
+		"auth/offline-access-scope",
+		"auth/pre-registration",
+		"auth/scope-from-scopes-supported",
+		"auth/scope-from-www-authenticate",
+		"auth/scope-omitted-when-undefined",
+		"auth/scope-retry-limit",
+		"auth/scope-step-up",
+		"auth/token-endpoint-auth-basic",
+		"auth/token-endpoint-auth-none",
+		"auth/token-endpoint-auth-post",
+	},
 }, {
 	name:  "0.2.0-alpha.12",
 	suite: conformance02,
@@ -183,9 +240,20 @@ var conformanceExpectations = []conformanceRun{{
 		"http-invalid-tool-headers",
 		"json-schema-ref-no-deref",
 		"json-schema-2020-12-preservation",
+		"auth/client-credentials-basic",
 	},
-	failByDesign: []string{"elicitation-sep1034-client-defaults", "sep-2322-client-request-state"},
-	pendingOAuth: conformanceAuth02,
+	refuses: conformanceRefuses02,
+	failByDesign: append([]string{
+		"elicitation-sep1034-client-defaults",
+		"sep-2322-client-request-state",
+		"auth/2025-03-26-oauth-endpoint-fallback",
+		"auth/2025-03-26-oauth-metadata-backcompat",
+		"auth/client-credentials-jwt",
+		"auth/dpop",
+		"auth/dpop-nonce",
+		"auth/enterprise-managed-authorization",
+		"auth/wif-jwt-bearer",
+	}, conformanceCodeFlow02...),
 	noChecks: []string{
 		"sep-2640-client-no-prefetch",
 		"sep-2640-client-verify-digest",
@@ -205,9 +273,44 @@ var conformanceExpectations = []conformanceRun{{
 		"json-schema-ref-no-deref",
 		"json-schema-2020-12-preservation",
 	},
-	failByDesign: []string{"sep-2322-client-request-state"},
-	pendingOAuth: conformanceAuth02at2026,
+	refuses:      conformanceRefuses02,
+	failByDesign: append([]string{"sep-2322-client-request-state"}, conformanceCodeFlow02...),
 }}
+
+var (
+	// conformanceRefuses02: the refusal scenarios of 0.2 (both runs).
+	conformanceRefuses02 = []string{
+		"auth/resource-mismatch",
+		"auth/metadata-issuer-mismatch",
+		"auth/iss-wrong-issuer",
+		"auth/iss-unexpected",
+		"auth/iss-normalized",
+		"auth/iss-supported-missing",
+	}
+	// conformanceCodeFlow02: the code-flow scenarios of 0.2 that fail by
+	// design (both runs).
+	conformanceCodeFlow02 = []string{
+		"auth/authorization-server-migration",
+		"auth/basic-cimd",
+		"auth/iss-not-advertised",
+		"auth/iss-supported",
+		"auth/metadata-default",
+		"auth/metadata-var1",
+		"auth/metadata-var2",
+		"auth/metadata-var3",
+		"auth/offline-access-not-supported",
+		"auth/offline-access-scope",
+		"auth/pre-registration",
+		"auth/scope-from-scopes-supported",
+		"auth/scope-from-www-authenticate",
+		"auth/scope-omitted-when-undefined",
+		"auth/scope-retry-limit",
+		"auth/scope-step-up",
+		"auth/token-endpoint-auth-basic",
+		"auth/token-endpoint-auth-none",
+		"auth/token-endpoint-auth-post",
+	}
+)
 
 func TestConformanceClientScenarios(t *testing.T) {
 	dir, err := filepath.Abs(conformanceDir)
@@ -261,7 +364,7 @@ func tolerateWarnings(t *testing.T, results, scenario string, r scenarioResult) 
 	t.Helper()
 	// The suite writes <results>/<scenario>-<timestamp>/checks.json; a
 	// scenario's "/" makes subdirectories.
-	matches, err := filepath.Glob(filepath.Join(results, scenario+"-*", "checks.json"))
+	matches, err := checksFiles(results, scenario)
 	if err != nil || len(matches) != 1 {
 		t.Logf("%s: checks.json not found (%v, %d matches): its warnings count", scenario, err, len(matches))
 		return r
@@ -308,8 +411,8 @@ func checkConformance(t *testing.T, run conformanceRun, got map[string]scenarioR
 	want := map[string]string{}
 	for group, names := range map[string][]string{
 		"pass":            run.pass,
+		"refuses":         run.refuses,
 		"fails by design": run.failByDesign,
-		"pending: OAuth":  run.pendingOAuth,
 		"no checks":       run.noChecks,
 	} {
 		for _, n := range names {
@@ -350,10 +453,14 @@ func checkConformance(t *testing.T, run conformanceRun, got map[string]scenarioR
 			bad = fmt.Sprintf("want pass, got %s (%s; %s): %s", status, r, client, strings.Join(r.failures, "; "))
 		case w == "no checks" && status != "no checks":
 			bad = fmt.Sprintf("want no checks, got %s (%s)", status, r)
-		case (w == "fails by design" || w == "pending: OAuth") && status != "fail":
+		case w == "refuses":
+			bad = checkRefusal(n, r, o, ran, status)
+		case w == "fails by design" && status != "fail":
 			bad = fmt.Sprintf("listed as %q but it now reports %s (%s; %s): move it to pass", w, status, r, client)
 		case w == "fails by design" && !ran:
 			bad = "fails, but the client never ran"
+		case w == "fails by design":
+			bad = checkDesignFailure(n, o, scenarioChecks(results, n))
 		case w == "pass" && o.Protocol != "" && o.Negotiated != o.Protocol:
 			// A scenario run at 2026-07-28 must pass on that wire, not
 			// after a fallback to initialize, and the other way round.
@@ -369,6 +476,47 @@ func checkConformance(t *testing.T, run conformanceRun, got map[string]scenarioR
 	for n, w := range want {
 		t.Errorf("%s (%s): the suite did not run it", n, w)
 	}
+}
+
+// checkRefusal: a refuses scenario passes when every check succeeded and
+// the client stopped with the refusal conformanceRefusals names.
+func checkRefusal(n string, r scenarioResult, o conformanceOutcome, ran bool, status string) string {
+	want, ok := conformanceRefusals[n]
+	switch {
+	case !ok:
+		return "listed as refuses, but conformanceRefusals names no error"
+	case !ran:
+		return "the client never ran"
+	case r.failed != 0 || r.warnings != 0 || r.passed == 0:
+		return fmt.Sprintf("want every check to succeed, got %s: %s", r, strings.Join(r.failures, "; "))
+	case status == "pass":
+		return "the client did not refuse (exit 0): it must stop with " + want
+	case !strings.Contains(o.Error, want):
+		return fmt.Sprintf("the client stopped with %q, want %q", o.Error, want)
+	}
+	return ""
+}
+
+// checkDesignFailure: a failByDesign scenario fails the way
+// conformanceFailures says.
+func checkDesignFailure(n string, o conformanceOutcome, checks []conformanceCheck) string {
+	d, ok := conformanceFailures[n]
+	switch {
+	case !ok || d.reason == "":
+		return "fails by design, but conformanceFailures gives no reason"
+	case d.stop != "" && !strings.Contains(o.Error, d.stop):
+		return fmt.Sprintf("the client stopped with %q, want %q", o.Error, d.stop)
+	case d.strict && checks == nil:
+		return "checks.json not found"
+	}
+	if d.strict {
+		for _, c := range checks {
+			if (c.Status == "FAILURE" || c.Status == "WARNING") && !slices.Contains(d.failing, c.ID) {
+				return fmt.Sprintf("check %s is %s (%s); only %v may fail", c.ID, c.Status, c.Description, d.failing)
+			}
+		}
+	}
+	return ""
 }
 
 // runConformanceSuite runs `conformance client --suite all` with this
@@ -699,7 +847,7 @@ func TestConformanceSummaryAndWarnings(t *testing.T) {
 // scenarioChecks reads the checks.json the suite wrote for a scenario
 // (nil if there is none).
 func scenarioChecks(results, scenario string) []conformanceCheck {
-	matches, err := filepath.Glob(filepath.Join(results, scenario+"-*", "checks.json"))
+	matches, err := checksFiles(results, scenario)
 	if err != nil || len(matches) != 1 {
 		return nil
 	}
@@ -734,4 +882,12 @@ func notPassed(results, scenario string) string {
 		return ""
 	}
 	return "; " + strings.Join(out, "; ")
+}
+
+// checksFiles finds <results>/<scenario>-<timestamp>/checks.json. The
+// timestamp starts with a digit, so auth/iss-supported does not match
+// auth/iss-supported-missing's directory.
+func checksFiles(results, scenario string) ([]string, error) {
+	all, err := filepath.Glob(filepath.Join(results, scenario+"-[0-9]*", "checks.json"))
+	return all, err
 }
