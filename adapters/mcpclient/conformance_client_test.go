@@ -33,16 +33,18 @@ import (
 //
 // The client is the production path: a Connector with the guarded
 // transport, OpenSession, ListTools, CallTool, Close. Only what a test
-// must add is added, here and nowhere else: a TLS terminator on loopback
-// in front of the plain-HTTP scenario server (the connector speaks https
-// only) with a throwaway CA in Options.RootCAs, and netpolicy rules that
-// list "localhost" as a private host (as a self-hosted operator would),
-// resolved to 127.0.0.1 by a test resolver.
+// must add is added, here and nowhere else: TLS terminators on loopback
+// in front of the plain-HTTP scenario servers (the connector speaks https
+// only; tlsFront in conformance_front_test.go) with a throwaway CA in
+// Options.RootCAs, and netpolicy rules that list "localhost" as a private
+// host (as a self-hosted operator would), resolved to 127.0.0.1 by a test
+// resolver. For the auth/* scenarios, applyConformanceAuth
+// (conformance_auth_test.go) obtains the credential first.
 const conformanceClientEnv = "CODELOTSE_CONFORMANCE_CLIENT"
 
 // conformanceContext is MCP_CONFORMANCE_CONTEXT: the scenario's name and
 // scenario-specific data. The auth scenarios put their credentials here
-// (docs/conformance.md, "What the auth scenarios give the client").
+// (docs/conformance.md, "Auth scenarios").
 type conformanceContext struct {
 	Name string `json:"name"`
 	// ToolCalls: the calls a scenario asks for (http-custom-headers).
