@@ -106,6 +106,16 @@ type designFailure struct {
 // client completes as the service would, up to the token response.
 const noRefreshToken = "the mock authorization server issues no refresh token, and a connected oauth_authorization_code credential is a refresh token: the service refuses the connection (app/registry FinishConnect, protocol_error), so the client stops before the MCP call"
 
+// conformanceDPoPChecks are the DPoP checks of auth/dpop and
+// auth/dpop-nonce, which a bearer client fails.
+var conformanceDPoPChecks = []string{
+	"sep-1932-client-token-request-proof",
+	"sep-1932-client-dpop-auth-scheme",
+	"sep-1932-client-fresh-proof",
+	"sep-1932-client-as-nonce",
+	"sep-1932-client-rs-nonce",
+}
+
 // conformanceFailures: every failByDesign scenario, with its reason.
 var conformanceFailures = map[string]designFailure{
 	"elicitation-sep1034-client-defaults": {reason: "the server asks the client for elicitation; the connector advertises no capability and answers server requests with method not found (refuseServerRequests) and opens no standalone SSE stream, so the tool call never completes and times out (limits.CallTimeout)"},
@@ -152,11 +162,11 @@ var conformanceFailures = map[string]designFailure{
 	},
 	"auth/dpop": {
 		reason: "DPoP (RFC 9449, SEP-1932) is not supported: the client asks for and presents bearer tokens (sep-1932-*); and " + noRefreshToken,
-		stop:   errNoRefreshToken.Error(),
+		stop:   errNoRefreshToken.Error(), strict: true, failing: conformanceDPoPChecks,
 	},
 	"auth/dpop-nonce": {
 		reason: "DPoP (RFC 9449, SEP-1932) is not supported: the client asks for and presents bearer tokens (sep-1932-*); and " + noRefreshToken,
-		stop:   errNoRefreshToken.Error(),
+		stop:   errNoRefreshToken.Error(), strict: true, failing: conformanceDPoPChecks,
 	},
 
 	// Discovery refuses the server's metadata.
