@@ -91,7 +91,9 @@ func newServerAuthView(s *server.Server) ServerAuthView {
 	a.ClientID, a.Scopes = &o.ClientID, &scopes
 	if s.CredentialKind() == server.KindOAuthAuthorizationCode {
 		a.Connection = &OAuthConnectionView{State: ConnectionNeeded}
-		if o.Connected() {
+		// A connection without a refresh token ends with its access
+		// token: it then needs a new connection.
+		if o.Connected(time.Now()) {
 			by := o.ConnectedBy
 			a.Connection = &OAuthConnectionView{State: ConnectionConnected, By: &by, At: timeJSON(o.ConnectedAt)}
 		}

@@ -52,7 +52,7 @@ func newTokenCache() *tokenCache { return &tokenCache{entries: map[string]cached
 
 // tokenKey is the server id and a SHA-256 of everything the token
 // depends on: kind, token URL, resource, client id, client secret,
-// refresh token and scopes. Another secret, another scope list or
+// refresh token, stored access token and scopes. Another secret, another scope list or
 // another grant never hits the entry of the former one; the key itself
 // is not a secret.
 func tokenKey(serverID string, resource server.URL, cred server.Credential) string {
@@ -70,6 +70,7 @@ func tokenKey(serverID string, resource server.URL, cred server.Credential) stri
 	put(o.ClientID)
 	put(o.ClientSecret)
 	put(o.RefreshToken)
+	put(o.AccessToken)
 	for _, s := range o.Scopes {
 		put(s)
 	}
@@ -150,9 +151,13 @@ func (b *bearerSource) token(ctx context.Context) (string, *failure) {
 	return b.fetch(ctx, key, cred)
 }
 
-// refresh drops stale (the token a 401 came back for) and fetches anew.
+// refresh drops stale (the token a 401 came back for) and fetches anew;
+// a connection without a refresh token has nothing to fetch anew with.
 func (b *bearerSource) refresh(ctx context.Context, stale string) (string, *failure) {
 	cred := b.current()
+	if o, _ := cred.OAuth(); cred.Kind() == server.KindOAuthAuthorizationCode && o.RefreshToken == "" {
+		return "", fail(ports.ErrServerUnauthorized, errConnectionExpired)
+	}
 	key := tokenKey(b.serverID, b.resource, cred)
 	b.c.tokens.drop(key, stale)
 	return b.token(ctx)
@@ -194,8 +199,12 @@ func (b *bearerSource) fetch(ctx context.Context, key string, cred server.Creden
 	}
 }
 
-// errNotConnected: a code-flow credential without a refresh token.
+// errNotConnected: a code-flow credential without a connection.
 var errNotConnected = errors.New("oauth_authorization_code credential not connected")
+
+// errConnectionExpired: a connection without a refresh token whose access
+// token has expired (or was refused: there is nothing to refresh it with).
+var errConnectionExpired = errors.New("oauth_authorization_code connection without refresh token expired")
 
 // requestToken makes the token request of cred: the client-credentials
 // grant, or the refresh-token grant of a connected code flow, always with
@@ -218,6 +227,14 @@ func (c *Connector) requestToken(ctx context.Context, serverID string, resource 
 	case server.KindOAuthAuthorizationCode:
 		if !o.Connected() {
 			return cachedToken{}, fail(ports.ErrServerUnauthorized, errNotConnected)
+		}
+		if o.RefreshToken == "" {
+			// A connection without a refresh token: the code exchange's
+			// access token until it expires, then a new connection.
+			if exp := o.AccessExpiresAt.Add(-tokenExpiryMargin); c.now().Before(exp) {
+				return cachedToken{access: o.AccessToken, expires: exp, cred: cred}, nil
+			}
+			return cachedToken{}, fail(ports.ErrServerUnauthorized, errConnectionExpired)
 		}
 		r.form.Set("grant_type", "refresh_token")
 		r.form.Set("refresh_token", o.RefreshToken)

@@ -65,6 +65,8 @@ type authPublicJSON struct {
 	Issuer      string     `json:"issuer,omitempty"`
 	ConnectedBy string     `json:"connectedBy,omitempty"`
 	ConnectedAt *time.Time `json:"connectedAt,omitempty"`
+	// ExpiresAt ends a connection without a refresh token.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 }
 
 func newAuthPublic(s *server.Server) *authPublicJSON {
@@ -80,6 +82,10 @@ func newAuthPublic(s *server.Server) *authPublicJSON {
 		at := v.ConnectedAt
 		a.ConnectedAt = &at
 	}
+	if !v.ExpiresAt.IsZero() {
+		exp := v.ExpiresAt
+		a.ExpiresAt = &exp
+	}
 	return a
 }
 
@@ -90,6 +96,9 @@ func (a *authPublicJSON) view() server.OAuthView {
 	v := server.OAuthView{TokenURL: a.TokenURL, ClientID: a.ClientID, Scopes: a.Scopes, Issuer: a.Issuer, ConnectedBy: a.ConnectedBy}
 	if a.ConnectedAt != nil {
 		v.ConnectedAt = *a.ConnectedAt
+	}
+	if a.ExpiresAt != nil {
+		v.ExpiresAt = *a.ExpiresAt
 	}
 	return v
 }

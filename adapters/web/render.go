@@ -13,6 +13,7 @@ import (
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/rs/zerolog"
 	"github.com/rs/zerolog/hlog"
@@ -217,7 +218,10 @@ var limitsByName = map[string]int{
 var funcs = template.FuncMap{
 	"visible": visible,
 	"when":    when,
-	"short":   func(s string) string { return shorten(s, 12) },
+	// connectedNow: a code-flow connection without a refresh token ends
+	// with its access token (display only; the connector enforces it).
+	"connectedNow": func(v server.OAuthView) bool { return v.Connected(time.Now()) },
+	"short":        func(s string) string { return shorten(s, 12) },
 	"lastError": func(code string) string {
 		if w, ok := lastErrorWords[code]; ok {
 			return w

@@ -247,6 +247,10 @@ func NewFinishConnectHandler(d ConnectDeps) *FinishConnectHandler { return &Fini
 // refused is the answer to a callback that cannot complete a connection.
 func refused(field, reason string) error { return app.Invalid(map[string]string{field: reason}) }
 
+// AccessOnlyLifetime is how long a connection without a refresh token is
+// taken to last when the token response named no expiry.
+const AccessOnlyLifetime = time.Hour
+
 // Handle checks the gates, then consumes the state (single use: the state
 // is deleted in its own transaction before anything else is judged, so a
 // replay finds nothing) and refuses, each as validation_failed with
@@ -257,7 +261,8 @@ func refused(field, reason string) error { return app.Invalid(map[string]string{
 // exchanges the code at the pinned token endpoint with the verifier and
 // the server URL as resource (server_unauthorized when refused), stores
 // the connection (the refresh token sealed with the credential, under
-// mcp_servers:<id>) and audits server.connect without secrets.
+// mcp_servers:<id>; without a refresh token, the access token of the
+// exchange until it expires) and audits server.connect without secrets.
 func (h *FinishConnectHandler) Handle(ctx context.Context, p ports.Principal, cmd FinishConnect) (*server.Server, error) {
 	if err := h.d.Gates.Check(); err != nil {
 		return nil, err
@@ -354,11 +359,20 @@ func (h *FinishConnectHandler) Handle(ctx context.Context, p ports.Principal, cm
 	if err != nil {
 		return nil, oauthFailure("OAuth code exchange", err)
 	}
-	if tokens.RefreshToken == "" {
-		return nil, &app.Error{Code: app.CodeProtocolError, Message: "OAuth code exchange: the authorization server sent no refresh token (the scopes may need offline_access)"}
-	}
 	actor := app.Actor(p)
-	connected, err := cred.WithConnection(st.Issuer, tokenURL, tokens.RefreshToken, actor, now)
+	var connected server.Credential
+	if tokens.RefreshToken != "" {
+		connected, err = cred.WithConnection(st.Issuer, tokenURL, tokens.RefreshToken, actor, now)
+	} else {
+		// No refresh token (the scopes may lack offline_access): the
+		// connection lasts as long as this access token, and the server
+		// page says until when.
+		expires := tokens.ExpiresAt
+		if expires.IsZero() {
+			expires = now.Add(AccessOnlyLifetime)
+		}
+		connected, err = cred.WithAccessOnlyConnection(st.Issuer, tokenURL, tokens.AccessToken, expires, actor, now)
+	}
 	if err != nil {
 		// The refresh token is not named: the field error's reason is fixed.
 		return nil, &app.Error{Code: app.CodeProtocolError, Message: "OAuth code exchange: the authorization server's answer is unusable", Cause: errors.New("connection refused by the domain")}

@@ -84,6 +84,41 @@ func callback(t *testing.T, authURL string) registry.FinishConnect {
 	return registry.FinishConnect{SessionID: cnSession, State: u.Query().Get("state"), Code: "code-1", Iss: cnIssuer}
 }
 
+// An authorization server that issues no refresh token: the connection
+// keeps the exchange's access token, sealed, until it expires (an hour when
+// the answer named no expiry).
+func TestConnectWithoutRefreshToken(t *testing.T) {
+	for name, tc := range map[string]struct{ expires, want time.Time }{
+		"expiry named":    {srvT0.Add(20 * time.Minute), srvT0.Add(20 * time.Minute)},
+		"no expiry named": {time.Time{}, srvT0.Add(registry.AccessOnlyLifetime)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newConnectEnv(t)
+			e.oauth.Tokens = ports.OAuthTokens{AccessToken: cnAccessToken, ExpiresAt: tc.expires}
+			s := e.codeServer(t, "client-1")
+			authURL, err := e.start(srvPrincipalA, s.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.finish(srvPrincipalA, callback(t, authURL))
+			if err != nil {
+				t.Fatalf("FinishConnect = %v", err)
+			}
+			v := got.OAuth()
+			if !v.ExpiresAt.Equal(tc.want) || !v.Connected(tc.want.Add(-time.Second)) || v.Connected(tc.want) {
+				t.Errorf("view %+v: connected until %s only", v, tc.want)
+			}
+			cred, err := app.OpenCredential(e.cipher, s.ID(), e.repos[srvTenantA].Creds[s.ID()])
+			if o, _ := cred.OAuth(); err != nil || o.RefreshToken != "" || o.AccessToken != cnAccessToken || !o.AccessExpiresAt.Equal(tc.want) {
+				t.Errorf("stored credential %v: %v", cred, err)
+			}
+			if strings.Contains(string(e.repos[srvTenantA].Creds[s.ID()]), cnAccessToken) {
+				t.Error("the access token is stored in clear")
+			}
+		})
+	}
+}
+
 func TestConnect(t *testing.T) {
 	e := newConnectEnv(t)
 	s := e.codeServer(t, "client-1")
@@ -114,7 +149,7 @@ func TestConnect(t *testing.T) {
 		t.Fatalf("FinishConnect = %v", err)
 	}
 	v := got.OAuth()
-	if !v.Connected() || v.ConnectedBy != "token:tok-a" || !v.ConnectedAt.Equal(srvT0) || v.Issuer != cnIssuer || v.TokenURL != "https://as.example.com/token" {
+	if !v.Connected(srvT0) || v.ConnectedBy != "token:tok-a" || !v.ConnectedAt.Equal(srvT0) || v.Issuer != cnIssuer || v.TokenURL != "https://as.example.com/token" {
 		t.Errorf("connected view %+v", v)
 	}
 	x := e.oauth.Exchanges[0]
@@ -291,8 +326,16 @@ func TestConnectRefusals(t *testing.T) {
 			e.oauth.ExchangeErr = ports.ErrTimeout
 			return srvPrincipalA
 		}, code: app.CodeTimeout, exchange: true},
-		{name: "no refresh token", mutate: func(t *testing.T, e *env, c *registry.FinishConnect) ports.Principal {
-			e.oauth.Tokens.RefreshToken = ""
+		{name: "neither refresh nor access token", mutate: func(t *testing.T, e *env, c *registry.FinishConnect) ports.Principal {
+			e.oauth.Tokens.RefreshToken, e.oauth.Tokens.AccessToken = "", ""
+			return srvPrincipalA
+		}, code: app.CodeProtocolError, exchange: true},
+		{name: "no refresh token, access token with a line break", mutate: func(t *testing.T, e *env, c *registry.FinishConnect) ports.Principal {
+			e.oauth.Tokens.RefreshToken, e.oauth.Tokens.AccessToken = "", "at\r\nX: y"
+			return srvPrincipalA
+		}, code: app.CodeProtocolError, exchange: true},
+		{name: "no refresh token, access token already expired", mutate: func(t *testing.T, e *env, c *registry.FinishConnect) ports.Principal {
+			e.oauth.Tokens.RefreshToken, e.oauth.Tokens.ExpiresAt = "", srvT0.Add(-time.Second)
 			return srvPrincipalA
 		}, code: app.CodeProtocolError, exchange: true},
 		{name: "refresh token with a line break", mutate: func(t *testing.T, e *env, c *registry.FinishConnect) ports.Principal {
@@ -351,7 +394,7 @@ func TestConnectRefusals(t *testing.T) {
 			// patch during the exchange writes its own server.update).
 			stored := e.repos[srvTenantA].Rows[s.ID()]
 			cred, cerr := app.OpenCredential(e.cipher, s.ID(), e.repos[srvTenantA].Creds[s.ID()])
-			if o, _ := cred.OAuth(); stored.OAuth().Connected() || (cerr == nil && o.Connected()) {
+			if o, _ := cred.OAuth(); stored.OAuth().Connected(srvT0) || (cerr == nil && o.Connected()) {
 				t.Errorf("a refused callback stored a connection")
 			}
 			for _, ev := range e.audit(srvTenantA)[eventsBefore:] {

@@ -38,7 +38,7 @@ func TestCreateOAuthServer(t *testing.T) {
 		t.Errorf("audit details = %v", ev.Details)
 	}
 	c := e.create(t, srvPrincipalA, registry.CreateServer{Name: "docs", URL: "https://docs.example.com/mcp", Auth: codeAuth(""), Acknowledged: true})
-	if c.OAuth().ClientID != "" || c.OAuth().Connected() || c.CredentialHint() != "" || len(c.OAuth().Scopes) != 2 {
+	if c.OAuth().ClientID != "" || c.OAuth().Connected(srvT0) || c.CredentialHint() != "" || len(c.OAuth().Scopes) != 2 {
 		t.Errorf("code-flow server = %+v %q", c.OAuth(), c.CredentialHint())
 	}
 }

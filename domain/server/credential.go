@@ -224,6 +224,8 @@ type secretJSON struct {
 	Scopes       []string   `json:"scopes,omitempty"`
 	Issuer       string     `json:"issuer,omitempty"`
 	RefreshToken string     `json:"refreshToken,omitempty"`
+	AccessToken  string     `json:"accessToken,omitempty"`
+	AccessExp    *time.Time `json:"accessExpiresAt,omitempty"`
 	ConnectedBy  string     `json:"connectedBy,omitempty"`
 	ConnectedAt  *time.Time `json:"connectedAt,omitempty"`
 }
@@ -253,6 +255,10 @@ func (c Credential) MarshalSecret() ([]byte, error) {
 			at := o.ConnectedAt
 			j.ConnectedAt = &at
 		}
+		if o.AccessToken != "" {
+			exp := o.AccessExpiresAt
+			j.AccessToken, j.AccessExp = o.AccessToken, &exp
+		}
 	default:
 		return nil, &field.Error{Field: "auth", Reason: "is required"}
 	}
@@ -271,7 +277,8 @@ func UnmarshalCredentialSecret(b []byte) (Credential, error) {
 		return Credential{}, &field.Error{Field: "auth", Reason: "stored credential is malformed"}
 	}
 	oauthSet := j.TokenURL != "" || j.ClientID != "" || j.ClientSecret != "" || j.Scopes != nil ||
-		j.Issuer != "" || j.RefreshToken != "" || j.ConnectedBy != "" || j.ConnectedAt != nil
+		j.Issuer != "" || j.RefreshToken != "" || j.ConnectedBy != "" || j.ConnectedAt != nil ||
+		j.AccessToken != "" || j.AccessExp != nil
 	staticSet := j.Token != "" || j.Name != "" || j.Value != ""
 	switch j.Type {
 	case KindOAuthClientCredentials.s, KindOAuthAuthorizationCode.s:
@@ -310,7 +317,7 @@ func unmarshalOAuth(j secretJSON) (Credential, error) {
 	var c Credential
 	var err error
 	if j.Type == KindOAuthClientCredentials.s {
-		if j.Issuer != "" || j.RefreshToken != "" || j.ConnectedBy != "" || j.ConnectedAt != nil {
+		if j.Issuer != "" || j.RefreshToken != "" || j.ConnectedBy != "" || j.ConnectedAt != nil || j.AccessToken != "" || j.AccessExp != nil {
 			return Credential{}, malformed
 		}
 		c, err = NewOAuthClientCredentials(j.TokenURL, j.ClientID, j.ClientSecret, j.Scopes)
@@ -323,8 +330,8 @@ func unmarshalOAuth(j secretJSON) (Credential, error) {
 	if err != nil {
 		return Credential{}, malformed
 	}
-	if j.RefreshToken == "" {
-		if j.TokenURL != "" || j.Issuer != "" || j.ConnectedBy != "" || j.ConnectedAt != nil {
+	if j.RefreshToken == "" && j.AccessToken == "" {
+		if j.TokenURL != "" || j.Issuer != "" || j.ConnectedBy != "" || j.ConnectedAt != nil || j.AccessExp != nil {
 			return Credential{}, malformed
 		}
 		return c, nil
@@ -333,7 +340,14 @@ func unmarshalOAuth(j secretJSON) (Credential, error) {
 	if err != nil || j.ConnectedAt == nil {
 		return Credential{}, malformed
 	}
-	c, err = c.WithConnection(j.Issuer, u, j.RefreshToken, j.ConnectedBy, *j.ConnectedAt)
+	switch {
+	case j.RefreshToken != "" && j.AccessToken == "" && j.AccessExp == nil:
+		c, err = c.WithConnection(j.Issuer, u, j.RefreshToken, j.ConnectedBy, *j.ConnectedAt)
+	case j.RefreshToken == "" && j.AccessExp != nil:
+		c, err = c.WithAccessOnlyConnection(j.Issuer, u, j.AccessToken, *j.AccessExp, j.ConnectedBy, *j.ConnectedAt)
+	default:
+		return Credential{}, malformed
+	}
 	if err != nil {
 		return Credential{}, malformed
 	}

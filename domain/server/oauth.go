@@ -43,12 +43,18 @@ type OAuth struct {
 	// The connection of the code flow (all zero until an admin connects).
 	Issuer       string
 	RefreshToken string
-	ConnectedBy  string
-	ConnectedAt  time.Time
+	// AccessToken and AccessExpiresAt are kept only when the authorization
+	// server issued no refresh token: the connection then lasts as long as
+	// that access token.
+	AccessToken     string
+	AccessExpiresAt time.Time
+	ConnectedBy     string
+	ConnectedAt     time.Time
 }
 
-// Connected reports whether the code flow has a refresh token.
-func (o OAuth) Connected() bool { return o.RefreshToken != "" }
+// Connected reports whether the code flow has a connection: a refresh
+// token, or an access token that the server gave without one.
+func (o OAuth) Connected() bool { return o.RefreshToken != "" || o.AccessToken != "" }
 
 // OAuth limits. A client id or scope longer than these is not a real one.
 const (
@@ -189,6 +195,27 @@ func (c Credential) OAuth() (OAuth, bool) {
 // the authorization server's metadata named, its token endpoint (pinned
 // from now on), the refresh token, who connected it and when.
 func (c Credential) WithConnection(issuer string, tokenURL URL, refreshToken, by string, at time.Time) (Credential, error) {
+	if !validSecret(refreshToken, false) {
+		return Credential{}, &field.Error{Field: "auth.refreshToken", Reason: secretReason(false)}
+	}
+	return c.connect(issuer, tokenURL, by, at, func(o *OAuth) { o.RefreshToken = refreshToken })
+}
+
+// WithAccessOnlyConnection is [Credential.WithConnection] for an
+// authorization server that issued no refresh token: the connection holds
+// the access token of the code exchange and ends when it expires; an
+// admin connects again after that.
+func (c Credential) WithAccessOnlyConnection(issuer string, tokenURL URL, accessToken string, expiresAt time.Time, by string, at time.Time) (Credential, error) {
+	switch {
+	case !validSecret(accessToken, false):
+		return Credential{}, &field.Error{Field: "auth.accessToken", Reason: secretReason(false)}
+	case !expiresAt.After(at):
+		return Credential{}, &field.Error{Field: "auth.accessExpiresAt", Reason: "must be after the connection"}
+	}
+	return c.connect(issuer, tokenURL, by, at, func(o *OAuth) { o.AccessToken, o.AccessExpiresAt = accessToken, expiresAt.UTC() })
+}
+
+func (c Credential) connect(issuer string, tokenURL URL, by string, at time.Time, tokens func(*OAuth)) (Credential, error) {
 	if c.kind != KindOAuthAuthorizationCode || c.oauth == nil {
 		return Credential{}, &field.Error{Field: "auth.type", Reason: "must be oauth_authorization_code to connect"}
 	}
@@ -199,22 +226,22 @@ func (c Credential) WithConnection(issuer string, tokenURL URL, refreshToken, by
 		return Credential{}, &field.Error{Field: "auth.issuer", Reason: "must be a URL"}
 	case tokenURL.IsZero():
 		return Credential{}, &field.Error{Field: "auth.tokenUrl", Reason: "is required"}
-	case !validSecret(refreshToken, false):
-		return Credential{}, &field.Error{Field: "auth.refreshToken", Reason: secretReason(false)}
 	case by == "" || len(by) > MaxOAuthActorLen || at.IsZero():
 		return Credential{}, &field.Error{Field: "auth.connection", Reason: "needs who connected and when"}
 	}
 	o := *c.oauth
 	o.Scopes = slices.Clone(o.Scopes)
-	o.Issuer, o.TokenURL, o.RefreshToken, o.ConnectedBy, o.ConnectedAt = issuer, tokenURL, refreshToken, by, at.UTC()
+	o.Issuer, o.TokenURL, o.ConnectedBy, o.ConnectedAt = issuer, tokenURL, by, at.UTC()
+	o.RefreshToken, o.AccessToken, o.AccessExpiresAt = "", "", time.Time{}
+	tokens(&o)
 	return Credential{kind: c.kind, secret: c.secret, oauth: &o}, nil
 }
 
 // WithRefreshToken returns the connected credential with the refresh
 // token an authorization server rotated; everything else is kept.
 func (c Credential) WithRefreshToken(refreshToken string) (Credential, error) {
-	if c.kind != KindOAuthAuthorizationCode || c.oauth == nil || !c.oauth.Connected() {
-		return Credential{}, &field.Error{Field: "auth.type", Reason: "must be a connected oauth_authorization_code"}
+	if c.kind != KindOAuthAuthorizationCode || c.oauth == nil || c.oauth.RefreshToken == "" {
+		return Credential{}, &field.Error{Field: "auth.type", Reason: "must be an oauth_authorization_code connected with a refresh token"}
 	}
 	if !validSecret(refreshToken, false) {
 		return Credential{}, &field.Error{Field: "auth.refreshToken", Reason: secretReason(false)}
@@ -234,10 +261,15 @@ type OAuthView struct {
 	Issuer      string
 	ConnectedBy string
 	ConnectedAt time.Time
+	// ExpiresAt ends a connection without a refresh token (zero otherwise).
+	ExpiresAt time.Time
 }
 
-// Connected reports whether the view is of a connected code flow.
-func (v OAuthView) Connected() bool { return !v.ConnectedAt.IsZero() }
+// Connected reports whether the view is of a code flow connected at now:
+// connected, and not past the end of a connection without refresh token.
+func (v OAuthView) Connected(now time.Time) bool {
+	return !v.ConnectedAt.IsZero() && (v.ExpiresAt.IsZero() || now.Before(v.ExpiresAt))
+}
 
 // View returns the credential's public OAuth part (zero for other kinds).
 func (c Credential) View() OAuthView {
@@ -245,7 +277,7 @@ func (c Credential) View() OAuthView {
 		return OAuthView{}
 	}
 	o := c.oauth
-	v := OAuthView{ClientID: o.ClientID, Scopes: slices.Clone(o.Scopes), Issuer: o.Issuer, ConnectedBy: o.ConnectedBy, ConnectedAt: o.ConnectedAt}
+	v := OAuthView{ClientID: o.ClientID, Scopes: slices.Clone(o.Scopes), Issuer: o.Issuer, ConnectedBy: o.ConnectedBy, ConnectedAt: o.ConnectedAt, ExpiresAt: o.AccessExpiresAt}
 	if !o.TokenURL.IsZero() {
 		v.TokenURL = o.TokenURL.String()
 	}

@@ -76,7 +76,7 @@ func TestOAuthAuthorizationCodeSecretIsOptional(t *testing.T) {
 	if _, err := NewOAuthAuthorizationCode("client-1", "bad secret", nil); fieldOf(err) != "auth.clientSecret" {
 		t.Fatalf("a secret with a space: %v", err)
 	}
-	if o, _ := c.OAuth(); o.Connected() || c.View().Connected() {
+	if o, _ := c.OAuth(); o.Connected() || c.View().Connected(time.Now()) {
 		t.Fatal("a new code-flow credential is connected")
 	}
 }
@@ -101,7 +101,7 @@ func TestOAuthCredentialNeverShowsItsSecrets(t *testing.T) {
 		}
 	}
 	v := c.View()
-	if v.ClientID != "client-1" || v.TokenURL != "https://as.example.com/token" || v.ConnectedBy != "admin token ci" || !v.ConnectedAt.Equal(at) || !v.Connected() {
+	if v.ClientID != "client-1" || v.TokenURL != "https://as.example.com/token" || v.ConnectedBy != "admin token ci" || !v.ConnectedAt.Equal(at) || !v.Connected(at) {
 		t.Fatalf("view %+v", v)
 	}
 }
@@ -158,6 +158,69 @@ func TestOAuthMalformedStoredSecrets(t *testing.T) {
 		`{"type":"oauth_authorization_code","clientId":"c","tokenUrl":"https://as/t","refreshToken":"r\r\nX: y","issuer":"https://as","connectedBy":"a","connectedAt":"2026-01-01T00:00:00Z"}`,
 		`{"type":"bearer","token":"t","clientId":"c"}`, // OAuth field on a static kind
 		`{"type":"none","scopes":[]}`,
+	} {
+		if _, err := UnmarshalCredentialSecret([]byte(raw)); err == nil {
+			t.Errorf("accepted %s", raw)
+		}
+	}
+}
+
+// An authorization server that issues no refresh token: the connection
+// holds the exchange's access token and ends when it expires.
+func TestOAuthAccessOnlyConnection(t *testing.T) {
+	code, _ := NewOAuthAuthorizationCode("pub", "", nil)
+	tok, _ := ParseURL("https://as.example.com/token")
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	exp := at.Add(time.Hour)
+	c, err := code.WithAccessOnlyConnection("https://as.example.com", tok, "access-token-4321", exp, "alice", at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _ := c.OAuth()
+	if !o.Connected() || o.RefreshToken != "" || o.AccessToken != "access-token-4321" || !o.AccessExpiresAt.Equal(exp) {
+		t.Fatalf("oauth %+v", o)
+	}
+	v := c.View()
+	if !v.Connected(at.Add(59*time.Minute)) || v.Connected(exp) || !v.ExpiresAt.Equal(exp) {
+		t.Fatalf("view %+v: connected until the expiry only", v)
+	}
+	if strings.Contains(fmt.Sprintf("%v %#v", c, c), "access-token") {
+		t.Fatal("formatting shows the access token")
+	}
+	b, err := c.MarshalSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := UnmarshalCredentialSecret(b)
+	if err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	if o2, _ := back.OAuth(); fmt.Sprintf("%+v", o2) != fmt.Sprintf("%+v", o) {
+		t.Fatalf("round trip: %+v, want %+v", o2, o)
+	}
+	if _, err := c.WithRefreshToken("rt"); err == nil {
+		t.Fatal("an access-only connection took a rotated refresh token")
+	}
+	for name, f := range map[string]func() (Credential, error){
+		"expiry not after the connection": func() (Credential, error) {
+			return code.WithAccessOnlyConnection("https://as.example.com", tok, "a", at, "alice", at)
+		},
+		"access token with a line break": func() (Credential, error) {
+			return code.WithAccessOnlyConnection("https://as.example.com", tok, "a\nb", exp, "alice", at)
+		},
+		"empty access token": func() (Credential, error) {
+			return code.WithAccessOnlyConnection("https://as.example.com", tok, "", exp, "alice", at)
+		},
+	} {
+		if _, err := f(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	for _, raw := range []string{
+		`{"type":"oauth_authorization_code","clientId":"c","tokenUrl":"https://as/t","accessToken":"a","issuer":"https://as","connectedBy":"a","connectedAt":"2026-01-01T00:00:00Z"}`,
+		`{"type":"oauth_authorization_code","clientId":"c","tokenUrl":"https://as/t","refreshToken":"r","accessToken":"a","accessExpiresAt":"2026-01-02T00:00:00Z","issuer":"https://as","connectedBy":"a","connectedAt":"2026-01-01T00:00:00Z"}`,
+		`{"type":"oauth_authorization_code","clientId":"c","accessExpiresAt":"2026-01-02T00:00:00Z"}`,
+		`{"type":"oauth_client_credentials","tokenUrl":"https://as/t","clientId":"c","clientSecret":"s","accessToken":"a"}`,
 	} {
 		if _, err := UnmarshalCredentialSecret([]byte(raw)); err == nil {
 			t.Errorf("accepted %s", raw)

@@ -72,7 +72,7 @@ func TestServerOAuthView(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := s.OAuth()
-	if v.ClientID != "client-1" || v.TokenURL != "https://as.example.com/token" || len(v.Scopes) != 1 || v.Connected() {
+	if v.ClientID != "client-1" || v.TokenURL != "https://as.example.com/token" || len(v.Scopes) != 1 || v.Connected(t0) {
 		t.Fatalf("OAuth() = %+v", v)
 	}
 	v.Scopes[0] = "changed"
@@ -95,7 +95,7 @@ func TestServerOAuthView(t *testing.T) {
 	}
 	r, err := server.UnmarshalServerFromDatabase(serverID, tenantID, "wiki", u.String(), true, "oauth_authorization_code", "",
 		server.OAuthView{ClientID: "c", Scopes: []string{"a"}, ConnectedBy: "x", ConnectedAt: t0}, t0, t0, "", nil, t0, t0)
-	if err != nil || r.OAuth().ClientID != "c" || !r.OAuth().Connected() {
+	if err != nil || r.OAuth().ClientID != "c" || !r.OAuth().Connected(t0) {
 		t.Errorf("UnmarshalServerFromDatabase: %v %+v", err, r.OAuth())
 	}
 }
@@ -134,7 +134,7 @@ func TestServerConnect(t *testing.T) {
 			err = s.Connect(tt.cred, t1)
 			if tt.wantField == "" {
 				v := s.OAuth()
-				if err != nil || !v.Connected() || v.ConnectedBy != "token:ci" || v.ClientID != "dcr-client" || s.CredentialHint() != "client_secret …alue" || !s.UpdatedAt().Equal(t1) {
+				if err != nil || !v.Connected(t1) || v.ConnectedBy != "token:ci" || v.ClientID != "dcr-client" || s.CredentialHint() != "client_secret …alue" || !s.UpdatedAt().Equal(t1) {
 					t.Errorf("Connect() = %v, view %+v hint %q", err, v, s.CredentialHint())
 				}
 				return
@@ -143,7 +143,7 @@ func TestServerConnect(t *testing.T) {
 			if !errors.As(err, &fe) || fe.Field != tt.wantField {
 				t.Fatalf("Connect() = %v, want field %s", err, tt.wantField)
 			}
-			if s.OAuth().ClientID != before.ClientID || s.OAuth().Connected() {
+			if s.OAuth().ClientID != before.ClientID || s.OAuth().Connected(t1) {
 				t.Errorf("refused Connect changed the server")
 			}
 		})
