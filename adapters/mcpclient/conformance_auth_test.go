@@ -35,7 +35,9 @@ import (
 //     mock /authorize answers at once with a redirect, which is read
 //     instead of followed (no browser); state and RFC 9207 iss checked as
 //     the service checks them; ExchangeCode; the connected credential
-//     (WithConnection: the refresh token and the pinned token URL).
+//     (WithConnection: the refresh token and the pinned token URL; without
+//     a refresh token, as the mock servers answer, WithAccessOnlyConnection:
+//     the exchange's access token until it expires).
 //
 // The admin configures no scopes: the service requests exactly the
 // credential's scopes and takes none from the server.
@@ -44,12 +46,6 @@ import (
 // the client reads the code from the mock's redirect. It is https and on
 // no terminator's port, so the terminators leave it alone.
 const conformanceRedirectURI = "https://" + everythingHost + "/oauth/callback"
-
-// errNoRefreshToken is the service's answer to a code exchange without a
-// refresh token (FinishConnect: protocol_error, "the authorization
-// server sent no refresh token"): a connected oauth_authorization_code
-// credential is a refresh token.
-var errNoRefreshToken = errors.New("the authorization server sent no refresh token: the service refuses the connection (a connected code-flow credential is a refresh token)")
 
 // conformanceUnsupported are the auth scenarios whose client
 // authentication this service does not implement; the client stops at
@@ -149,10 +145,17 @@ func conformanceConnect(ctx context.Context, oc *OAuthClient, md ports.OAuthMeta
 	if err != nil {
 		return none, fmt.Errorf("ExchangeCode: %w", err)
 	}
+	now := time.Now()
 	if tokens.RefreshToken == "" {
-		return none, errNoRefreshToken
+		// FinishConnect: the access token until it expires (an hour
+		// when the answer names no expiry).
+		exp := tokens.ExpiresAt
+		if exp.IsZero() {
+			exp = now.Add(time.Hour)
+		}
+		return cred.WithAccessOnlyConnection(md.Issuer, md.TokenEndpoint, tokens.AccessToken, exp, "conformance", now)
 	}
-	return cred.WithConnection(md.Issuer, md.TokenEndpoint, tokens.RefreshToken, "conformance", time.Now())
+	return cred.WithConnection(md.Issuer, md.TokenEndpoint, tokens.RefreshToken, "conformance", now)
 }
 
 // conformanceAuthorize plays the browser: it GETs the authorization URL
