@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"encoding/pem"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/codelotse/codelotse/adapters/mcpclient/oauthpeer"
 )
@@ -86,6 +84,12 @@ func saveEcho(t *testing.T, c *client, id string) {
 	if d := discover(t, c, id)["echo"]; d["supported"] != true {
 		t.Fatalf("echo is not a supported tool: %v", d)
 	}
+	putEcho(t, c, id)
+}
+
+// putEcho allowlists the echo tool of a discovered server.
+func putEcho(t *testing.T, c *client, id string) {
+	t.Helper()
 	s := c.do("PUT", "/v1/mcp/servers/"+id+"/tools", map[string]any{"tools": []any{
 		map[string]any{"name": "echo", "description": "Repeat a text.", "confirmWrite": true}}})
 	if s.Status != http.StatusOK {
@@ -331,35 +335,3 @@ func freeAddr(t *testing.T) string {
 	_ = l.Close()
 	return addr
 }
-
-// restartOn starts another serve process on in's database with in's
-// environment but a port of its own: a process with an empty token cache.
-func restartOn(t *testing.T, in *instance) *instance {
-	t.Helper()
-	var env []string
-	for _, e := range in.env {
-		if !strings.HasPrefix(e, "QUAVON_HTTP_ADDR=") && !strings.HasPrefix(e, "QUAVON_PUBLIC_URL=") {
-			env = append(env, e)
-		}
-	}
-	other := startInstanceOn(t, in.dsn, append(env, "QUAVON_HTTP_ADDR=127.0.0.1:0")...)
-	for _, s := range in.secrets.all() {
-		other.secret(s)
-	}
-	t.Cleanup(func() { other.checkLogsHoldNoSecrets(t) })
-	return other
-}
-
-// waitFor polls cond until it holds or 10 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10 s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-var _ = context.Background
