@@ -346,8 +346,8 @@ func TestBrowserOAuthConnect(t *testing.T) {
 		t.Errorf("refused callbacks made %d token requests", n-before)
 	}
 
-	// No secret and no token anywhere.
-	tokens := issuedTokens(p)
+	// No secret, token or state anywhere.
+	tokens := append(issuedTokens(p), mustParseURL(t, callback).Query().Get("state"), foreign.Query().Get("state"))
 	in.secret(tokens...)
 	answers := []response{c.do("GET", "/v1/mcp/servers", nil), c.do("GET", "/v1/mcp/servers/"+id, nil), c.do("GET", "/v1/audit?limit=100", nil)}
 	checkNothingHolds(t, in, answers, append(tokens, webSecret)...)

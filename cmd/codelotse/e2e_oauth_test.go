@@ -125,6 +125,11 @@ func checkNothingHolds(t *testing.T, in *instance, answers []response, values ..
 	t.Helper()
 	db := dumpDatabase(t, in)
 	logs := in.logs.String()
+	// The greps see the data: the dump holds the servers' rows, the logs
+	// the requests.
+	if !strings.Contains(db, "mcp_servers") || !strings.Contains(logs, "/v1/mcp/servers") {
+		t.Fatal("the dump or the logs lack the servers: the greps would prove nothing")
+	}
 	for _, v := range values {
 		if v == "" {
 			continue
