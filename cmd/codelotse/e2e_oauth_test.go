@@ -3,16 +3,20 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/pem"
 	"fmt"
+	"html"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codelotse/codelotse/adapters/mcpclient/oauthpeer"
 )
@@ -339,4 +343,77 @@ func freeAddr(t *testing.T) string {
 	addr := l.Addr().String()
 	_ = l.Close()
 	return addr
+}
+
+// TestE2EOAuthCodeFlowPublicClient connects a code-flow server with the
+// authorization server's public client (PKCE, no secret) through the web
+// interface over HTTP (a Go client holding the session, the peer's Login
+// for the authorization server's form), then discovers and reviews with
+// the refreshed token. The public client authenticates with its id in the
+// body only; no token reaches a table or the logs.
+func TestE2EOAuthCodeFlowPublicClient(t *testing.T) {
+	t.Parallel()
+	addr := freeAddr(t)
+	base := "http://" + addr
+	p := oauthpeer.Start(t, oauthpeer.Options{ASHost: "localhost", MCPHost: "localhost", RedirectURIs: []string{base + "/ui/oauth/callback"}})
+	in, _ := scriptedInstance(t, echoScript("wiki"), peerTrust(t, p), "QUAVON_HTTP_ADDR="+addr, "QUAVON_PUBLIC_URL="+base)
+	_, c := in.tenant("oauth-public", "tenant:manage,repo:manage")
+	created := c.do("POST", "/v1/mcp/servers", map[string]any{"name": "wiki", "url": p.MCPURL, "acknowledged": true,
+		"auth": map[string]any{"type": "oauth_authorization_code", "clientId": oauthpeer.PublicClientID, "scopes": []string{"openid", "offline_access"}}})
+	expect(t, "register with the code flow", created, 201, "")
+	if got, want := fmt.Sprint(created.Body["auth"]), fmt.Sprint(map[string]any{"type": "oauth_authorization_code", "clientId": oauthpeer.PublicClientID,
+		"scopes": []any{"openid", "offline_access"}, "connection": map[string]any{"state": "needs_connection", "by": nil, "at": nil}}); got != want {
+		t.Errorf("auth = %s, want %s", got, want)
+	}
+	id := str(created.Body, "id")
+	// Not connected: discovery is refused without a request anywhere.
+	expect(t, "discover before connecting", c.do("POST", "/v1/mcp/servers/"+id+"/discover", nil), 502, "server_unauthorized")
+	if n := len(p.ASRequests()) + len(p.MCPRequests()); n != 0 {
+		t.Errorf("an unconnected server sent %d requests", n)
+	}
+
+	ws := newWebSession(t, base, c.token)
+	ws.do("GET", "/ui/servers/"+id, nil)
+	status, _, body := ws.do("POST", "/ui/servers/"+id+"/connect", url.Values{})
+	m := regexp.MustCompile(`<a id="oauth-authorize" href="([^"]+)"`).FindStringSubmatch(body)
+	if status != http.StatusOK || m == nil {
+		t.Fatalf("connect = %d\n%.300s", status, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cb, err := p.Login(ctx, html.UnescapeString(m[1]))
+	if err != nil {
+		t.Fatalf("log in: %v", err)
+	}
+	status, loc, body := ws.do("GET", strings.TrimPrefix(cb.String(), base), nil)
+	if status != http.StatusSeeOther || loc != "/ui/servers/"+id+"?done=connected" {
+		t.Fatalf("callback = %d %q\n%.300s", status, loc, body)
+	}
+	if conn := connectionOf(t, c, id); conn["state"] != "connected" || conn["by"] == nil || conn["at"] == nil {
+		t.Errorf("connection = %v", conn)
+	}
+
+	// Saving lists the live tools (the refused discovery above throttles
+	// another one for 10 s): the first request with the refreshed token.
+	putEcho(t, c, id)
+	repoID := privateRepoWithMCP(t, c, id)
+	_, rv := runReview(t, c, repoID)
+	expectDone(t, rv)
+	if got := callStatuses(t, c, id); fmt.Sprint(got) != "[ok]" {
+		t.Errorf("call records %v, want [ok]", got)
+	}
+	toks := p.TokenRequests()
+	if len(toks) != 2 {
+		t.Fatalf("%d token requests, want the exchange and one refresh", len(toks))
+	}
+	for i, want := range []string{"authorization_code", "refresh_token"} {
+		f := toks[i].Form
+		if f.Get("grant_type") != want || f.Get("client_id") != oauthpeer.PublicClientID || f.Get("resource") != p.MCPURL ||
+			toks[i].Header.Get("Authorization") != "" || f.Has("client_secret") {
+			t.Errorf("token request %d: %v (Authorization %q), want %s by the public client for the server", i, f, toks[i].Header.Get("Authorization"), want)
+		}
+	}
+	tokens := append(issuedTokens(p), cb.Query().Get("state"))
+	in.secret(tokens...)
+	checkNothingHolds(t, in, []response{c.do("GET", "/v1/mcp/servers/"+id, nil), c.do("GET", "/v1/audit?limit=100", nil)}, tokens...)
 }
