@@ -1,8 +1,10 @@
 package web_test
 
 import (
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -54,14 +56,27 @@ func (b *browser) registerCodeFlow(name string) string {
 	return path
 }
 
-// connect presses Connect and returns the authorization URL's query.
+var authorizeLink = regexp.MustCompile(`<a id="oauth-authorize" href="([^"]+)"`)
+
+// connect presses Connect and returns the authorization URL's query. The
+// answer is a page of this site that goes on to the authorization server
+// (meta refresh and link), not a redirect: the form-action 'self' of the
+// page's policy also covers the form's redirects, and a browser refuses a
+// 303 to another origin (TestBrowserOAuthConnect in cmd/codelotse).
 func (b *browser) connect(path string) url.Values {
 	b.h.t.Helper()
 	b.get(path)
 	p := b.post(path+"/connect", nil)
-	loc := p.header.Get("Location")
-	if p.status != http.StatusSeeOther || !strings.HasPrefix(loc, "https://as.example.com/authorize?") {
-		b.h.t.Fatalf("connect = %d %q\n%s", p.status, loc, p.body)
+	m := authorizeLink.FindStringSubmatch(p.body)
+	if p.status != http.StatusOK || m == nil || !strings.Contains(p.body, `http-equiv="refresh"`) || p.header.Get("Location") != "" {
+		b.h.t.Fatalf("connect = %d %q\n%s", p.status, p.header.Get("Location"), p.body)
+	}
+	if csp := p.header.Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self';") || p.header.Get("Cache-Control") != "no-store" {
+		b.h.t.Errorf("connect answer: CSP %q, Cache-Control %q", csp, p.header.Get("Cache-Control"))
+	}
+	loc := html.UnescapeString(m[1])
+	if !strings.HasPrefix(loc, "https://as.example.com/authorize?") || !strings.Contains(p.body, "0;url="+m[1]+`"`) {
+		b.h.t.Fatalf("connect leads to %q\n%s", loc, p.body)
 	}
 	return mustURL(loc).Query()
 }

@@ -24,7 +24,7 @@ import (
 var pageNames = []string{
 	"login", "message", "servers", "server_new", "server", "server_delete",
 	"repositories", "repository", "defaults", "reviews", "review", "audit", "settings", "prompts",
-	"oauth_continue",
+	"oauth_continue", "oauth_authorize",
 }
 
 // parsePages parses each page with the layout and the shared components.

@@ -456,9 +456,20 @@ func (u *UI) connectServer(w http.ResponseWriter, r *http.Request, c *caller) {
 		u.showRefusal(w, r, c, err, func(p *serverPage) { p.ActionError = newFormError(err, "connect") })
 		return
 	}
+	// Not a redirect: the page's form-action 'self' also governs where
+	// the form's POST is redirected, so browsers refuse a 303 to the
+	// authorization server. A page of this site goes there instead (a
+	// meta refresh and a link, id="oauth-authorize"), a navigation the
+	// policy leaves alone.
 	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, authURL, http.StatusSeeOther)
+	u.render(w, r, http.StatusOK, "oauth_authorize", c, authorizePage{URL: authURL})
 }
+
+type authorizePage struct {
+	URL string
+}
+
+func (authorizePage) title() (string, string) { return "Connecting…", "servers" }
 
 // CallbackPath is the OAuth redirect URI's path (QUAVON_PUBLIC_URL + it).
 const CallbackPath = "/ui/oauth/callback"
