@@ -749,23 +749,8 @@ func ensureConformance(t *testing.T, dir string) {
 	if len(installed()) == 0 {
 		return
 	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Fatalf("npm not found on PATH (%v): this test installs %s with `npm ci --prefix %s --no-audit --no-fund --ignore-scripts`", err, conformancePackage, conformanceRepoDir)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--prefix", dir, "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 10 * time.Second
 	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("npm ci --prefix %s (needs the npm registry): %v\n%s", conformanceRepoDir, err, out)
-	}
+	npmCI(t, dir, conformanceRepoDir, conformancePackage)
 	if stale := installed(); len(stale) > 0 {
 		t.Fatalf("after npm ci, node_modules holds %s", strings.Join(stale, ", "))
 	}

@@ -306,23 +306,8 @@ func ensureEverything(t *testing.T, dir string) {
 	if installedEverything(dir) == everythingVersion {
 		return
 	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Fatalf("npm not found on PATH (%v): this test installs %s@%s with `npm ci --prefix %s --no-audit --no-fund --ignore-scripts`", err, everythingPackage, everythingVersion, everythingRepoDir)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--prefix", dir, "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 10 * time.Second
 	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("npm ci --prefix %s (needs the npm registry): %v\n%s", everythingRepoDir, err, out)
-	}
+	npmCI(t, dir, everythingRepoDir, everythingPackage+"@"+everythingVersion)
 	if got := installedEverything(dir); got != everythingVersion {
 		t.Fatalf("after npm ci, node_modules holds %s@%q, want %q", everythingPackage, got, everythingVersion)
 	}
@@ -614,4 +599,26 @@ func newLocalhostPKI() (*x509.CertPool, tls.Certificate, error) {
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
 	return pool, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
+
+// npmCI runs `npm ci` in dir (repoDir names it in messages), in a process
+// group killed after five minutes; what names what it installs. It fails
+// the test, never skips, when npm is missing or the install fails.
+func npmCI(t *testing.T, dir, repoDir, what string) {
+	t.Helper()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatalf("npm not found on PATH (%v): this test installs %s with `npm ci --prefix %s --no-audit --no-fund --ignore-scripts`", err, what, repoDir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--prefix", dir, "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci --prefix %s (needs the npm registry): %v\n%s", repoDir, err, out)
+	}
 }
