@@ -21,6 +21,12 @@ type Snapshot struct {
 	writeCapable bool
 	hash         string
 	approvedAt   time.Time
+	// serverDescription is the server's own description of the approved
+	// definition (the schema and annotations are above), kept so a later
+	// change can be shown against what the server said then. Snapshots
+	// stored before it was kept have none (hasServerDefinition false).
+	serverDescription   string
+	hasServerDefinition bool
 }
 
 // NewSnapshot approves d, just discovered on the server named serverName,
@@ -54,6 +60,9 @@ func NewSnapshot(serverName string, d Definition, adminDescription string, appro
 		writeCapable: WriteCapable(d),
 		hash:         Hash(d),
 		approvedAt:   approvedAt,
+
+		serverDescription:   d.description,
+		hasServerDefinition: true,
 	}, nil
 }
 
@@ -97,6 +106,38 @@ func UnmarshalSnapshotFromDatabase(
 		hash:         hash,
 		approvedAt:   approvedAt,
 	}, nil
+}
+
+// WithServerDescription is for storage adapters only: it restores the
+// server's description of the approved definition (see
+// [Snapshot.ServerDefinition]) on a snapshot read back with
+// [UnmarshalSnapshotFromDatabase]. The description is kept only when it
+// is the one the pinned hash covers, with the stored name, schema and
+// annotations; otherwise (a damaged or tampered row) the snapshot stays
+// without a server definition, so the admin is never shown an approved
+// text the pin does not vouch for.
+func (s Snapshot) WithServerDescription(description string) Snapshot {
+	d, err := NewDefinition(s.name, description, s.schema.Canonical(), s.annotations)
+	if err != nil || Hash(d) != s.hash {
+		return s
+	}
+	s.serverDescription, s.hasServerDefinition = description, true
+	return s
+}
+
+// ServerDefinition is the definition as the server sent it when the tool
+// was approved: its description, its input schema and its annotations
+// (in canonical form, the form the pinned hash covers). ok is false for a
+// snapshot stored before the server's description was kept.
+func (s Snapshot) ServerDefinition() (d Definition, ok bool) {
+	if !s.hasServerDefinition {
+		return Definition{}, false
+	}
+	d, err := NewDefinition(s.name, s.serverDescription, s.schema.Canonical(), s.annotations)
+	if err != nil {
+		return Definition{}, false
+	}
+	return d, true
 }
 
 // Name is the tool's name on its server.
