@@ -36,6 +36,7 @@ type serverRow struct {
 	Tools           json.RawMessage `bun:"tools,type:jsonb"`
 	LastDiscoveryAt time.Time       `bun:"last_discovery_at,nullzero"`
 	LastError       string          `bun:"last_error,nullzero"`
+	ListedTools     json.RawMessage `bun:"listed_tools,type:jsonb,nullzero"`
 	CreatedAt       time.Time       `bun:"created_at"`
 	UpdatedAt       time.Time       `bun:"updated_at"`
 }
@@ -54,6 +55,22 @@ type toolJSON struct {
 	WriteCapable bool            `json:"writeCapable"`
 	Hash         string          `json:"hash"`
 	ApprovedAt   time.Time       `json:"approvedAt"`
+	// ServerDescription is the server's own description of the approved
+	// definition; absent in rows stored before it was kept.
+	ServerDescription *string `json:"serverDescription,omitempty"`
+	// State is "changed" or "gone"; absent means pinned.
+	State string `json:"state,omitempty"`
+	// Live is a changed tool's definition as last listed; absent when it
+	// could not be read.
+	Live *liveToolJSON `json:"live,omitempty"`
+}
+
+// liveToolJSON is a changed tool's definition as the server last listed
+// it (canonical schema and annotations, as tool.Definition holds them).
+type liveToolJSON struct {
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
 }
 
 // authPublicJSON is the auth_public column: the public part of an OAuth
@@ -104,9 +121,18 @@ func (a *authPublicJSON) view() server.OAuthView {
 }
 
 func newServerRow(s *server.Server) (serverRow, error) {
-	tools, err := marshalTools(s.Tools())
+	tools, err := marshalTools(s)
 	if err != nil {
 		return serverRow{}, err
+	}
+	var listed json.RawMessage
+	if names, ok := s.Listed(); ok {
+		if names == nil {
+			names = []string{}
+		}
+		if listed, err = json.Marshal(names); err != nil {
+			return serverRow{}, fmt.Errorf("encode listed tools: %w", err)
+		}
 	}
 	return serverRow{
 		ID:              s.ID(),
@@ -121,15 +147,17 @@ func newServerRow(s *server.Server) (serverRow, error) {
 		Tools:           tools,
 		LastDiscoveryAt: s.LastDiscoveryAt(),
 		LastError:       s.LastError(),
+		ListedTools:     listed,
 		CreatedAt:       s.CreatedAt(),
 		UpdatedAt:       s.UpdatedAt(),
 	}, nil
 }
 
-func marshalTools(snaps []tool.Snapshot) (json.RawMessage, error) {
+func marshalTools(s *server.Server) (json.RawMessage, error) {
+	snaps := s.Tools()
 	out := make([]toolJSON, 0, len(snaps))
 	for _, t := range snaps {
-		out = append(out, toolJSON{
+		j := toolJSON{
 			Name:         t.Name(),
 			Description:  t.Description(),
 			InputSchema:  t.InputSchema(),
@@ -137,7 +165,18 @@ func marshalTools(snaps []tool.Snapshot) (json.RawMessage, error) {
 			WriteCapable: t.WriteCapable(),
 			Hash:         t.Hash(),
 			ApprovedAt:   t.ApprovedAt(),
-		})
+		}
+		if d, ok := t.ServerDefinition(); ok {
+			desc := d.Description()
+			j.ServerDescription = &desc
+		}
+		if st := s.ToolStatus(t.Name()); st.State != server.ToolPinned {
+			j.State = string(st.State)
+			if st.Live != nil {
+				j.Live = &liveToolJSON{Description: st.Live.Description(), InputSchema: st.Live.InputSchema(), Annotations: st.Live.Annotations()}
+			}
+		}
+		out = append(out, j)
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -154,13 +193,37 @@ func (r serverRow) toDomain() (*server.Server, error) {
 		}
 	}
 	tools := make([]tool.Snapshot, 0, len(raw))
+	states := map[string]server.ToolStatus{}
 	for _, t := range raw {
 		snap, err := tool.UnmarshalSnapshotFromDatabase(t.Name, t.Description, t.InputSchema, t.Annotations,
 			t.WriteCapable, t.Hash, t.ApprovedAt)
 		if err != nil {
 			return nil, fmt.Errorf("server %s: tool %q: %w", r.ID, t.Name, err)
 		}
+		if t.ServerDescription != nil {
+			snap = snap.WithServerDescription(*t.ServerDescription)
+		}
 		tools = append(tools, snap)
+		if t.State != "" {
+			st := server.ToolStatus{State: server.ToolState(t.State)}
+			if t.Live != nil {
+				// A live definition that no longer parses is shown as
+				// unreadable; the tool stays changed all the same.
+				if d, err := tool.NewDefinition(t.Name, t.Live.Description, t.Live.InputSchema, t.Live.Annotations); err == nil {
+					st.Live = &d
+				}
+			}
+			states[t.Name] = st
+		}
+	}
+	var listed []string
+	if len(r.ListedTools) > 0 {
+		if err := json.Unmarshal(r.ListedTools, &listed); err != nil {
+			return nil, fmt.Errorf("server %s: decode listed tools: %w", r.ID, err)
+		}
+		if listed == nil {
+			listed = []string{}
+		}
 	}
 	s, err := server.UnmarshalServerFromDatabase(r.ID, r.TenantID, r.Name, r.URL, r.Enabled,
 		r.AuthType, r.CredentialHint, r.AuthPublic.view(), r.AcknowledgedAt, r.LastDiscoveryAt, r.LastError, tools,
@@ -168,6 +231,7 @@ func (r serverRow) toDomain() (*server.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server %s: %w", r.ID, err)
 	}
+	s.RestoreToolStatesFromDatabase(states, listed)
 	return s, nil
 }
 
@@ -293,7 +357,7 @@ func (r serverRepo) Update(ctx context.Context, id string, fn func(s *server.Ser
 	err = inSavepoint(ctx, r.t.tx, func(ctx context.Context, tx bun.Tx) error {
 		q := tx.NewUpdate().Model(&updated).
 			Column("name", "url", "enabled", "auth_type", "credential_hint", "auth_public", "acknowledged_at",
-				"tools", "last_discovery_at", "last_error", "updated_at").
+				"tools", "last_discovery_at", "last_error", "listed_tools", "updated_at").
 			WherePK()
 		if cred.Replace {
 			q = q.Set("encrypted_credentials = ?", cred.Encrypted)

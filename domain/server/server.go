@@ -1,13 +1,11 @@
 package server
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/codelotse/codelotse/domain/field"
 	uid "github.com/codelotse/codelotse/domain/id"
 
-	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/tool"
 )
 
@@ -27,8 +25,13 @@ type Server struct {
 	lastDiscoveryAt time.Time
 	lastError       string
 	tools           []tool.Snapshot
-	createdAt       time.Time
-	updatedAt       time.Time
+	// states holds the allowlisted tools that are not pinned (changed or
+	// gone); listed the names of the last listing. Both are replaced, never
+	// changed in place, so a shallow copy of a Server is a safe copy.
+	states    map[string]ToolStatus
+	listed    []string
+	createdAt time.Time
+	updatedAt time.Time
 }
 
 // NewServer registers a server, enabled, with an empty allowlist. id and
@@ -282,22 +285,14 @@ func (s *Server) Apply(p Patch, now time.Time) ([]string, error) {
 		s.tools = []tool.Snapshot{}
 		changed = append(changed, ChangedTools)
 	}
+	if urlChanged {
+		// Another endpoint: nothing of what the old one listed holds.
+		s.states, s.listed = nil, nil
+	}
 	if len(changed) > 0 {
 		s.updatedAt = now
 	}
 	return changed, nil
-}
-
-// ReplaceTools stores a new allowlist built from a live discovery. The
-// snapshots are validated by package tool; here only their number is
-// limited.
-func (s *Server) ReplaceTools(tools []tool.Snapshot, now time.Time) error {
-	if len(tools) > limits.MaxToolsPerServer {
-		return fmt.Errorf("%w: at most %d", ErrTooManyTools, limits.MaxToolsPerServer)
-	}
-	s.tools = append([]tool.Snapshot{}, tools...)
-	s.updatedAt = now
-	return nil
 }
 
 // RecordDiscovery notes a discovery at time at; lastError is its fixed

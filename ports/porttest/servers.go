@@ -290,6 +290,56 @@ func ServerRepo(t *testing.T, open Open) {
 		h.stored(t, tenant, want, []byte("new"))
 	})
 
+	t.Run("Update stores the tools' states, the server's definitions and the last listing", func(t *testing.T) {
+		h := open(t)
+		tenant := h.tenant(t)
+		id := h.seedServer(t, tenant, "wiki", []byte("cred"))
+		later := T0.Add(time.Hour)
+		def := func(name, desc, ann string) tool.Definition {
+			d, err := tool.NewDefinition(name, desc,
+				[]byte(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`), []byte(ann))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}
+		search, lookup, fetch := def("search", "Searches.", `{"readOnlyHint":true}`), def("lookup", "Looks up.", ""), def("fetch", "Fetches.", `{"readOnlyHint":true}`)
+		var snaps []tool.Snapshot
+		for _, d := range []tool.Definition{search, lookup, fetch} {
+			sn, err := tool.NewSnapshot("wiki", d, "Admin text.", T0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snaps = append(snaps, sn)
+		}
+		want := h.update(t, tenant, id, func(s *server.Server) (ports.CredentialUpdate, error) {
+			if err := s.ReplaceTools(snaps, later); err != nil {
+				return ports.CredentialUpdate{}, err
+			}
+			s.ObserveTools([]server.LiveTool{
+				{Name: "search", Definition: def("search", "Searches. Changed.", `{"readOnlyHint":true,"title":"S"}`), Readable: true},
+				{Name: "lookup"}, // unreadable
+				{Name: "new_tool", Definition: def("new_tool", "New.", ""), Readable: true},
+			})
+			return ports.CredentialUpdate{}, nil
+		})
+		if want.ToolStatus("search").State != server.ToolChanged || want.ToolStatus("lookup").State != server.ToolChanged ||
+			want.ToolStatus("fetch").State != server.ToolGone || len(want.NewOnServer()) != 1 {
+			t.Fatalf("the update made %v %v %v %v", want.ToolStatus("search"), want.ToolStatus("lookup"), want.ToolStatus("fetch"), want.NewOnServer())
+		}
+		h.stored(t, tenant, want, []byte("cred"))
+
+		// An empty listing is a listing, not none.
+		want = h.update(t, tenant, id, func(s *server.Server) (ports.CredentialUpdate, error) {
+			s.ObserveTools(nil)
+			return ports.CredentialUpdate{}, nil
+		})
+		if l, ok := want.Listed(); !ok || len(l) != 0 {
+			t.Fatalf("after an empty listing: %v %v", l, ok)
+		}
+		h.stored(t, tenant, want, []byte("cred"))
+	})
+
 	t.Run("Update refuses a rename to a used name and stores nothing when fn fails", func(t *testing.T) {
 		h := open(t)
 		tenant := h.tenant(t)
@@ -464,7 +514,17 @@ func sameServer(t *testing.T, got, want *server.Server) {
 		for _, tl := range s.Tools() {
 			out += fmt.Sprintf(" tool{%s %q %s %s %v %s %s}", tl.Name(), tl.Description(), tl.InputSchema(),
 				tl.Annotations(), tl.WriteCapable(), tl.Hash(), tl.ApprovedAt().UTC())
+			if d, ok := tl.ServerDefinition(); ok {
+				out += fmt.Sprintf(" server{%q %s %s}", d.Description(), d.InputSchema(), d.Annotations())
+			}
+			st := s.ToolStatus(tl.Name())
+			out += " " + string(st.State)
+			if st.Live != nil {
+				out += fmt.Sprintf(" live{%q %s %s %s}", st.Live.Description(), st.Live.InputSchema(), st.Live.Annotations(), tool.Hash(*st.Live))
+			}
 		}
+		listed, ok := s.Listed()
+		out += fmt.Sprintf(" listed=%v %q", ok, listed)
 		return out
 	}
 	if g, w := v(got), v(want); g != w {
