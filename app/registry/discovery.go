@@ -101,6 +101,58 @@ func (d DiscoveryDeps) record(ctx context.Context, p ports.Principal, id, lastEr
 	})
 }
 
+// liveTools is a listing as the domain observes it.
+func liveTools(defs []ports.ListedTool) []server.LiveTool {
+	out := make([]server.LiveTool, len(defs))
+	for i, lt := range defs {
+		out[i] = server.LiveTool{Name: lt.Name, Definition: lt.Definition, Readable: lt.Err == nil}
+	}
+	return out
+}
+
+// toolChangedError is the lastError of a server with a changed tool
+// (the review's tool_changed).
+const toolChangedError = "tool_changed"
+
+// settleLastError keeps the lastError tool_changed exactly while a tool
+// is changed: a successful listing does not erase the warning, and the
+// approval or removal of the last changed tool clears it. Any other
+// lastError stays.
+func settleLastError(s *server.Server) {
+	switch {
+	case len(s.ChangedTools()) > 0:
+		s.RecordError(toolChangedError)
+	case s.LastError() == toolChangedError:
+		s.RecordError("")
+	}
+}
+
+// recordListing stores a successful live listing on the server: each
+// allowlisted tool's state (a changed tool stays changed), the listed
+// names, and lastError (tool_changed while a tool is changed, else
+// empty); it audits the discovery with the tools that turned changed.
+func (d DiscoveryDeps) recordListing(ctx context.Context, p ports.Principal, id string, defs []ports.ListedTool, details map[string]any) error {
+	return d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		var changed []string
+		s, err := tx.Servers().Update(ctx, id, func(s *server.Server) (ports.CredentialUpdate, error) {
+			changed = s.ObserveTools(liveTools(defs))
+			s.RecordError("")
+			settleLastError(s)
+			return ports.CredentialUpdate{}, nil
+		})
+		if err != nil {
+			return err
+		}
+		details["lastError"] = nullable(s.LastError())
+		if len(changed) > 0 {
+			details["changed"] = changed
+		}
+		return tx.Audit().Append(ctx, ports.AuditEvent{
+			Action: ActionServerDiscover, Actor: app.Actor(p), Target: id, At: d.Clock.Now(), Details: details,
+		})
+	})
+}
+
 func nullable(s string) any {
 	if s == "" {
 		return nil
@@ -160,7 +212,10 @@ func NewDiscoverServerHandler(d DiscoveryDeps) *DiscoverServerHandler {
 // Handle checks the gates, claims the discovery in the database (at most
 // one per limits.DiscoveryInterval per server, across replicas) before any
 // network access, lists the tools through the guarded transport and
-// assesses each one. The outcome is recorded on the server and audited.
+// assesses each one. The outcome is recorded on the server and audited:
+// each allowlisted tool's state (pinned, changed or gone; a changed tool
+// stays changed until it is approved or removed), the listed names, and
+// lastError (tool_changed while a tool is changed).
 func (h *DiscoverServerHandler) Handle(ctx context.Context, p ports.Principal, cmd DiscoverServer) ([]DiscoveredTool, error) {
 	if err := h.d.Gates.Check(); err != nil {
 		return nil, err
@@ -200,7 +255,7 @@ func (h *DiscoverServerHandler) Handle(ctx context.Context, p ports.Principal, c
 			supported++
 		}
 	}
-	if err := h.d.record(ctx, p, id, "", map[string]any{"tools": len(defs), "supported": supported}); err != nil {
+	if err := h.d.recordListing(ctx, p, id, defs, map[string]any{"tools": len(defs), "supported": supported}); err != nil {
 		return nil, srvStoreError(err)
 	}
 	return out, nil

@@ -42,6 +42,12 @@ func NewSaveToolsHandler(d DiscoveryDeps) *SaveToolsHandler { return &SaveToolsH
 // The new allowlist is stored only if the server's URL is still the one
 // that was discovered; otherwise nothing is stored and the answer is
 // unknown_tool.
+//
+// A save never approves a changed definition: a chosen tool that is
+// changed (as stored, or because this live listing differs from its pin)
+// keeps its stored snapshot and stays changed, blocked, until
+// [ApproveToolHandler] approves it on its own. The listing is recorded
+// like a discovery's (states, listed names, lastError).
 func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd SaveTools) (*server.Server, error) {
 	if err := h.d.Gates.Check(); err != nil {
 		return nil, err
@@ -65,10 +71,25 @@ func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd Sa
 	for _, lt := range defs {
 		live[lt.Name] = lt
 	}
+	// A tool the stored allowlist has as changed, or whose live definition
+	// differs from its pinned one, is kept as stored: a save never
+	// approves a changed definition (that is ApproveTool's, one tool at a
+	// time). It is not checked against the live definition either.
+	kept := map[string]bool{}
+	for _, snap := range s.Tools() {
+		lt, listed := live[snap.Name()]
+		if s.ToolStatus(snap.Name()).State == server.ToolChanged || listed && (lt.Err != nil || !snap.Matches(lt.Definition)) {
+			kept[snap.Name()] = true
+		}
+	}
 	now := h.d.Clock.Now()
-	snaps := make([]tool.Snapshot, 0, len(cmd.Tools))
+	fresh := map[string]tool.Snapshot{}
 	names := make([]string, 0, len(cmd.Tools))
 	for _, c := range cmd.Tools {
+		names = append(names, c.Name)
+		if kept[c.Name] {
+			continue
+		}
 		lt, ok := live[c.Name]
 		if !ok {
 			return nil, app.Fail(app.CodeUnknownTool, fmt.Sprintf("the server does not offer a tool named %q", c.Name))
@@ -84,10 +105,13 @@ func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd Sa
 		if err != nil {
 			return nil, app.Fail(app.CodeUnsupportedSchema, fmt.Sprintf("tool %q cannot be allowlisted", c.Name))
 		}
-		snaps = append(snaps, snap)
-		names = append(names, c.Name)
+		fresh[c.Name] = snap
 	}
-	var saved *server.Server
+	var (
+		saved      *server.Server
+		keptNames  []string
+		errChanged = app.Fail(app.CodeUnknownTool, "the allowlist changed during the save: discover the server again and choose its tools")
+	)
 	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		var err error
 		saved, err = tx.Servers().Update(ctx, id, func(cur *server.Server) (ports.CredentialUpdate, error) {
@@ -97,15 +121,45 @@ func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd Sa
 				// of the current URL offered them, so they are unknown.
 				return ports.CredentialUpdate{}, app.Fail(app.CodeUnknownTool, "the server's URL changed during the save: discover the server again and choose its tools")
 			}
+			cur.ObserveTools(liveTools(defs))
+			stored := map[string]tool.Snapshot{}
+			for _, t := range cur.Tools() {
+				stored[t.Name()] = t
+			}
+			snaps := make([]tool.Snapshot, 0, len(names))
+			keptNames = keptNames[:0]
+			for _, name := range names {
+				old, has := stored[name]
+				switch {
+				case has && (kept[name] || cur.ToolStatus(name).State == server.ToolChanged):
+					// Kept as stored: still changed, or approved meanwhile.
+					snaps = append(snaps, old)
+					if cur.ToolStatus(name).State == server.ToolChanged {
+						keptNames = append(keptNames, name)
+					}
+				case kept[name]:
+					// Removed meanwhile: its live definition was never checked.
+					return ports.CredentialUpdate{}, errChanged
+				default:
+					snaps = append(snaps, fresh[name])
+				}
+			}
+			if err := cur.ReplaceTools(snaps, now); err != nil {
+				return ports.CredentialUpdate{}, err
+			}
 			cur.RecordError("")
-			return ports.CredentialUpdate{}, cur.ReplaceTools(snaps, now)
+			settleLastError(cur)
+			return ports.CredentialUpdate{}, nil
 		})
 		if err != nil {
 			return err
 		}
+		details := map[string]any{"tools": names}
+		if len(keptNames) > 0 {
+			details["keptChanged"] = keptNames
+		}
 		return tx.Audit().Append(ctx, ports.AuditEvent{
-			Action: ActionServerTools, Actor: app.Actor(p), Target: id, At: now,
-			Details: map[string]any{"tools": names},
+			Action: ActionServerTools, Actor: app.Actor(p), Target: id, At: now, Details: details,
 		})
 	})
 	if err != nil {

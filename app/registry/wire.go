@@ -10,6 +10,7 @@ var ProviderSet = wire.NewSet(
 	NewPatchServerHandler, NewDeleteServerHandler,
 	wire.Struct(new(DiscoveryDeps), "*"),
 	NewDiscoverServerHandler, NewSaveToolsHandler, NewListCallsHandler,
+	NewApproveToolHandler, NewRemoveToolHandler,
 	wire.Struct(new(ConnectDeps), "*"),
 	NewStartConnectHandler, NewFinishConnectHandler,
 )
