@@ -200,14 +200,16 @@ func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalT
 		for _, lt := range res.tools {
 			live[lt.Name] = lt
 		}
-		changed := false
+		var changed []ports.ListedTool
 		for _, snap := range ms.srv.Tools() {
 			lt, ok := live[snap.Name()]
 			if !ok {
 				continue // gone from the server: not offered
 			}
-			if lt.Err != nil || !snap.Matches(lt.Definition) {
-				changed = true
+			// A tool once changed stays blocked until the admin approves
+			// it again, even when the server changes it back.
+			if lt.Err != nil || !snap.Matches(lt.Definition) || ms.srv.ToolStatus(snap.Name()).State == server.ToolChanged {
+				changed = append(changed, lt)
 				r.record(ctx, ports.ToolCall{ServerID: ms.srv.ID(), Tool: snap.Name(), Status: dreview.CallBlocked})
 				continue
 			}
@@ -218,8 +220,8 @@ func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalT
 			names[name] = true
 			tools = append(tools, &mcpTool{run: r, srv: ms.srv, snap: snap, session: res.sess, modelName: name})
 		}
-		if changed {
-			r.markServer(ctx, ms.srv.ID(), ToolChanged)
+		if len(changed) > 0 {
+			r.markChanged(ctx, ms.srv.ID(), changed)
 		}
 	}
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Spec().Name < tools[j].Spec().Name })
