@@ -45,6 +45,7 @@ type ServerView struct {
 	AcknowledgedAt  *string            `json:"acknowledgedAt"`
 	LastDiscoveryAt *string            `json:"lastDiscoveryAt"`
 	LastError       *string            `json:"lastError"`
+	Status          string             `json:"status"`
 	Tools           []ToolSnapshotView `json:"tools"`
 	CreatedAt       *string            `json:"createdAt"`
 	UpdatedAt       *string            `json:"updatedAt"`
@@ -115,10 +116,21 @@ type toolJSON struct {
 	Hash         string          `json:"hash"`
 }
 
-// ToolSnapshotView is the API's ToolSnapshot: one allowlisted tool.
+// ToolSnapshotView is the API's ToolSnapshot: one allowlisted tool, its
+// state as of the last listing, and the server's own definition as
+// approved (null for a tool approved before it was kept).
 type ToolSnapshotView struct {
 	toolJSON
-	ApprovedAt *string `json:"approvedAt"`
+	ApprovedAt       *string               `json:"approvedAt"`
+	State            string                `json:"state"`
+	ServerDefinition *ServerDefinitionView `json:"serverDefinition"`
+}
+
+// ServerDefinitionView is a tool's definition as the server sent it.
+type ServerDefinitionView struct {
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Annotations json.RawMessage `json:"annotations"`
 }
 
 // NewServerView builds the view of s. Times are RFC 3339 in UTC, null
@@ -132,6 +144,7 @@ func NewServerView(s *server.Server) ServerView {
 		Auth:            newServerAuthView(s),
 		AcknowledgedAt:  timeJSON(s.AcknowledgedAt()),
 		LastDiscoveryAt: timeJSON(s.LastDiscoveryAt()),
+		Status:          string(s.Status(time.Now())),
 		Tools:           []ToolSnapshotView{},
 		CreatedAt:       timeJSON(s.CreatedAt()),
 		UpdatedAt:       timeJSON(s.UpdatedAt()),
@@ -140,12 +153,16 @@ func NewServerView(s *server.Server) ServerView {
 		v.LastError = &e
 	}
 	for _, t := range s.Tools() {
-		v.Tools = append(v.Tools, newToolSnapshotView(t))
+		v.Tools = append(v.Tools, newToolSnapshotView(t, s.ToolStatus(t.Name()).State))
 	}
 	return v
 }
 
-func newToolSnapshotView(t tool.Snapshot) ToolSnapshotView {
+func newToolSnapshotView(t tool.Snapshot, state server.ToolState) ToolSnapshotView {
+	var def *ServerDefinitionView
+	if d, ok := t.ServerDefinition(); ok {
+		def = &ServerDefinitionView{Description: d.Description(), InputSchema: d.InputSchema(), Annotations: objectJSON(d.Annotations())}
+	}
 	return ToolSnapshotView{
 		toolJSON: toolJSON{
 			Name:         t.Name(),
@@ -155,7 +172,9 @@ func newToolSnapshotView(t tool.Snapshot) ToolSnapshotView {
 			WriteCapable: t.WriteCapable(),
 			Hash:         t.Hash(),
 		},
-		ApprovedAt: timeJSON(t.ApprovedAt()),
+		ApprovedAt:       timeJSON(t.ApprovedAt()),
+		State:            string(state),
+		ServerDefinition: def,
 	}
 }
 

@@ -278,7 +278,7 @@ func TestServerRoutesLifecycle(t *testing.T) {
 		"id": "00000001-3333-4333-8333-333333333333", "name": "wiki", "url": "https://wiki.example.com/mcp", "enabled": true,
 		"auth":           map[string]any{"type": "bearer", "hint": "Bearer …wxyz"},
 		"acknowledgedAt": "2026-03-01T12:00:00.123Z", "lastDiscoveryAt": nil, "lastError": nil, "tools": []any{},
-		"createdAt": "2026-03-01T12:00:00.123Z", "updatedAt": "2026-03-01T12:00:00.123Z",
+		"createdAt": "2026-03-01T12:00:00.123Z", "updatedAt": "2026-03-01T12:00:00.123Z", "status": "never_discovered",
 	}
 	if !reflect.DeepEqual(view, want) {
 		t.Errorf("POST view = %v\nwant %v", view, want)
@@ -524,8 +524,14 @@ func TestNewServerViewTools(t *testing.T) {
 	}
 	got := tools[0].(map[string]any)
 	keys := slices.Sorted(maps.Keys(got))
-	if want := []string{"annotations", "approvedAt", "description", "hash", "inputSchema", "name", "writeCapable"}; !slices.Equal(keys, want) {
+	if want := []string{"annotations", "approvedAt", "description", "hash", "inputSchema", "name", "serverDefinition", "state", "writeCapable"}; !slices.Equal(keys, want) {
 		t.Errorf("tool keys = %v, want %v", keys, want)
+	}
+	if v["status"] != "unreachable" || got["state"] != "pinned" ||
+		!reflect.DeepEqual(got["serverDefinition"], map[string]any{"description": "server text",
+			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}},
+			"annotations": map[string]any{"readOnlyHint": true}}) {
+		t.Errorf("status %v, state %v, serverDefinition %v", v["status"], got["state"], got["serverDefinition"])
 	}
 	if got["name"] != "search" || got["description"] != "Searches the wiki." || got["writeCapable"] != false ||
 		got["hash"] != snap.Hash() || got["approvedAt"] != "2026-03-02T07:30:00Z" || got["inputSchema"] == nil ||

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
 )
 
@@ -26,8 +27,10 @@ func TestToolJSONKeys(t *testing.T) {
 		v    any
 		want []string
 	}{
-		{"ToolSnapshot", newToolSnapshotView(snap),
-			[]string{"name", "description", "inputSchema", "annotations", "writeCapable", "hash", "approvedAt"}},
+		{"ToolSnapshot", newToolSnapshotView(snap, server.ToolChanged),
+			[]string{"name", "description", "inputSchema", "annotations", "writeCapable", "hash", "approvedAt", "state", "serverDefinition"}},
+		{"ServerDefinition", newToolSnapshotView(snap, server.ToolChanged).ServerDefinition,
+			[]string{"description", "inputSchema", "annotations"}},
 		{"DiscoveredTool", discoveredToolJSON{toolJSON: toolJSON{Name: "x"}, Reason: &reason},
 			[]string{"name", "description", "inputSchema", "annotations", "supported", "reason", "writeCapable", "hash"}},
 	}

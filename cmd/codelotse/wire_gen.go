@@ -185,7 +185,10 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	}
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
-	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes)
+	approveToolHandler := registry.NewApproveToolHandler(discoveryDeps)
+	testConnectionHandler := registry.NewTestConnectionHandler(serverDeps, discoveryDeps)
+	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler)
+	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v2, metricsRegistry)
 	pool := providePool(db)
 	model, err := provideModel(cfg, log)
@@ -386,7 +389,10 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	}
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
-	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes)
+	approveToolHandler := registry.NewApproveToolHandler(discoveryDeps)
+	testConnectionHandler := registry.NewTestConnectionHandler(serverDeps, discoveryDeps)
+	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler)
+	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v2, metricsRegistry)
 	return server, func() {
 		cleanup()
