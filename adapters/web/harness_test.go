@@ -256,6 +256,8 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 		ListServers: registry.NewListServersHandler(sd), PatchServer: registry.NewPatchServerHandler(sd),
 		DeleteServer: registry.NewDeleteServerHandler(sd),
 		Discover:     registry.NewDiscoverServerHandler(dd), SaveTools: registry.NewSaveToolsHandler(dd), Calls: registry.NewListCallsHandler(dd),
+		ApproveTool: registry.NewApproveToolHandler(dd), RemoveTool: registry.NewRemoveToolHandler(dd),
+		TestConnection: registry.NewTestConnectionHandler(sd, dd),
 		StartConnect: registry.NewStartConnectHandler(cd), FinishConnect: registry.NewFinishConnectHandler(cd),
 		CreateRepository: repositories.NewCreateRepositoryHandler(rd), GetRepository: repositories.NewGetRepositoryHandler(rd),
 		UpdateRepository: repositories.NewUpdateRepositoryHandler(rd), ListRepositories: repositories.NewListRepositoriesHandler(rd),

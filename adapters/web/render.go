@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"math"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -195,7 +196,7 @@ func (f *formError) Field(name string) string {
 // lastErrorWords explains a server's lastError to a person; the code is
 // shown next to it.
 var lastErrorWords = map[string]string{
-	review.ToolChanged:                 "a tool's definition changed after it was approved; the tool is not called until you discover and save again",
+	review.ToolChanged:                 "a tool's definition changed after it was approved; the tool is blocked until you approve its new definition or remove it",
 	ports.ErrServerUnreachable.Error(): "the server could not be reached",
 	ports.ErrTimeout.Error():           "the server did not answer in time",
 	ports.ErrResponseTooLarge.Error():  "the server's answer was larger than allowed",
@@ -228,16 +229,19 @@ var funcs = template.FuncMap{
 		}
 		return "the last discovery failed"
 	},
-	"host":      hostOf,
-	"fe":        func(f *formError, name string) string { return f.Field(name) },
-	"join":      strings.Join,
-	"limit":     func(name string) int { return limitsByName[name] },
-	"runes":     func(s string) int { return len([]rune(s)) },
-	"add":       func(a, b int) int { return a + b },
-	"writeHint": writeHint,
-	"pretty":    prettyJSON,
-	"dict":      dict,
-	"list":      func(v ...string) []string { return v },
+	"host":        hostOf,
+	"statusWords": func(st server.Status) string { return statusWords[st] },
+	"statusClass": statusClass,
+	"pathEscape":  url.PathEscape,
+	"fe":          func(f *formError, name string) string { return f.Field(name) },
+	"join":        strings.Join,
+	"limit":       func(name string) int { return limitsByName[name] },
+	"runes":       func(s string) int { return len([]rune(s)) },
+	"add":         func(a, b int) int { return a + b },
+	"writeHint":   writeHint,
+	"pretty":      prettyJSON,
+	"dict":        dict,
+	"list":        func(v ...string) []string { return v },
 	"details": func(d map[string]any) string {
 		b, err := json.Marshal(d)
 		if err != nil {
@@ -245,6 +249,20 @@ var funcs = template.FuncMap{
 		}
 		return string(b)
 	},
+}
+
+// statusClass is the badge style of a status; the badge always carries
+// the status in words too, never colour alone.
+func statusClass(st server.Status) string {
+	switch st {
+	case server.StatusOK:
+		return "ok"
+	case server.StatusToolsChanged, server.StatusUnauthorized, server.StatusUnreachable:
+		return "bad"
+	case server.StatusNeedsConnection:
+		return "warn"
+	}
+	return ""
 }
 
 func when(t time.Time) string {

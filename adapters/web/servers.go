@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/registry"
@@ -18,18 +19,32 @@ import (
 )
 
 type serversPage struct {
-	Servers []*server.Server
+	Servers []serverRow
+	// Total is the number of servers before the filter.
+	Total    int
+	Q        string
+	Status   server.Status
+	Statuses []server.Status
 }
 
 func (serversPage) title() (string, string) { return "MCP servers", "servers" }
 
+// serversPage lists the servers with their status; ?q= searches the
+// names, ?status= keeps one status.
 func (u *UI) serversPage(w http.ResponseWriter, r *http.Request, c *caller) {
 	list, err := u.d.ListServers.Handle(r.Context(), c.Principal, registry.ListServers{})
 	if err != nil {
 		u.internal(w, r, c, err)
 		return
 	}
-	u.render(w, r, http.StatusOK, "servers", c, serversPage{Servers: list})
+	now := time.Now()
+	rows := make([]serverRow, 0, len(list))
+	for _, s := range list {
+		rows = append(rows, newServerRow(s, now))
+	}
+	p := serversPage{Total: len(rows), Q: r.URL.Query().Get("q"), Status: parseStatus(r.URL.Query().Get("status")), Statuses: server.Statuses}
+	p.Servers = filterServers(rows, p.Q, p.Status)
+	u.render(w, r, http.StatusOK, "servers", c, p)
 }
 
 // serverForm is the register and edit form as the user filled it in.
@@ -49,6 +64,8 @@ type serverForm struct {
 type newServerPage struct {
 	Form  serverForm
 	Error *formError
+	// Test is the result of "Test connection" (nothing stored).
+	Test *connectionTest
 }
 
 func (newServerPage) title() (string, string) { return "Register an MCP server", "servers" }
@@ -144,7 +161,20 @@ type serverPage struct {
 	ActionError *formError
 	Discovery   *discoveryView
 	Done        string
+	// Status is the server's status at a glance.
+	Status server.Status
+	// Allowlist is every allowlisted tool with its state; the changed
+	// ones with their comparison and approval form.
+	Allowlist []allowlistRow
+	// ToolErrors and ToolForms are a refused approval or removal, by tool.
+	ToolErrors map[string]*formError
+	ToolForms  map[string]approveForm
+	// Test is the result of "Test connection".
+	Test *connectionTest
 }
+
+// ChangedCount is the number of changed tools.
+func (p serverPage) ChangedCount() int { return len(p.S.ChangedTools()) }
 
 func (p serverPage) title() (string, string) { return "MCP server " + p.S.Name().String(), "servers" }
 
@@ -157,7 +187,8 @@ func (u *UI) loadServerPage(r *http.Request, c *caller) (serverPage, error) {
 	if err != nil {
 		return serverPage{}, err
 	}
-	return serverPage{S: s, Calls: calls, Edit: serverForm{Name: s.Name().String(), URL: s.URL().String(), AuthType: "keep"}}, nil
+	return serverPage{S: s, Calls: calls, Edit: serverForm{Name: s.Name().String(), URL: s.URL().String(), AuthType: "keep"},
+		Status: s.Status(time.Now()), Allowlist: allowlistRows(s, nil, nil)}, nil
 }
 
 func (u *UI) serverPage(w http.ResponseWriter, r *http.Request, c *caller) {
@@ -167,12 +198,17 @@ func (u *UI) serverPage(w http.ResponseWriter, r *http.Request, c *caller) {
 		return
 	}
 	p.Done = doneMessages[r.URL.Query().Get("done")]
+	if t := r.URL.Query().Get("tool"); t != "" && p.Done != "" {
+		p.Done = strings.ReplaceAll(p.Done, "The tool", "The tool "+t)
+	}
 	u.render(w, r, http.StatusOK, "server", c, p)
 }
 
 var doneMessages = map[string]string{
 	"registered": "The server is registered. Discover its tools next.",
-	"saved":      "The selection is saved: the tools below are pinned with the definitions just discovered.",
+	"saved":      "The selection is saved: the tools below are pinned with the definitions just discovered; a changed tool keeps its approved definition and stays blocked until you approve it on its own.",
+	"approved":   "The tool is approved: it is pinned with the definition just discovered. No other tool changed.",
+	"removed":    "The tool is removed from the allowlist. No other tool changed.",
 	"updated":    "The server is updated.",
 	"connected":  "The server is connected: reviews fetch access tokens with the refresh token it received.",
 }
@@ -247,46 +283,28 @@ func (u *UI) deleteServer(w http.ResponseWriter, r *http.Request, c *caller) {
 }
 
 // discoveryView is a live discovery shown on the server page: every tool
-// with the selection form, and the pinned tools whose live definition
-// changed. Blob carries the discovered tools through a refused save so
-// the page can be shown again with the user's choices; it is display
-// data only: a save sends names, descriptions and confirmations, and the
-// server is discovered again inside the save.
+// with the selection form. Blob carries the discovered tools through a
+// refused save so the page can be shown again with the user's choices;
+// it is display data only: a save sends names, descriptions and
+// confirmations, and the server is discovered again inside the save.
+// Changed tools are shown (and approved) in the allowlist, from their
+// stored state.
 type discoveryView struct {
-	Tools   []toolRow
-	Changed []changedTool
-	Blob    string
-	Error   *formError
+	Tools []toolRow
+	Blob  string
+	Error *formError
 }
 
-// toolRow is one discovered tool and the user's choice for it.
+// toolRow is one discovered tool and the user's choice for it; State is
+// its allowlist state ("" when not allowlisted).
 type toolRow struct {
 	registry.DiscoveredTool
 	Selected     bool
 	Description  string
 	ConfirmWrite bool
 	Pinned       bool
+	State        server.ToolState
 	Error        string
-}
-
-// changedTool is a pinned tool whose live definition differs: the pinned
-// snapshot beside the live definition, field by field.
-type changedTool struct {
-	Pinned tool.Snapshot
-	// Live is nil when the server no longer offers the tool.
-	Live   *registry.DiscoveredTool
-	Fields []diffField
-	// Choices is the allowlist that re-approves: every pinned tool still
-	// offered, with its approved description.
-	Choices []tool.Snapshot
-	// KeepConfirmed are the other write-capable pinned tools, whose
-	// confirmation stands; the changed tool needs a new one.
-	KeepConfirmed []string
-}
-
-type diffField struct {
-	Name, Pinned, Live string
-	Differs            bool
 }
 
 func (u *UI) discover(w http.ResponseWriter, r *http.Request, c *caller) {
@@ -314,13 +332,11 @@ func newDiscoveryView(s *server.Server, tools []registry.DiscoveredTool, choices
 		pinned[t.Name()] = t
 	}
 	v := &discoveryView{Blob: encodeBlob(tools)}
-	live := map[string]*registry.DiscoveredTool{}
-	for i := range tools {
-		t := tools[i]
-		live[t.Name] = &tools[i]
+	for _, t := range tools {
 		row := toolRow{DiscoveredTool: t, Description: tool.SanitizeDescription(t.Description)}
 		if snap, ok := pinned[t.Name]; ok {
 			row.Pinned, row.Selected, row.Description, row.ConfirmWrite = true, true, snap.Description(), snap.WriteCapable()
+			row.State = s.ToolStatus(t.Name).State
 		}
 		if choices != nil {
 			ch, ok := choices[t.Name]
@@ -331,38 +347,7 @@ func newDiscoveryView(s *server.Server, tools []registry.DiscoveredTool, choices
 		}
 		v.Tools = append(v.Tools, row)
 	}
-	for _, snap := range s.Tools() {
-		l := live[snap.Name()]
-		if l != nil && l.Hash == snap.Hash() {
-			continue
-		}
-		v.Changed = append(v.Changed, newChangedTool(s, snap, l, live))
-	}
 	return v
-}
-
-func newChangedTool(s *server.Server, snap tool.Snapshot, l *registry.DiscoveredTool, live map[string]*registry.DiscoveredTool) changedTool {
-	ct := changedTool{Pinned: snap, Live: l}
-	for _, other := range s.Tools() {
-		if live[other.Name()] == nil {
-			continue
-		}
-		ct.Choices = append(ct.Choices, other)
-		if other.WriteCapable() && other.Name() != snap.Name() {
-			ct.KeepConfirmed = append(ct.KeepConfirmed, other.Name())
-		}
-	}
-	liveDesc, liveSchema, liveAnn := "(no longer offered)", "", ""
-	if l != nil {
-		liveDesc, liveSchema, liveAnn = l.Description, prettyJSON(l.InputSchema), prettyJSON(l.Annotations)
-	}
-	pinnedSchema, pinnedAnn := prettyJSON(snap.InputSchema()), prettyJSON(snap.Annotations())
-	ct.Fields = []diffField{
-		{Name: "Description (approved admin text / live server text)", Pinned: snap.Description(), Live: liveDesc, Differs: snap.Description() != liveDesc},
-		{Name: "Input schema", Pinned: pinnedSchema, Live: liveSchema, Differs: pinnedSchema != liveSchema},
-		{Name: "Annotations", Pinned: pinnedAnn, Live: liveAnn, Differs: pinnedAnn != liveAnn},
-	}
-	return ct
 }
 
 func prettyJSON(raw json.RawMessage) string {

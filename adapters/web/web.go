@@ -53,6 +53,9 @@ type Deps struct {
 	DeleteServer     *registry.DeleteServerHandler
 	Discover         *registry.DiscoverServerHandler
 	SaveTools        *registry.SaveToolsHandler
+	ApproveTool      *registry.ApproveToolHandler
+	RemoveTool       *registry.RemoveToolHandler
+	TestConnection   *registry.TestConnectionHandler
 	StartConnect     *registry.StartConnectHandler
 	FinishConnect    *registry.FinishConnectHandler
 	Calls            *registry.ListCallsHandler
@@ -144,6 +147,7 @@ func (u *UI) routes() {
 	u.mux.HandleFunc("GET /ui/servers", u.view(app.PermTenantManage, u.serversPage))
 	u.mux.HandleFunc("GET /ui/servers/new", u.view(app.PermTenantManage, u.newServerPage))
 	u.mux.HandleFunc("POST /ui/servers", u.state(app.PermTenantManage, u.createServer))
+	u.mux.HandleFunc("POST /ui/servers/test", u.state(app.PermTenantManage, u.testNewServer))
 	u.mux.HandleFunc("GET /ui/servers/{id}", u.view(app.PermTenantManage, u.serverPage))
 	u.mux.HandleFunc("POST /ui/servers/{id}", u.state(app.PermTenantManage, u.editServer))
 	u.mux.HandleFunc("POST /ui/servers/{id}/enabled", u.state(app.PermTenantManage, u.enableServer))
@@ -151,6 +155,9 @@ func (u *UI) routes() {
 	u.mux.HandleFunc("POST /ui/servers/{id}/delete", u.state(app.PermTenantManage, u.deleteServer))
 	u.mux.HandleFunc("POST /ui/servers/{id}/discover", u.state(app.PermTenantManage, u.discover))
 	u.mux.HandleFunc("POST /ui/servers/{id}/tools", u.state(app.PermTenantManage, u.saveTools))
+	u.mux.HandleFunc("POST /ui/servers/{id}/tools/{name}/approve", u.state(app.PermTenantManage, u.approveTool))
+	u.mux.HandleFunc("POST /ui/servers/{id}/tools/{name}/remove", u.state(app.PermTenantManage, u.removeTool))
+	u.mux.HandleFunc("POST /ui/servers/{id}/test", u.state(app.PermTenantManage, u.testServer))
 	u.mux.HandleFunc("POST /ui/servers/{id}/connect", u.state(app.PermTenantManage, u.connectServer))
 	u.mux.HandleFunc("GET "+CallbackPath, u.oauthCallback)
 
