@@ -258,7 +258,7 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 		Discover:     registry.NewDiscoverServerHandler(dd), SaveTools: registry.NewSaveToolsHandler(dd), Calls: registry.NewListCallsHandler(dd),
 		ApproveTool: registry.NewApproveToolHandler(dd), RemoveTool: registry.NewRemoveToolHandler(dd),
 		TestConnection: registry.NewTestConnectionHandler(sd, dd),
-		StartConnect: registry.NewStartConnectHandler(cd), FinishConnect: registry.NewFinishConnectHandler(cd),
+		StartConnect:   registry.NewStartConnectHandler(cd), FinishConnect: registry.NewFinishConnectHandler(cd),
 		CreateRepository: repositories.NewCreateRepositoryHandler(rd), GetRepository: repositories.NewGetRepositoryHandler(rd),
 		UpdateRepository: repositories.NewUpdateRepositoryHandler(rd), ListRepositories: repositories.NewListRepositoriesHandler(rd),
 		GetSettings: accounts.NewGetSettingsHandler(ad), PutSettings: accounts.NewPutSettingsHandler(ad),
