@@ -130,6 +130,9 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	signInHandler := accounts.NewSignInHandler(deps)
 	resumeSessionHandler := accounts.NewResumeSessionHandler(deps)
 	signOutHandler := accounts.NewSignOutHandler(deps)
+	approveToolHandler := registry.NewApproveToolHandler(discoveryDeps)
+	removeToolHandler := registry.NewRemoveToolHandler(discoveryDeps)
+	testConnectionHandler := registry.NewTestConnectionHandler(serverDeps, discoveryDeps)
 	oAuthClient := provideOAuthClient(options)
 	dcrIssuers := provideDCRIssuers(cfg)
 	connectDeps := registry.ConnectDeps{
@@ -158,6 +161,9 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		DeleteServer:     deleteServerHandler,
 		Discover:         discoverServerHandler,
 		SaveTools:        saveToolsHandler,
+		ApproveTool:      approveToolHandler,
+		RemoveTool:       removeToolHandler,
+		TestConnection:   testConnectionHandler,
 		StartConnect:     startConnectHandler,
 		FinishConnect:    finishConnectHandler,
 		Calls:            listCallsHandler,
@@ -185,8 +191,6 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	}
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
-	approveToolHandler := registry.NewApproveToolHandler(discoveryDeps)
-	testConnectionHandler := registry.NewTestConnectionHandler(serverDeps, discoveryDeps)
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler)
 	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v2, metricsRegistry)
@@ -334,6 +338,9 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	signInHandler := accounts.NewSignInHandler(deps)
 	resumeSessionHandler := accounts.NewResumeSessionHandler(deps)
 	signOutHandler := accounts.NewSignOutHandler(deps)
+	approveToolHandler := registry.NewApproveToolHandler(discoveryDeps)
+	removeToolHandler := registry.NewRemoveToolHandler(discoveryDeps)
+	testConnectionHandler := registry.NewTestConnectionHandler(serverDeps, discoveryDeps)
 	oAuthClient := provideOAuthClient(options)
 	dcrIssuers := provideDCRIssuers(cfg)
 	connectDeps := registry.ConnectDeps{
@@ -362,6 +369,9 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		DeleteServer:     deleteServerHandler,
 		Discover:         discoverServerHandler,
 		SaveTools:        saveToolsHandler,
+		ApproveTool:      approveToolHandler,
+		RemoveTool:       removeToolHandler,
+		TestConnection:   testConnectionHandler,
 		StartConnect:     startConnectHandler,
 		FinishConnect:    finishConnectHandler,
 		Calls:            listCallsHandler,
@@ -389,8 +399,6 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	}
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
-	approveToolHandler := registry.NewApproveToolHandler(discoveryDeps)
-	testConnectionHandler := registry.NewTestConnectionHandler(serverDeps, discoveryDeps)
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler)
 	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v2, metricsRegistry)
