@@ -232,7 +232,7 @@ func testRejectsOddSchemas(t *testing.T, in *instance) {
 		"ref_object":   obj(map[string]any{"q": map[string]any{"$ref": "#/$defs/q"}}, "$defs", map[string]any{"q": typ("object")}),
 		"one_of":       obj(map[string]any{"q": map[string]any{"oneOf": []any{typ("string"), typ("integer")}}}),
 		"any_of_top":   obj(map[string]any{"q": typ("string")}, "anyOf", []any{map[string]any{"required": []any{"q"}}}),
-		"open":         obj(map[string]any{"q": typ("string")}, "additionalProperties", true),
+		"open":         obj(map[string]any{"q": typ("string")}, "additionalProperties", typ("string")),
 		"all_of":       obj(map[string]any{"q": map[string]any{"allOf": []any{typ("string")}}}),
 		"mixed_enum":   obj(map[string]any{"level": map[string]any{"enum": []any{"low", 2}}}),
 		"lookahead":    obj(map[string]any{"q": map[string]any{"type": "string", "pattern": "^(?=a)"}}),

@@ -122,6 +122,14 @@ func (p *parser) keywords(n int, sc schemaScope, name string) (ruleKeywords, *Un
 	kw := ruleKeywords{typ: -1, enum: -1, cnst: -1, header: -1, ref: -1, anyOf: -1, dflt: -1,
 		minimum: -1, maximum: -1, exclMin: -1, exclMax: -1, multipleOf: -1,
 		minLength: -1, maxLength: -1, pattern: -1, format: -1}
+	// An object or array type is named as such, whatever keywords of
+	// its own come first (zod 4 writes propertyNames before type).
+	if t := p.get(n, "type"); t >= 0 {
+		if p.is(t, "object") || p.is(t, "array") {
+			_, err := p.scalarType(t, name)
+			return kw, err
+		}
+	}
 	for j := range p.nodes[n].n {
 		mk, mv := p.member(n, j, sc.sorted)
 		key := string(p.str(mk))
@@ -140,13 +148,21 @@ func (p *parser) keywords(n int, sc schemaScope, name string) (ruleKeywords, *Un
 				return kw, unsupported("anyOf and oneOf together in property " + name)
 			}
 			kw.anyOf, kw.anyOfKey = mv, key
-		case key == "properties" || key == "additionalProperties" || key == "patternProperties" || key == "required":
+		case objectKeywords[key]:
 			return kw, unsupported("nested object in property " + name)
 		default:
 			return kw, unsupported(keywordReason(key, name))
 		}
 	}
 	return kw, nil
+}
+
+// objectKeywords only apply to objects: a property that uses one is a
+// nested object.
+var objectKeywords = map[string]bool{
+	"properties": true, "additionalProperties": true, "patternProperties": true, "required": true,
+	"propertyNames": true, "minProperties": true, "maxProperties": true, "dependentRequired": true,
+	"dependentSchemas": true, "unevaluatedProperties": true,
 }
 
 // slot is the field of the keyword key, or nil.
@@ -267,8 +283,8 @@ func (p *parser) rule(n int, sc schemaScope, name string, site ruleSite) (rule, 
 	return r, kw.header, nil
 }
 
-// resolve returns the node a local reference points to: "#/$defs/NAME" or
-// "#/definitions/NAME" of the root schema, with JSON Pointer escapes
+// resolve returns the node a local reference points to: "#/$defs/NAME",
+// "#/definitions/NAME" or "#/properties/NAME" of the root schema, with JSON Pointer escapes
 // (~0, ~1) and the URI fragment's percent-encoding decoded. Nothing is
 // ever fetched.
 func (p *parser) resolve(ref int, sc schemaScope, name string) (int, *UnsupportedError) {
@@ -282,8 +298,12 @@ func (p *parser) resolve(ref int, sc schemaScope, name string) (int, *Unsupporte
 		section = "$defs"
 	case strings.HasPrefix(s, "#/definitions/"):
 		section = "definitions"
+	case strings.HasPrefix(s, "#/properties/"):
+		// zod-to-json-schema refers to the first property that used a
+		// schema shared by two (a reused enum, say).
+		section = "properties"
 	default:
-		return -1, unsupported("reference that is not local to $defs or definitions in property " + name)
+		return -1, unsupported("reference that is not local to $defs, definitions or properties in property " + name)
 	}
 	token := s[len("#/"+section+"/"):]
 	if strings.Contains(token, "/") {

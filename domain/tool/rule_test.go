@@ -142,6 +142,7 @@ func TestFlatScalarRefs(t *testing.T) {
 		`{"type":"object","$defs":{"a b":{"type":"integer"}},"properties":{"x":{"$ref":"#/$defs/a%20b"}}}`,
 		`{"type":"object","$defs":{"N":{"anyOf":[{"type":"integer"},{"type":"null"}]}},"properties":{"x":{"$ref":"#/$defs/N"}}}`,
 		`{"type":"object","$defs":{"Unused":{"type":"object","properties":{"deep":{"type":"array"}}}},"properties":{}}`,
+		`{"type":"object","properties":{"color":{"type":"string","enum":["red","green"]},"fallback":{"$ref":"#/properties/color"}},"additionalProperties":false}`,
 	}
 	for _, in := range ok {
 		if _, err := tool.CheckSchema(json.RawMessage(in)); err != nil {
@@ -212,7 +213,9 @@ func TestFlatScalarRefuses(t *testing.T) {
 		{"anyOf of two nulls", obj(`{"anyOf":[{"type":"null"},{"type":"null"}]}`), "combinator anyOf other than a nullable scalar in property x"},
 		{"anyOf not an array", obj(`{"anyOf":{"type":"null"}}`), "combinator anyOf other than a nullable scalar in property x"},
 		{"anyOf of object", obj(`{"anyOf":[{"type":"object","properties":{}},{"type":"null"}]}`), "nested object in property x"},
-		{"anyOf of array", obj(`{"anyOf":[{"type":"array","items":{"type":"string"}},{"type":"null"}]}`), "array keyword items in property x"},
+		{"anyOf of array", obj(`{"anyOf":[{"type":"array","items":{"type":"string"}},{"type":"null"}]}`), "array in property x"},
+		{"record of zod 4", obj(`{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"string"}}`), "nested object in property x"},
+		{"object keyword without type", obj(`{"propertyNames":{"maxLength":3}}`), "nested object in property x"},
 		{"anyOf nested", obj(`{"anyOf":[{"anyOf":[{"type":"string"},{"type":"null"}]},{"type":"null"}]}`), "combinator anyOf inside anyOf in property x"},
 		{"anyOf and oneOf", obj(`{"anyOf":[{"type":"string"},{"type":"null"}],"oneOf":[{"type":"string"},{"type":"null"}]}`), "anyOf and oneOf together in property x"},
 		{"constraint beside anyOf", obj(`{"anyOf":[{"type":"string"},{"type":"null"}],"maxLength":3}`), "keywords beside anyOf in property x"},
@@ -221,9 +224,11 @@ func TestFlatScalarRefuses(t *testing.T) {
 		{"not", obj(`{"type":"string","not":{"const":"a"}}`), "combinator not in property x"},
 		{"if", obj(`{"type":"string","if":{}}`), "combinator if in property x"},
 		{"patternProperties", obj(`{"type":"string","patternProperties":{}}`), "nested object in property x"},
-		{"remote ref", obj(`{"$ref":"https://evil.example/schema.json"}`), "reference that is not local to $defs or definitions in property x"},
-		{"relative ref", obj(`{"$ref":"other.json#/$defs/A"}`), "reference that is not local to $defs or definitions in property x"},
-		{"ref to properties", obj(`{"$ref":"#/properties/y"}`), "reference that is not local to $defs or definitions in property x"},
+		{"remote ref", obj(`{"$ref":"https://evil.example/schema.json"}`), "reference that is not local to $defs, definitions or properties in property x"},
+		{"relative ref", obj(`{"$ref":"other.json#/$defs/A"}`), "reference that is not local to $defs, definitions or properties in property x"},
+		{"ref to a missing property", obj(`{"$ref":"#/properties/y"}`), "reference to a missing definition in property x"},
+		{"ref to a property that refers", `{"type":"object","properties":{"x":{"$ref":"#/properties/y"},"y":{"$ref":"#/properties/x"}}}`, "reference to a reference in property x"},
+		{"ref to an array property", `{"type":"object","properties":{"x":{"$ref":"#/properties/y"},"y":{"type":"string"},"z":{"type":"array"}}}`, "array in property z"},
 		{"ref not a string", obj(`{"$ref":1}`), "$ref of property x is not a string"},
 		{"ref to missing", withDefs(`{}`, `{"$ref":"#/$defs/Missing"}`), "reference to a missing definition in property x"},
 		{"ref without defs", obj(`{"$ref":"#/$defs/A"}`), "reference to a missing definition in property x"},
@@ -355,4 +360,22 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestOpenObjectsValidateStrictly: a top-level schema that lets the
+// server take more (additionalProperties true or {}) is supported, and
+// still no argument the schema does not name is ever sent.
+func TestOpenObjectsValidateStrictly(t *testing.T) {
+	for _, ap := range []string{`true`, `{}`, `false`} {
+		s, err := tool.CheckSchema(json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"additionalProperties":` + ap + `}`))
+		if err != nil {
+			t.Fatalf("additionalProperties %s: %v", ap, err)
+		}
+		if got := errText(s.Validate(json.RawMessage(`{"q":"a","extra":1}`))); got != "invalid arguments: unknown argument" {
+			t.Errorf("additionalProperties %s: Validate with an extra argument = %q", ap, got)
+		}
+		if !strings.Contains(string(s.ModelSchema()), `"additionalProperties":false`) {
+			t.Errorf("additionalProperties %s: the model schema %s is open", ap, s.ModelSchema())
+		}
+	}
 }

@@ -176,8 +176,11 @@ func (p *parser) checkSchema(root int, sorted bool) (Schema, *UnsupportedError) 
 		case "required":
 			required = v
 		case "additionalProperties":
-			if vk != kindBool || p.nodes[v].b {
-				return Schema{}, unsupported("additionalProperties other than false")
+			// false, or true and {} (zod's passthrough and loose objects:
+			// the server would take more). Arguments are validated
+			// strictly either way: no unknown argument is ever sent.
+			if !(vk == kindBool || vk == kindObject && p.nodes[v].n == 0) {
+				return Schema{}, unsupported("additionalProperties other than false, true or {}")
 			}
 		case "$schema", "title", "description", "$comment":
 			if vk != kindString {

@@ -326,14 +326,16 @@ const zod3Cases = [
 	{
 		idiom: 'reused-schema',
 		source: '(() => { const Color = z.enum(["red", "green"]); return z.object({ color: Color, fallback: Color.optional() }); })()',
-		supported: false,
-		reason: 'reference',
+		supported: true,
+		valid: [{ color: 'red' }, { color: 'green', fallback: 'red' }],
+		invalid: [{ color: 'red', fallback: 'blue' }, { fallback: 'red' }, { color: 'red', fallback: null }],
 	},
 	{
 		idiom: 'passthrough-object',
 		source: 'z.object({ query: z.string() }).passthrough()',
-		supported: false,
-		reason: 'additionalProperties',
+		supported: true,
+		valid: [{ query: 'a' }],
+		invalid: [{ query: 'a', extra: 1 }, {}],
 	},
 	{
 		idiom: 'nested-object',
@@ -667,8 +669,9 @@ const zod4Cases = [
 	{
 		idiom: 'loose-object',
 		source: 'z.looseObject({ query: z.string() })',
-		supported: false,
-		reason: 'additionalProperties',
+		supported: true,
+		valid: [{ query: 'a' }],
+		invalid: [{ query: 'a', extra: 1 }, {}],
 	},
 	{
 		idiom: 'nested-object',
