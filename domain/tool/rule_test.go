@@ -66,7 +66,8 @@ func TestFlatScalarKeywords(t *testing.T) {
 			{`{"x":"0192e0a4-7d3b-7c1e-9f00-abcdef01234g"}`, "is not a valid uuid"}}},
 		{"format email", `{"type":"string","format":"email"}`, []arg{
 			{`{"x":"a.b+c@example.com"}`, ""}, {`{"x":"a@[192.0.2.1]"}`, ""}, {`{"x":"a@@example.com"}`, "is not a valid email"},
-			{`{"x":"a..b@example.com"}`, "is not a valid email"}, {`{"x":"Name <a@example.com>"}`, "is not a valid email"}}},
+			{`{"x":"a..b@example.com"}`, "is not a valid email"}, {`{"x":"@example.com"}`, "is not a valid email"},
+			{`{"x":"` + strings.Repeat("a", 65) + `@example.com"}`, "is not a valid email"}, {`{"x":"Name <a@example.com>"}`, "is not a valid email"}}},
 		{"format uri", `{"type":"string","format":"uri"}`, []arg{
 			{`{"x":"https://example.com/a?b=c#d"}`, ""}, {`{"x":"urn:isbn:0451450523"}`, ""}, {`{"x":"/relative"}`, "is not a valid uri"},
 			{`{"x":"https://exa mple.com"}`, "is not a valid uri"}, {`{"x":"https://e.com/%zz"}`, "is not a valid uri"}}},
