@@ -31,6 +31,8 @@ require (
 	golang.org/x/sync v0.24.0
 )
 
+require github.com/dlclark/regexp2 v1.11.0
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/bmatcuk/doublestar/v4 v4.10.4 // indirect

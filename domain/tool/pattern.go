@@ -30,7 +30,15 @@ import (
 //   - a "{" or "}" that does not open a valid quantifier is a literal in
 //     ECMA's web-compatibility grammar, so it is escaped.
 //
-// Refused: lookahead and lookbehind, backreferences (\1, \k<…>), inline
+// Lookaheads that open the pattern, right after its "^" ("^(?=…)(?!…)rest",
+// the form of password rules and of the e-mail and hostname patterns zod
+// writes) are read exactly: at position 0 each positive lookahead must
+// match, each negative one must not, and "^rest" must match; the
+// lookaheads' bodies follow the rules here. A pattern whose rest has an
+// alternation at its top level is refused, since "|" would bind looser
+// than the lookaheads.
+//
+// Refused: any other lookahead, lookbehind, backreferences (\1, \k<…>), inline
 // flags and modifiers, Unicode property escapes (\p{…}: their meaning
 // depends on the u flag the schema does not carry), \c, \u{…}, surrogate
 // escapes, an empty class [] or [^] (Go reads "[]a]" as a class), POSIX
@@ -51,9 +59,58 @@ const ecmaSpace = `\t\n\x{0B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029
 // ecmaDot is ECMA's "." without the s flag.
 const ecmaDot = `[^\n\r\x{2028}\x{2029}]`
 
+// ecmaPattern is a compiled pattern: main must match, and each of must
+// and none of mustNot (the leading lookaheads, anchored at 0).
+type ecmaPattern struct {
+	src           string
+	main          *regexp.Regexp
+	must, mustNot []*regexp.Regexp
+}
+
+// MatchString reports whether s holds a match of the pattern.
+func (e *ecmaPattern) MatchString(s string) bool {
+	for _, re := range e.must {
+		if !re.MatchString(s) {
+			return false
+		}
+	}
+	for _, re := range e.mustNot {
+		if re.MatchString(s) {
+			return false
+		}
+	}
+	return e.main.MatchString(s)
+}
+
+// String is the ECMA-262 source.
+func (e *ecmaPattern) String() string { return e.src }
+
 // compileECMAPattern translates an ECMA-262 pattern and compiles it;
 // why says what was refused ("" when it compiled).
-func compileECMAPattern(src string) (*regexp.Regexp, string) {
+func compileECMAPattern(src string) (*ecmaPattern, string) {
+	rest, heads, why := splitLookaheads(src)
+	if why != "" {
+		return nil, why
+	}
+	e := &ecmaPattern{src: src}
+	if e.main, why = compileTranslated(rest); why != "" {
+		return nil, why
+	}
+	for _, h := range heads {
+		re, why := compileTranslated("^(?:" + h.body + ")")
+		if why != "" {
+			return nil, why
+		}
+		if h.negative {
+			e.mustNot = append(e.mustNot, re)
+		} else {
+			e.must = append(e.must, re)
+		}
+	}
+	return e, ""
+}
+
+func compileTranslated(src string) (*regexp.Regexp, string) {
 	goSrc, why := translatePattern(src)
 	if why != "" {
 		return nil, why
@@ -63,6 +120,82 @@ func compileECMAPattern(src string) (*regexp.Regexp, string) {
 		return nil, "does not compile"
 	}
 	return re, ""
+}
+
+// lookahead is one leading (?=body) or (?!body).
+type lookahead struct {
+	body     string
+	negative bool
+}
+
+// splitLookaheads takes the lookaheads that follow a leading "^" off the
+// pattern and returns "^" and the rest. A pattern without them is
+// returned as it is.
+func splitLookaheads(src string) (string, []lookahead, string) {
+	i := 1
+	var heads []lookahead
+	for strings.HasPrefix(src, "^") && (strings.HasPrefix(src[i:], "(?=") || strings.HasPrefix(src[i:], "(?!")) {
+		end := closingParen(src, i)
+		if end < 0 {
+			return "", nil, "does not compile"
+		}
+		heads = append(heads, lookahead{body: src[i+3 : end], negative: src[i+2] == '!'})
+		i = end + 1
+	}
+	if heads == nil {
+		return src, nil, ""
+	}
+	rest := "^" + src[i:]
+	if topLevelAlternation(rest) {
+		return "", nil, "uses lookaround, inline flags or another (? group"
+	}
+	return rest, heads, ""
+}
+
+// closingParen is the index of the ")" that closes the "(" at open, with
+// escapes and classes skipped, or -1.
+func closingParen(src string, open int) int {
+	depth, inClass := 0, false
+	for i := open; i < len(src); i++ {
+		switch c := src[i]; {
+		case c == '\\':
+			i++
+		case inClass:
+			inClass = c != ']'
+		case c == '[':
+			inClass = true
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// topLevelAlternation reports a "|" outside every group and class.
+func topLevelAlternation(src string) bool {
+	depth, inClass := 0, false
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; {
+		case c == '\\':
+			i++
+		case inClass:
+			inClass = c != ']'
+		case c == '[':
+			inClass = true
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == '|' && depth == 0:
+			return true
+		}
+	}
+	return false
 }
 
 func translatePattern(src string) (string, string) {

@@ -1,6 +1,9 @@
 package tool
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestECMAPatterns: each construct of the translation, by what it
 // matches (ECMA-262's meaning) or why it is refused.
@@ -26,6 +29,20 @@ func TestECMAPatterns(t *testing.T) {
 		{pattern: `^[a-c[]$`, match: []string{"[", "b"}},
 		{pattern: `^[^a]$`, match: []string{"b"}, noMatch: []string{"a"}},
 		{pattern: `a*?b+?c??`, match: []string{"bc"}},
+		// Leading lookaheads, as zod writes them (e-mail, hostname, password rules).
+		{pattern: `^(?!\.)(?!.*\.\.)([A-Za-z0-9_'+\-\.]*)[A-Za-z0-9_+-]@([A-Za-z0-9][A-Za-z0-9\-]*\.)+[A-Za-z]{2,}$`,
+			match: []string{"a.b@example.com", "x@y.io"}, noMatch: []string{".a@example.com", "a..b@example.com", "a@b"}},
+		{pattern: `^(?=.{1,253}\.?$)[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[-0-9a-zA-Z]{0,61}[0-9a-zA-Z])?)*\.?$`,
+			match: []string{"wiki.example.com", "a."}, noMatch: []string{"-a.example", strings.Repeat("a.", 127) + "ab"}},
+		{pattern: `^(?=.*\d)(?=.*[a-z])[a-z\d]{8,}$`, match: []string{"abcdefg1"}, noMatch: []string{"abcdefgh", "12345678", "abc1"}},
+		{pattern: `^(?=[)])[)]$`, match: []string{")"}},
+		{pattern: `^(?=\))\)$`, match: []string{")"}},
+		{pattern: `^(?!a)(b|c)$`, match: []string{"b", "c"}, noMatch: []string{"a"}},
+		{pattern: `^(?!a)b|c`, refusedAs: "uses lookaround, inline flags or another (? group"},
+		{pattern: `^(?=a`, refusedAs: "does not compile"},
+		{pattern: `^(?=(?=a))`, refusedAs: "uses lookaround, inline flags or another (? group"},
+		{pattern: `^(?=\p{L})`, refusedAs: "uses a Unicode property escape"},
+		{pattern: `^(?=a)b(`, refusedAs: "does not compile"},
 		{pattern: `[\b]`, refusedAs: `uses \b inside a class`},
 		{pattern: `[\S]`, refusedAs: `uses \S inside a class`},
 		{pattern: `\01`, refusedAs: "uses an octal escape"},

@@ -3,7 +3,6 @@ package tool
 import (
 	"math"
 	"math/big"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,7 +34,7 @@ type rule struct {
 	// String rules. maxLength is the effective maximum: the schema's, or
 	// limits.MaxArgumentStringLen when that is smaller or none is given.
 	minLength, maxLength int
-	pattern              *regexp.Regexp
+	pattern              *ecmaPattern
 	patternSrc           string // the ECMA-262 source, as the model sees it
 	format               string // a format of knownFormats, enforced; "" when none
 	unknownFormat        string // a format we do not check (annotation), for the warning
@@ -755,7 +754,7 @@ func (r rule) checkString(s []byte) string {
 	if n < r.minLength {
 		return "shorter than " + strconv.Itoa(r.minLength) + " characters"
 	}
-	if r.pattern != nil && !r.pattern.Match(s) {
+	if r.pattern != nil && !r.pattern.MatchString(string(s)) {
 		return "does not match the pattern"
 	}
 	if r.format != "" && !knownFormats[r.format](string(s)) {

@@ -214,10 +214,17 @@ const zod3Cases = [
 		reason: 'Unicode property',
 	},
 	{
-		idiom: 'pattern-lookahead',
+		idiom: 'pattern-leading-lookahead',
 		source: 'z.object({ password: z.string().regex(/^(?=.*\\d)[a-z\\d]{8,}$/) })',
+		supported: true,
+		valid: [{ password: 'abcdefg1' }, { password: '12345678' }],
+		invalid: [{ password: 'abcdefgh' }, { password: 'abc1' }, { password: 'ABCDEFG1' }],
+	},
+	{
+		idiom: 'pattern-inner-lookahead',
+		source: 'z.object({ word: z.string().regex(/^a(?=b)/) })',
 		supported: false,
-		reason: 'pattern',
+		reason: 'lookaround',
 	},
 	{
 		idiom: 'format-email',
@@ -515,10 +522,17 @@ const zod4Cases = [
 		reason: 'Unicode property',
 	},
 	{
-		idiom: 'pattern-lookahead',
+		idiom: 'pattern-leading-lookahead',
 		source: 'z.object({ password: z.string().regex(/^(?=.*\\d)[a-z\\d]{8,}$/) })',
+		supported: true,
+		valid: [{ password: 'abcdefg1' }, { password: '12345678' }],
+		invalid: [{ password: 'abcdefgh' }, { password: 'abc1' }, { password: 'ABCDEFG1' }],
+	},
+	{
+		idiom: 'pattern-inner-lookahead',
+		source: 'z.object({ word: z.string().regex(/^a(?=b)/) })',
 		supported: false,
-		reason: 'pattern',
+		reason: 'lookaround',
 	},
 	{
 		idiom: 'starts-with',
@@ -593,8 +607,9 @@ const zod4Cases = [
 	{
 		idiom: 'format-hostname',
 		source: 'z.object({ host: z.hostname() })',
-		supported: false,
-		reason: 'pattern',
+		supported: true,
+		valid: [{ host: 'wiki.example.com' }, { host: 'localhost' }],
+		invalid: [{ host: '-bad.example' }, { host: 'a..b' }, { host: 'exa mple.com' }],
 	},
 	{
 		idiom: 'enum',
