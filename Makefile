@@ -10,7 +10,7 @@ COVERAGE_MIN := 90
 # depend on it (a change of the service's go.mod may need a tidy there).
 MODULES  := . deploy loadtest adapters/secrets/benchcompare
 
-.PHONY: all build run stop demo image screenshots test conformance interop test-go test-signedoff test-deploy cover-domain bench-smoke lint lint-openapi generate check-generate bench loadtest soak fuzz clean
+.PHONY: all build run stop demo image screenshots test conformance interop test-go test-signedoff test-deploy cover-domain bench-smoke lint lint-openapi generate check-generate schema-corpus bench loadtest soak fuzz clean
 
 all: build
 
@@ -96,6 +96,16 @@ lint-openapi:
 ## generate: regenerate wire_gen.go.
 generate:
 	$(GO) tool wire gen ./cmd/codelotse
+
+## schema-corpus: regenerate the schema corpus in domain/tool/testdata/schemas
+## with the pinned generators: zod 3 and zod 4 (npm, tools/schemacorpus; npm ci
+## on first use) and jsonschema-go (go.mod); pydantic2.json is hand-written.
+## The test in tools/schemacorpus fails when the committed files are stale.
+SCHEMA_CORPUS := tools/schemacorpus
+schema-corpus:
+	@test -f $(SCHEMA_CORPUS)/node_modules/zod4/package.json || npm ci --prefix $(SCHEMA_CORPUS) --no-audit --no-fund --ignore-scripts --loglevel=error
+	node $(SCHEMA_CORPUS)/gen.mjs domain/tool/testdata/schemas
+	$(GO) run ./$(SCHEMA_CORPUS)/gojsonschema domain/tool/testdata/schemas
 
 ## check-generate: fail when the committed wire_gen.go is stale or wire
 ## cannot generate it.
