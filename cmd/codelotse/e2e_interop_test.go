@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -181,7 +182,11 @@ type interopCell struct {
 	// warned are the tools whose discovery must carry a warning (every
 	// call would be blocked).
 	warned []string
-	calls  []interopCall
+	// refused are the tools discovery must refuse, with a word of the
+	// reason; they are not allowlisted, and the model's calls of them are
+	// answered "unknown tool" without a call record.
+	refused map[string]string
+	calls   []interopCall
 	// requests is the server's record of the requests it received.
 	requests func(t *testing.T) []serverRequest
 }
@@ -215,6 +220,12 @@ func runInteropCell(t *testing.T, in *instance, cell interopCell, bearer string)
 	var allow []any
 	for _, name := range cell.tools {
 		d := found[name]
+		if word, ok := cell.refused[name]; ok {
+			if reason, _ := d["reason"].(string); d["supported"] != false || !strings.Contains(reason, word) {
+				t.Errorf("%s: supported=%v (reason %q), want refused for %s", name, d["supported"], d["reason"], word)
+			}
+			continue
+		}
 		if d["supported"] != true || d["writeCapable"] != false {
 			t.Errorf("%s: supported=%v (reason %q) writeCapable=%v, want a supported read-only tool", name, d["supported"], d["reason"], d["writeCapable"])
 		}
@@ -225,10 +236,16 @@ func runInteropCell(t *testing.T, in *instance, cell interopCell, bearer string)
 	}
 	s := c.do("PUT", "/v1/mcp/servers/"+serverID+"/tools", map[string]any{"tools": allow})
 	if s.Status != http.StatusOK {
-		t.Fatalf("save the allowlist %v: %d %s", cell.tools, s.Status, s.Raw)
+		t.Fatalf("save the allowlist %v: %d %s", allow, s.Status, s.Raw)
 	}
-	if got := snapshots(t, s); len(got) != len(cell.tools) {
-		t.Fatalf("the allowlist holds %d tools, want %d: %s", len(got), len(cell.tools), s.Raw)
+	if got := snapshots(t, s); len(got) != len(allow) {
+		t.Fatalf("the allowlist holds %d tools, want %d: %s", len(got), len(allow), s.Raw)
+	}
+	var expected []interopCall
+	for _, cl := range cell.calls {
+		if _, ok := cell.refused[cl.tool]; !ok {
+			expected = append(expected, cl)
+		}
 	}
 
 	repoID := privateRepoWithCalls(t, c, 20, serverID)
@@ -241,7 +258,7 @@ func runInteropCell(t *testing.T, in *instance, cell interopCell, bearer string)
 	byHash := map[string]want{}
 	sentCount, blocked := 0, 0
 	var sent []string // tool + canonical arguments of every call that must reach the server
-	for _, cl := range cell.calls {
+	for _, cl := range expected {
 		raw, err := json.Marshal(cl.args)
 		if err != nil {
 			t.Fatal(err)
@@ -260,8 +277,8 @@ func runInteropCell(t *testing.T, in *instance, cell interopCell, bearer string)
 		}
 	}
 	recs := calls(t, c, serverID)
-	if len(recs) != len(cell.calls) {
-		t.Errorf("%d call records, want %d", len(recs), len(cell.calls))
+	if len(recs) != len(expected) {
+		t.Errorf("%d call records, want %d", len(recs), len(expected))
 	}
 	seen := map[string]bool{}
 	for _, rec := range recs {
@@ -379,11 +396,17 @@ func TestInteropTypeScript(t *testing.T) {
 	tools := []string{"echo", "lookup", "notify", "search"}
 	var cells []interopCell
 	add := func(srv *nodeInterop, path, era string) {
-		cells = append(cells, interopCell{
+		cell := interopCell{
 			name: strings.TrimPrefix(path, "/"), url: srv.url(path), era: era,
 			tools: tools, keywords: tsKeywords, warned: []string{"notify"}, calls: tsCalls,
 			requests: func(t *testing.T) []serverRequest { return srv.requests(t, path) },
-		})
+		}
+		if strings.HasPrefix(path, "/zod4/") {
+			// zod/v4 of zod 3.25 puts a pattern with lookaheads beside
+			// format email, which Go's regexp cannot enforce.
+			cell.warned, cell.refused = nil, map[string]string{"notify": "lookaround"}
+		}
+		cells = append(cells, cell)
 	}
 	for _, flavor := range []string{"zod3", "zod4"} {
 		for _, mode := range []string{"sessionful-sse", "sessionful-json", "stateless-sse", "stateless-json"} {
@@ -396,14 +419,16 @@ func TestInteropTypeScript(t *testing.T) {
 	for _, mode := range []string{"handler-sse", "handler-json"} {
 		add(sdk2, "/v2/"+mode, era2026)
 	}
+	var reviews atomic.Int64 // cells run (-run may pick some)
 	t.Cleanup(func() {
 		if !t.Failed() {
-			checkEchoReachedModel(t, logPath, len(cells), tsCalls)
+			checkEchoReachedModel(t, logPath, int(reviews.Load()), tsCalls)
 		}
 	})
 	for _, cell := range cells {
 		t.Run(cell.name, func(t *testing.T) {
 			t.Parallel()
+			reviews.Add(1)
 			runInteropCell(t, in.on(t), cell, bearer)
 		})
 	}
@@ -474,9 +499,10 @@ func TestInteropGo(t *testing.T) {
 	t.Parallel()
 	const bearer = "interop-go-bearer-Hk36"
 	in, logPath := scriptedInstance(t, interopScript(goCalls))
+	var reviews atomic.Int64 // cells run (-run may pick some)
 	t.Cleanup(func() {
 		if !t.Failed() {
-			checkEchoReachedModel(t, logPath, 4, goCalls)
+			checkEchoReachedModel(t, logPath, int(reviews.Load()), goCalls)
 		}
 	})
 	for _, stateless := range []bool{false, true} {
@@ -484,6 +510,7 @@ func TestInteropGo(t *testing.T) {
 			name := map[bool]string{false: "stateful", true: "stateless"}[stateless] + "-" + map[bool]string{false: "sse", true: "json"}[jsonResponse]
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
+				reviews.Add(1)
 				g := startGoInterop(t, stateless, jsonResponse)
 				cell := interopCell{
 					name: "go/" + name, url: g.url(), era: map[bool]string{false: era2025, true: era2026}[stateless],
