@@ -40,8 +40,8 @@ type interopCall struct {
 	what   string
 }
 
-// with returns base with the keys of extra set (nil values included).
-func with(base map[string]any, extra map[string]any) map[string]any {
+// withArgs returns base with the keys of extra set (nil values included).
+func withArgs(base map[string]any, extra map[string]any) map[string]any {
 	out := make(map[string]any, len(base)+len(extra))
 	for k, v := range base {
 		out[k] = v
@@ -64,16 +64,16 @@ var tsCalls = []interopCall{
 		"id": "0b4f9b36-5c1e-4c8e-9a47-2d3c1f6e8a10", "link": "https://wiki.example.com/cache"}, "ok", "every format"},
 	{"notify", map[string]any{"to": "dev@example.com"}, "blocked", "an e-mail address is never sent"},
 
-	{"search", with(tsSearchBase, map[string]any{"query": strings.Repeat("q", 41)}), "invalid_arguments", "maxLength"},
-	{"search", with(tsSearchBase, map[string]any{"limit": 0}), "invalid_arguments", "minimum"},
-	{"search", with(tsSearchBase, map[string]any{"limit": 2.5}), "invalid_arguments", "integer"},
-	{"search", with(tsSearchBase, map[string]any{"score": 1}), "invalid_arguments", "exclusiveMaximum"},
-	{"search", with(tsSearchBase, map[string]any{"step": 7}), "invalid_arguments", "multipleOf"},
-	{"search", with(tsSearchBase, map[string]any{"kind": "wiki"}), "invalid_arguments", "enum"},
-	{"search", with(tsSearchBase, map[string]any{"ticket": "cl-42"}), "invalid_arguments", "pattern"},
-	{"search", with(tsSearchBase, map[string]any{"mode": "slow"}), "invalid_arguments", "string const"},
-	{"search", with(tsSearchBase, map[string]any{"level": 3}), "invalid_arguments", "number const"},
-	{"search", with(tsSearchBase, map[string]any{"page": "x"}), "invalid_arguments", "nullable integer"},
+	{"search", withArgs(tsSearchBase, map[string]any{"query": strings.Repeat("q", 41)}), "invalid_arguments", "maxLength"},
+	{"search", withArgs(tsSearchBase, map[string]any{"limit": 0}), "invalid_arguments", "minimum"},
+	{"search", withArgs(tsSearchBase, map[string]any{"limit": 2.5}), "invalid_arguments", "integer"},
+	{"search", withArgs(tsSearchBase, map[string]any{"score": 1}), "invalid_arguments", "exclusiveMaximum"},
+	{"search", withArgs(tsSearchBase, map[string]any{"step": 7}), "invalid_arguments", "multipleOf"},
+	{"search", withArgs(tsSearchBase, map[string]any{"kind": "wiki"}), "invalid_arguments", "enum"},
+	{"search", withArgs(tsSearchBase, map[string]any{"ticket": "cl-42"}), "invalid_arguments", "pattern"},
+	{"search", withArgs(tsSearchBase, map[string]any{"mode": "slow"}), "invalid_arguments", "string const"},
+	{"search", withArgs(tsSearchBase, map[string]any{"level": 3}), "invalid_arguments", "number const"},
+	{"search", withArgs(tsSearchBase, map[string]any{"page": "x"}), "invalid_arguments", "nullable integer"},
 	{"lookup", map[string]any{"topic": "cache", "since": "2026-01-02 03:04"}, "invalid_arguments", "format date-time"},
 	{"lookup", map[string]any{"topic": "cache", "day": "2026-02-30"}, "invalid_arguments", "format date"},
 	{"lookup", map[string]any{"topic": "cache", "id": "not-a-uuid"}, "invalid_arguments", "format uuid"},
