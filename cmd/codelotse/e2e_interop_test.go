@@ -192,13 +192,14 @@ type interopCell struct {
 }
 
 // runInteropCell registers the cell's server in a tenant of its own,
-// discovers and allowlists every tool, runs a review and checks the call
+// discovers and allowlists every supported tool, runs a review and checks the call
 // records, the review's stats and what the server received.
 func runInteropCell(t *testing.T, in *instance, cell interopCell, bearer string) {
 	_, c := in.tenant("interop-"+strings.ReplaceAll(cell.name, "/", "-"), "tenant:manage,repo:manage")
 	serverID := registerServer(t, c, "interop", cell.url, bearer)
 
-	// Discovery lists every tool; each is supported and read-only.
+	// Discovery lists every tool; each is supported and read-only, but
+	// the ones the cell expects refused.
 	found := discover(t, c, serverID)
 	var names []string
 	used := map[string]bool{}
