@@ -10,7 +10,7 @@ COVERAGE_MIN := 90
 # depend on it (a change of the service's go.mod may need a tidy there).
 MODULES  := . deploy loadtest adapters/secrets/benchcompare
 
-.PHONY: all build run stop demo image screenshots test conformance test-go test-signedoff test-deploy cover-domain bench-smoke lint lint-openapi generate check-generate schema-corpus bench loadtest soak fuzz clean
+.PHONY: all build run stop demo image screenshots test conformance interop test-go test-signedoff test-deploy cover-domain bench-smoke lint lint-openapi generate check-generate schema-corpus bench loadtest soak fuzz clean
 
 all: build
 
@@ -54,6 +54,12 @@ test-go:
 ## connector, every scenario logged (part of test-go; docs/conformance.md).
 conformance:
 	$(GO) test -race -count=1 -v -run '^TestConformance' ./adapters/mcpclient/
+
+## interop: the interop matrix: MCP servers on the official SDKs (TypeScript
+## SDK 1.x and 2.x, go-sdk) discovered, allowlisted and called in reviews
+## through the binary, every cell logged (part of test-signedoff; docs/interop.md).
+interop:
+	$(GO) test -race -count=1 -tags signedoff -v -run '^TestInterop' ./cmd/codelotse/
 
 # The signedoff build flips MCP_CONTEXT_SIGNED_OFF; the packages whose
 # behaviour depends on it run again in that build.
