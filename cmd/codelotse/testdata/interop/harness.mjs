@@ -80,6 +80,16 @@ export function registerTools(server, z, { wrap }) {
     { description: "Notifies a person.", inputSchema: schema({ to: z.string().email() }), annotations: readOnly },
     async () => answer("Notified."),
   );
+  // Nested and array inputs stay unsupported: discovery refuses this one.
+  server.registerTool(
+    "filter",
+    {
+      description: "Filters by an object and a list.",
+      inputSchema: schema({ where: z.object({ author: z.string() }), tags: z.array(z.string()) }),
+      annotations: readOnly,
+    },
+    async () => answer("Filtered."),
+  );
 }
 
 // sessionful serves one endpoint with a transport per session, as the
