@@ -10,7 +10,7 @@ COVERAGE_MIN := 90
 # depend on it (a change of the service's go.mod may need a tidy there).
 MODULES  := . deploy loadtest adapters/secrets/benchcompare
 
-.PHONY: all build run stop demo image screenshots test conformance interop test-go test-signedoff test-deploy cover-domain bench-smoke lint lint-openapi generate check-generate schema-corpus bench loadtest soak fuzz clean
+.PHONY: all build run stop demo image screenshots test conformance interop test-go test-signedoff test-deploy cover-domain bench-smoke lint lint-openapi generate check-generate schema-corpus bench loadtest soak fuzz mutants clean
 
 all: build
 
@@ -145,6 +145,13 @@ loadtest:
 ## worker's goroutines and heap and River's throughput (docs/BENCHMARKS.md).
 soak:
 	cd loadtest && $(GO) run . -soak -repo .. $(SOAK_FLAGS)
+
+## mutants: the catalogue of control mutants (tools/mutants/catalogue.json)
+## applied one at a time through go test -overlay, each run against the
+## tests that must catch it; killed/survived per threat-analysis row. Not
+## part of make test (its catalogue check is); about 2.5 minutes here.
+mutants:
+	$(GO) run ./tools/mutants
 
 ## fuzz: a short run of every fuzz target (make test runs their seed corpora).
 FUZZTIME ?= 20s
