@@ -14,7 +14,7 @@ import (
 // rule is what one flat scalar property accepts, with every local $ref and
 // the nullable combinator form resolved: the canonical form that argument
 // validation and the model-facing schema use. Every field is enforced by
-// [parser.check]; docs/schemas.md lists the keywords behind each.
+// [parser.checkValue]; docs/schemas.md lists the keywords behind each.
 type rule struct {
 	typ    PropertyType
 	nullOK bool // null is a valid value (the nullable forms)
@@ -34,10 +34,9 @@ type rule struct {
 	// String rules. maxLength is the effective maximum: the schema's, or
 	// limits.MaxArgumentStringLen when that is smaller or none is given.
 	minLength, maxLength int
-	pattern              *ecmaPattern
-	patternSrc           string // the ECMA-262 source, as the model sees it
-	format               string // a format of knownFormats, enforced; "" when none
-	unknownFormat        string // a format we do not check (annotation), for the warning
+	pattern              *ecmaPattern // its String is the ECMA-262 source, as the model sees it
+	format               string       // a format of knownFormats, enforced; "" when none
+	unknownFormat        string       // a format we do not check (annotation), for the warning
 }
 
 // scalar is one enum or const value: a string, a number or a boolean.
@@ -46,7 +45,6 @@ type scalar struct {
 	s   string
 	num float64
 	b   bool
-	lit string // a number's literal, for the model-facing schema
 }
 
 func (v scalar) equal(w scalar) bool {
@@ -692,7 +690,7 @@ func (p *parser) stringRule(r *rule, kw ruleKeywords, name string) *UnsupportedE
 		if why != "" {
 			return unsupported("pattern of property " + name + " " + why)
 		}
-		r.pattern, r.patternSrc = re, string(src)
+		r.pattern = re
 	}
 	if kw.format >= 0 {
 		if !isString {

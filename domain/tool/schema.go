@@ -490,7 +490,7 @@ func (r rule) model() map[string]any {
 			m["minLength"] = r.minLength
 		}
 		if r.pattern != nil {
-			m["pattern"] = r.patternSrc
+			m["pattern"] = r.pattern.String()
 		}
 		if r.format != "" {
 			m["format"] = r.format
