@@ -91,9 +91,9 @@ type schemaScope struct {
 // nothing that is validated, and, when v is not of the type it must have,
 // that type ("a string"): the types are checked so the admin's view of
 // them is what they say.
-func (p *parser) annotation(key string, v int) (bool, string) {
+func (p *parser) annotation(key []byte, v int) (bool, string) {
 	k := p.nodes[v].kind
-	switch key {
+	switch string(key) {
 	case "title", "description", "$comment":
 		if k != kindString {
 			return true, "a string"
@@ -129,10 +129,12 @@ func (p *parser) keywords(n int, sc schemaScope, name string) (ruleKeywords, *Un
 	}
 	for j := range p.nodes[n].n {
 		mk, mv := p.member(n, j, sc.sorted)
-		key := string(p.str(mk))
+		// key stays bytes: a string of it would be an allocation per
+		// keyword of every schema of a discovery.
+		key := p.str(mk)
 		if ok, want := p.annotation(key, mv); ok {
 			if want != "" {
-				return kw, unsupported(key + " of property " + name + " is not " + want)
+				return kw, unsupported(string(key) + " of property " + name + " is not " + want)
 			}
 			continue
 		}
@@ -140,15 +142,15 @@ func (p *parser) keywords(n int, sc schemaScope, name string) (ruleKeywords, *Un
 		switch {
 		case slot != nil:
 			*slot = mv
-		case key == "anyOf" || key == "oneOf":
+		case string(key) == "anyOf" || string(key) == "oneOf":
 			if kw.anyOf >= 0 {
 				return kw, unsupported("anyOf and oneOf together in property " + name)
 			}
-			kw.anyOf, kw.anyOfKey = mv, key
-		case objectKeywords[key]:
+			kw.anyOf, kw.anyOfKey = mv, string(key)
+		case objectKeywords[string(key)]:
 			return kw, unsupported("nested object in property " + name)
 		default:
-			return kw, unsupported(keywordReason(key, name))
+			return kw, unsupported(keywordReason(string(key), name))
 		}
 	}
 	return kw, nil
@@ -163,8 +165,8 @@ var objectKeywords = map[string]bool{
 }
 
 // slot is the field of the keyword key, or nil.
-func (kw *ruleKeywords) slot(key string) *int {
-	switch key {
+func (kw *ruleKeywords) slot(key []byte) *int {
+	switch string(key) {
 	case "type":
 		return &kw.typ
 	case "enum":
@@ -273,7 +275,7 @@ func (p *parser) rule(n int, sc schemaScope, name string, site ruleSite) (rule, 
 	// The default of the property itself is checked by checkSchema, after
 	// "required"; a default deeper down is checked here.
 	if kw.dflt >= 0 && site != siteProperty {
-		if reason := p.checkValue(r, kw.dflt); reason != "" {
+		if reason := p.checkValue(&r, kw.dflt); reason != "" {
 			return rule{}, -1, unsupported("default of property " + name + " " + reason)
 		}
 	}
@@ -383,11 +385,11 @@ func (p *parser) isNullSchema(n int, sc schemaScope) bool {
 	typed := false
 	for j := range p.nodes[n].n {
 		k, v := p.member(n, j, sc.sorted)
-		key := string(p.str(k))
+		key := p.str(k)
 		if ok, want := p.annotation(key, v); ok && want == "" {
 			continue
 		}
-		if key != "type" || !p.is(v, "null") {
+		if string(key) != "type" || !p.is(v, "null") {
 			return false
 		}
 		typed = true
@@ -711,7 +713,7 @@ func (p *parser) stringRule(r *rule, kw ruleKeywords, name string) *UnsupportedE
 
 // checkValue returns "" when node v is a valid value of r, else the
 // reason; the reasons never hold the value.
-func (p *parser) checkValue(r rule, v int) string {
+func (p *parser) checkValue(r *rule, v int) string {
 	nd := &p.nodes[v]
 	if nd.kind == kindNull && r.nullOK {
 		return ""
@@ -741,7 +743,7 @@ func (p *parser) checkValue(r rule, v int) string {
 	return "has no type"
 }
 
-func (r rule) checkString(s []byte) string {
+func (r *rule) checkString(s []byte) string {
 	n := utf8.RuneCount(s)
 	if n > r.maxLength {
 		return "longer than " + strconv.Itoa(r.maxLength) + " characters"
@@ -761,7 +763,7 @@ func (r rule) checkString(s []byte) string {
 	return ""
 }
 
-func (r rule) checkNumber(v float64, lit []byte) string {
+func (r *rule) checkNumber(v float64, lit []byte) string {
 	if reason := r.checkChoice(scalar{k: kindNumber, num: v}); reason != "" {
 		return reason
 	}
@@ -780,7 +782,7 @@ func (r rule) checkNumber(v float64, lit []byte) string {
 	return ""
 }
 
-func (r rule) checkChoice(v scalar) string {
+func (r *rule) checkChoice(v scalar) string {
 	if r.choices == nil || slices.ContainsFunc(r.choices, v.equal) {
 		return ""
 	}
@@ -824,7 +826,7 @@ func exactLiteral(lit string) bool {
 // admitsNoValue reports a rule that no non-null value can pass: a length
 // range or numeric range that is empty, or choices that all fail the
 // other constraints.
-func (r rule) admitsNoValue() bool {
+func (r *rule) admitsNoValue() bool {
 	if r.typ == TypeString && r.minLength > r.maxLength {
 		return true
 	}
@@ -864,16 +866,19 @@ func (r rule) admitsNoValue() bool {
 // passed the name rule) and formats only when they are plain words.
 func (s Schema) Warnings() []string {
 	var out []string
-	for _, p := range s.props {
-		every := "calls that set property " + p.name + " are"
-		if p.required && !p.nullOK {
-			every = "every call is"
+	for i := range s.props {
+		p := &s.props[i]
+		every := func() string {
+			if p.required && !p.nullOK {
+				return "every call is"
+			}
+			return "calls that set property " + p.name + " are"
 		}
 		switch {
 		case p.format == "email":
-			out = append(out, every+" blocked: property "+p.name+" takes e-mail addresses, which are never sent")
+			out = append(out, every()+" blocked: property "+p.name+" takes e-mail addresses, which are never sent")
 		case p.admitsNoValue():
-			out = append(out, every+" refused: property "+p.name+" accepts no value")
+			out = append(out, every()+" refused: property "+p.name+" accepts no value")
 		}
 		if p.unknownFormat != "" {
 			out = append(out, "format "+p.unknownFormat+" of property "+p.name+" is not checked")

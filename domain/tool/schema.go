@@ -233,8 +233,8 @@ func (p *parser) checkSchema(root int, sorted bool) (Schema, *UnsupportedError) 
 		for j := range p.nodes[props].n {
 			k, v := p.member(props, j, sorted)
 			if d := p.get(v, "default"); d >= 0 {
-				prop := s.props[s.find(p.str(k))]
-				if reason := p.checkValue(prop.rule, d); reason != "" {
+				prop := &s.props[s.find(p.str(k))]
+				if reason := p.checkValue(&prop.rule, d); reason != "" {
 					return Schema{}, unsupported("default of property " + prop.name + " " + reason)
 				}
 			}
@@ -409,7 +409,7 @@ func (s Schema) Validate(args json.RawMessage) error {
 		if i < 0 {
 			return &ArgumentError{Reason: "unknown argument"}
 		}
-		if reason := p.checkValue(s.props[i].rule, v); reason != "" {
+		if reason := p.checkValue(&s.props[i].rule, v); reason != "" {
 			return &ArgumentError{Field: s.props[i].name, Reason: reason}
 		}
 	}
