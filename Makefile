@@ -10,7 +10,7 @@ COVERAGE_MIN := 90
 # depend on it (a change of the service's go.mod may need a tidy there).
 MODULES  := . deploy loadtest adapters/secrets/benchcompare
 
-.PHONY: all build run stop demo image screenshots test conformance test-go test-signedoff test-deploy cover-domain bench-smoke lint lint-openapi generate check-generate bench loadtest soak fuzz clean
+.PHONY: all build run stop demo image screenshots test conformance interop test-go test-signedoff test-deploy cover-domain bench-smoke lint lint-openapi generate check-generate schema-corpus bench loadtest soak fuzz mutants clean
 
 all: build
 
@@ -55,6 +55,12 @@ test-go:
 conformance:
 	$(GO) test -race -count=1 -v -run '^TestConformance' ./adapters/mcpclient/
 
+## interop: the interop matrix: MCP servers on the official SDKs (TypeScript
+## SDK 1.x and 2.x, go-sdk) discovered, allowlisted and called in reviews
+## through the binary, every cell logged (part of test-signedoff; docs/interop.md).
+interop:
+	$(GO) test -race -count=1 -tags signedoff -v -run '^TestInterop' ./cmd/codelotse/
+
 # The signedoff build flips MCP_CONTEXT_SIGNED_OFF; the packages whose
 # behaviour depends on it run again in that build.
 test-signedoff:
@@ -90,6 +96,16 @@ lint-openapi:
 ## generate: regenerate wire_gen.go.
 generate:
 	$(GO) tool wire gen ./cmd/codelotse
+
+## schema-corpus: regenerate the schema corpus in domain/tool/testdata/schemas
+## with the pinned generators: zod 3 and zod 4 (npm, tools/schemacorpus; npm ci
+## on first use) and jsonschema-go (go.mod); pydantic2.json is hand-written.
+## The test in tools/schemacorpus fails when the committed files are stale.
+SCHEMA_CORPUS := tools/schemacorpus
+schema-corpus:
+	@test -f $(SCHEMA_CORPUS)/node_modules/zod4/package.json || npm ci --prefix $(SCHEMA_CORPUS) --no-audit --no-fund --ignore-scripts --loglevel=error
+	node $(SCHEMA_CORPUS)/gen.mjs domain/tool/testdata/schemas
+	$(GO) run ./$(SCHEMA_CORPUS)/gojsonschema domain/tool/testdata/schemas
 
 ## check-generate: fail when the committed wire_gen.go is stale or wire
 ## cannot generate it.
@@ -129,6 +145,13 @@ loadtest:
 ## worker's goroutines and heap and River's throughput (docs/BENCHMARKS.md).
 soak:
 	cd loadtest && $(GO) run . -soak -repo .. $(SOAK_FLAGS)
+
+## mutants: the catalogue of control mutants (tools/mutants/catalogue.json)
+## applied one at a time through go test -overlay, each run against the
+## tests that must catch it; killed/survived per threat-analysis row. Not
+## part of make test (its catalogue check is); about 2.5 minutes here.
+mutants:
+	$(GO) run ./tools/mutants
 
 ## fuzz: a short run of every fuzz target (make test runs their seed corpora).
 FUZZTIME ?= 20s

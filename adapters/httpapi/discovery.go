@@ -26,6 +26,9 @@ type discoveredToolJSON struct {
 	toolJSON
 	Supported bool    `json:"supported"`
 	Reason    *string `json:"reason"`
+	// Warning is set on a supported tool whose calls would always be
+	// blocked or refused, or whose format is not checked (CONTRACT §7).
+	Warning string `json:"warning,omitempty"`
 }
 
 type discoveryJSON struct {
@@ -74,7 +77,7 @@ func (g *DiscoveryRoutes) register(rt *router) {
 					InputSchema: objectJSON(a.InputSchema), Annotations: objectJSON(a.Annotations),
 					WriteCapable: a.WriteCapable, Hash: a.Hash,
 				},
-				Supported: a.Supported,
+				Supported: a.Supported, Warning: a.Warning,
 			}
 			if a.Reason != "" {
 				reason := a.Reason

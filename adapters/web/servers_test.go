@@ -15,6 +15,7 @@ import (
 	"github.com/codelotse/codelotse/app/registry"
 	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/google/uuid"
 )
@@ -568,5 +569,34 @@ func TestConnectionTestOnThePageAndTheForm(t *testing.T) {
 	}
 	if p := b.get(path); !strings.Contains(p.body, "Last discovery</dt><dd>never") {
 		t.Error("a test recorded a discovery")
+	}
+}
+
+// TestDiscoveryShowsWarning: a supported tool whose every call would be
+// blocked stays selectable, with the reason in plain words beside it.
+func TestDiscoveryShowsWarning(t *testing.T) {
+	h := newHarness(t, openGates)
+	b, _ := h.signIn(app.PermTenantManage)
+	def, err := tool.NewDefinition("notify", "Notifies someone.",
+		json.RawMessage(`{"type":"object","properties":{"to":{"type":"string","format":"email"}},"required":["to"]}`),
+		json.RawMessage(`{"readOnlyHint":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mcp.mu.Lock()
+	h.mcp.tools = []ports.ListedTool{{Name: "notify", Description: "Notifies someone.", Definition: def}}
+	h.mcp.mu.Unlock()
+	path := b.register("wiki")
+	p := b.post(path+"/discover", nil)
+	if p.status != http.StatusOK {
+		t.Fatalf("discover = %d\n%s", p.status, p.body)
+	}
+	for _, want := range []string{
+		"every call is blocked: property to takes e-mail addresses, which are never sent",
+		`name="select" value="notify">`,
+	} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("the discovery page lacks %q", want)
+		}
 	}
 }

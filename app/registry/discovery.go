@@ -163,8 +163,9 @@ func nullable(s string) any {
 // DiscoveredTool is one live tool and the verdict on it, as discovery
 // lists it: the server's own name, description, schema and annotations
 // (for the admin to review), whether it can be allowlisted and why not,
-// whether it may write, and its pinning hash ("" when the definition
-// could not be read at all).
+// what the admin should know before allowlisting it (a warning, "" when
+// none), whether it may write, and its pinning hash ("" when the
+// definition could not be read at all).
 type DiscoveredTool struct {
 	Name         string
 	Description  string
@@ -172,6 +173,7 @@ type DiscoveredTool struct {
 	Annotations  json.RawMessage
 	Supported    bool
 	Reason       string
+	Warning      string
 	WriteCapable bool
 	Hash         string
 }
@@ -192,7 +194,7 @@ func assess(serverName string, lt ports.ListedTool) DiscoveredTool {
 	return DiscoveredTool{
 		Name: lt.Name, Description: lt.Definition.Description(),
 		InputSchema: lt.Definition.InputSchema(), Annotations: lt.Definition.Annotations(),
-		Supported: a.Supported, Reason: a.Reason, WriteCapable: a.WriteCapable, Hash: a.Hash,
+		Supported: a.Supported, Reason: a.Reason, Warning: a.Warning, WriteCapable: a.WriteCapable, Hash: a.Hash,
 	}
 }
 

@@ -93,6 +93,8 @@ func testDiscoversTools(t *testing.T, in *instance, era string) {
 		p.addTool("nested", "Takes a filter object.", map[string]any{"type": "object", "properties": map[string]any{
 			"filter": map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}}}},
 			readOnly(), "")
+		p.addTool("notify", "Notifies someone.", map[string]any{"type": "object", "required": []any{"to"},
+			"properties": map[string]any{"to": map[string]any{"type": "string", "format": "email"}}}, readOnly(), "ok")
 	})
 	bearer := "e2e-bearer-discover-" + strings.ReplaceAll(era, "-", "") + "-Zx81"
 	id := registerServer(t, c, "wiki", p.url(), bearer)
@@ -105,11 +107,13 @@ func testDiscoversTools(t *testing.T, in *instance, era string) {
 	want := map[string]struct {
 		description      string
 		supported, write bool
+		warning          string
 	}{
-		"search":      {"Searches the wiki.", true, false},
-		"update_page": {"Updates a wiki page.", true, true},
-		"purge":       {"Purges the cache.", true, true},
-		"nested":      {"Takes a filter object.", false, false},
+		"search":      {"Searches the wiki.", true, false, ""},
+		"update_page": {"Updates a wiki page.", true, true, ""},
+		"purge":       {"Purges the cache.", true, true, ""},
+		"nested":      {"Takes a filter object.", false, false, ""},
+		"notify":      {"Notifies someone.", true, false, "every call is blocked: property to takes e-mail addresses, which are never sent"},
 	}
 	if len(tools) != len(want) {
 		t.Errorf("discovery lists %d tools, want %d: %s", len(tools), len(want), r.Raw)
@@ -123,6 +127,9 @@ func testDiscoversTools(t *testing.T, in *instance, era string) {
 		if d["supported"] != w.supported || d["writeCapable"] != w.write || str(d, "description") != w.description {
 			t.Errorf("%s: supported %v writeCapable %v description %q, want %v %v %q",
 				name, d["supported"], d["writeCapable"], str(d, "description"), w.supported, w.write, w.description)
+		}
+		if warning, has := d["warning"]; w.warning == "" && has || w.warning != "" && warning != w.warning {
+			t.Errorf("%s: warning %v, want %q", name, warning, w.warning)
 		}
 		switch reason, has := d["reason"]; {
 		case !has:
@@ -181,8 +188,8 @@ func testDiscoversTools(t *testing.T, in *instance, era string) {
 		if e["action"] == "server.discover" && e["target"] == id {
 			found = true
 			details, _ := e["details"].(map[string]any)
-			if details["tools"] != float64(4) || details["lastError"] != nil {
-				t.Errorf("server.discover details = %v, want 4 tools and no error", details)
+			if details["tools"] != float64(len(want)) || details["lastError"] != nil {
+				t.Errorf("server.discover details = %v, want %d tools and no error", details, len(want))
 			}
 		}
 	}
@@ -221,13 +228,14 @@ func testRejectsOddSchemas(t *testing.T, in *instance) {
 		"nested":       obj(map[string]any{"filter": obj(map[string]any{"a": typ("string")})}),
 		"nested_typed": obj(map[string]any{"filter": typ("object")}),
 		"array":        obj(map[string]any{"tags": map[string]any{"type": "array", "items": typ("string")}}),
-		"ref":          obj(map[string]any{"q": map[string]any{"$ref": "#/$defs/q"}}, "$defs", map[string]any{"q": typ("string")}),
+		"remote_ref":   obj(map[string]any{"q": map[string]any{"$ref": "https://schemas.example/q.json"}}),
+		"ref_object":   obj(map[string]any{"q": map[string]any{"$ref": "#/$defs/q"}}, "$defs", map[string]any{"q": typ("object")}),
 		"one_of":       obj(map[string]any{"q": map[string]any{"oneOf": []any{typ("string"), typ("integer")}}}),
 		"any_of_top":   obj(map[string]any{"q": typ("string")}, "anyOf", []any{map[string]any{"required": []any{"q"}}}),
-		"open":         obj(map[string]any{"q": typ("string")}, "additionalProperties", true),
-		"int_enum":     obj(map[string]any{"level": map[string]any{"type": "integer", "enum": []any{1, 2, 3}}}),
+		"open":         obj(map[string]any{"q": typ("string")}, "additionalProperties", typ("string")),
+		"all_of":       obj(map[string]any{"q": map[string]any{"allOf": []any{typ("string")}}}),
 		"mixed_enum":   obj(map[string]any{"level": map[string]any{"enum": []any{"low", 2}}}),
-		"pattern":      obj(map[string]any{"q": map[string]any{"type": "string", "pattern": "^a"}}),
+		"lookahead":    obj(map[string]any{"q": map[string]any{"type": "string", "pattern": "^(?=a)"}}),
 	}
 	flat := obj(map[string]any{
 		"q": typ("string"), "n": typ("integer"), "x": typ("number"), "b": typ("boolean"),

@@ -1,6 +1,9 @@
 package tool
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Assessment is the discovery verdict on one live tool, as the API lists
 // it. It is a computed result value: its fields are exported for
@@ -14,6 +17,11 @@ type Assessment struct {
 	// Reason says why not when Supported is false ("unsupported schema: …",
 	// "name too long: …", "unsupported name: …"); empty otherwise.
 	Reason string
+	// Warning says, for a supported tool, what the admin should know
+	// before allowlisting it ([Schema.Warnings], joined by "; "): calls
+	// that would always be blocked or refused, formats not checked. Empty
+	// when there is nothing to say.
+	Warning string
 	// WriteCapable is [WriteCapable] of the definition.
 	WriteCapable bool
 	// Hash is [Hash] of the definition.
@@ -29,9 +37,12 @@ func Assess(serverName string, d Definition) Assessment {
 		a.Supported, a.Reason = false, reasonOf(err)
 		return a
 	}
-	if _, err := d.checkedSchema(); err != nil {
+	s, err := d.checkedSchema()
+	if err != nil {
 		a.Supported, a.Reason = false, reasonOf(err)
+		return a
 	}
+	a.Warning = strings.Join(s.Warnings(), "; ")
 	return a
 }
 

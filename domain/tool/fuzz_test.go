@@ -44,6 +44,10 @@ func FuzzCheckSchema(f *testing.F) {
 		`{"type":"object","properties":{"e":{"enum":["a","b"],"default":"a"}}}`,
 		`{"type":"object","properties":{"x":{"type":["string","null"]}}}`,
 		`{"type":"object","properties":{"x":{"$ref":"#"}}}`,
+		newKeywordsSchema,
+		`{"type":"object","$defs":{"A":{"$ref":"#/$defs/B"},"B":{"$ref":"#/$defs/A"}},"properties":{"x":{"$ref":"#/$defs/A"}}}`,
+		`{"type":"object","properties":{"p":{"type":"string","pattern":"(?<n>a)\\s.[^\\s]{2,3}\\u00e9\\x41{"}}}`,
+		`{"type":"object","properties":{"x":{"type":"number","exclusiveMinimum":true,"minimum":"3","maxLength":-1,"enum":[]}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -60,10 +64,15 @@ func FuzzCheckSchema(f *testing.F) {
 				t.Fatalf("CheckSchema(%q) accepted %d enum values", in, len(p.Enum()))
 			}
 		}
-		// The model schema is canonical and is itself nothing but flat scalars.
+		// The model schema is canonical and is itself nothing but flat
+		// scalars: a schema this rule accepts, with the same properties.
 		ms := s.ModelSchema()
 		if c, err := tool.Canonicalize(ms); err != nil || !bytes.Equal(c, ms) {
 			t.Fatalf("ModelSchema() of %q = %q, not canonical", in, ms)
+		}
+		m, err := tool.CheckSchema(ms)
+		if err != nil || len(m.Properties()) != len(s.Properties()) {
+			t.Fatalf("ModelSchema() of %q = %q, not supported: %v", in, ms, err)
 		}
 	})
 }
@@ -75,6 +84,8 @@ func FuzzValidate(f *testing.F) {
 		{validateSchema, `{"q":"x","q":"y"}`},
 		{validateSchema, `{"q":"\u00e9\u00e9"}`},
 		{`{"type":"object","properties":{"s":{"type":"string"}}}`, `{"s":"` + string(bytes.Repeat([]byte("a"), 501)) + `"}`},
+		{newKeywordsSchema, `{"n":5,"s":"ab","o":null,"c":"red","d":"2026-12-01"}`},
+		{newKeywordsSchema, `{"n":5.5,"s":"a","o":0,"c":"blue","d":"2026-13-01"}`},
 	} {
 		f.Add([]byte(s.schema), []byte(s.args))
 	}
@@ -90,9 +101,10 @@ func FuzzValidate(f *testing.F) {
 		if err := json.Unmarshal(args, &m); err != nil || m == nil {
 			t.Fatalf("Validate(%q) accepted a non-object: %v", args, err)
 		}
-		names := map[string]bool{}
+		names, nullable := map[string]bool{}, map[string]bool{}
 		for _, p := range s.Properties() {
 			names[p.Name()] = true
+			nullable[p.Name()] = p.Nullable()
 		}
 		for k, v := range m {
 			if !names[k] {
@@ -104,9 +116,16 @@ func FuzzValidate(f *testing.F) {
 			if _, ok := v.(map[string]any); ok {
 				t.Fatalf("Validate(%q) accepted a nested object", args)
 			}
-			if _, ok := v.([]any); ok || v == nil {
-				t.Fatalf("Validate(%q) accepted an array or null", args)
+			if _, ok := v.([]any); ok || v == nil && !nullable[k] {
+				t.Fatalf("Validate(%q) accepted an array or a null that is not allowed", args)
 			}
 		}
 	})
 }
+
+// newKeywordsSchema uses every keyword of the flat scalar rule.
+const newKeywordsSchema = `{"type":"object","$defs":{"C":{"type":"string","enum":["red","green"]}},"properties":{` +
+	`"n":{"type":"integer","minimum":1,"maximum":100,"multipleOf":5,"exclusiveMaximum":101},` +
+	`"s":{"type":"string","minLength":2,"maxLength":9,"pattern":"^[a-z]+$"},` +
+	`"o":{"anyOf":[{"type":"number","exclusiveMinimum":0},{"type":"null"}],"default":null},` +
+	`"c":{"$ref":"#/$defs/C"},"d":{"type":["string","null"],"format":"date"},"k":{"const":true}},"required":["n"]}`

@@ -552,7 +552,7 @@ func oldCheckProperty(name string, n *oldNode) (Property, error) {
 			return Property{}, unsupported("duplicate enum value in property " + name)
 		}
 		seen[v.str] = true
-		p.enum = append(p.enum, v.str)
+		p.choices = append(p.choices, scalar{k: kindString, s: v.str})
 	}
 	return p, nil
 }
@@ -567,7 +567,7 @@ func oldCheck(p Property, v *oldNode) string {
 		if utf8.RuneCountInString(v.str) > limits.MaxArgumentStringLen {
 			return "longer than " + strconv.Itoa(limits.MaxArgumentStringLen) + " characters"
 		}
-		if p.enum != nil && !oldContains(p.enum, v.str) {
+		if p.Enum() != nil && !oldContains(p.Enum(), v.str) {
 			return "not one of the allowed values"
 		}
 	case TypeNumber:

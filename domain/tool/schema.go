@@ -2,11 +2,9 @@ package tool
 
 import (
 	"encoding/json"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/codelotse/codelotse/domain/limits"
 )
@@ -29,23 +27,36 @@ var (
 // String returns the JSON Schema type name.
 func (t PropertyType) String() string { return t.s }
 
-// Property is one top-level property of a supported schema.
+// Property is one top-level property of a supported schema, with its
+// local reference and nullable form resolved.
 type Property struct {
 	name     string
-	typ      PropertyType
-	enum     []string
 	required bool
 	header   string
+	rule
 }
 
 // Name is the property name, matching ^[A-Za-z0-9_]+$.
 func (p Property) Name() string { return p.name }
 
-// Type is the property's JSON type.
+// Type is the property's JSON type (null aside: see [Property.Nullable]).
 func (p Property) Type() PropertyType { return p.typ }
 
-// Enum returns a copy of the allowed values of a string enum, or nil.
-func (p Property) Enum() []string { return append([]string(nil), p.enum...) }
+// Nullable reports whether null is a valid value of the property.
+func (p Property) Nullable() bool { return p.nullOK }
+
+// Enum returns a copy of the allowed values of a string enum or const, or
+// nil.
+func (p Property) Enum() []string {
+	if p.typ != TypeString || p.choices == nil {
+		return nil
+	}
+	out := make([]string, len(p.choices))
+	for i, c := range p.choices {
+		out[i] = c.s
+	}
+	return out
+}
 
 // Required reports whether the schema lists the property in "required".
 func (p Property) Required() bool { return p.required }
@@ -72,7 +83,7 @@ func (s Schema) Properties() []Property {
 	out := make([]Property, len(s.props))
 	for i, p := range s.props {
 		out[i] = p
-		out[i].enum = p.Enum()
+		out[i].choices = slices.Clone(p.choices)
 	}
 	return out
 }
@@ -165,12 +176,20 @@ func (p *parser) checkSchema(root int, sorted bool) (Schema, *UnsupportedError) 
 		case "required":
 			required = v
 		case "additionalProperties":
-			if vk != kindBool || p.nodes[v].b {
-				return Schema{}, unsupported("additionalProperties other than false")
+			// false, or true and {} (zod's passthrough and loose objects:
+			// the server would take more). Arguments are validated
+			// strictly either way: no unknown argument is ever sent.
+			if !(vk == kindBool || vk == kindObject && p.nodes[v].n == 0) {
+				return Schema{}, unsupported("additionalProperties other than false, true or {}")
 			}
-		case "$schema", "title", "description":
+		case "$schema", "title", "description", "$comment":
 			if vk != kindString {
 				return Schema{}, unsupported(string(key) + " is not a string")
+			}
+		case "$defs", "definitions":
+			// Read only where a property refers to an entry (resolve).
+			if vk != kindObject {
+				return Schema{}, unsupported(string(key) + " is not an object")
 			}
 		default:
 			return Schema{}, unsupported(keywordReason(string(key), ""))
@@ -180,6 +199,7 @@ func (p *parser) checkSchema(root int, sorted bool) (Schema, *UnsupportedError) 
 		return Schema{}, unsupported("missing type object")
 	}
 	s := Schema{}
+	sc := schemaScope{root: root, sorted: sorted}
 	if props >= 0 {
 		n := p.nodes[props].n
 		if n > limits.MaxSchemaProperties {
@@ -188,7 +208,7 @@ func (p *parser) checkSchema(root int, sorted bool) (Schema, *UnsupportedError) 
 		s.props = make([]Property, 0, n)
 		for j := range n {
 			k, v := p.member(props, j, sorted)
-			prop, err := p.checkProperty(k, v, sorted)
+			prop, err := p.checkProperty(k, v, sc)
 			if err != nil {
 				return Schema{}, err
 			}
@@ -213,8 +233,8 @@ func (p *parser) checkSchema(root int, sorted bool) (Schema, *UnsupportedError) 
 		for j := range p.nodes[props].n {
 			k, v := p.member(props, j, sorted)
 			if d := p.get(v, "default"); d >= 0 {
-				prop := s.props[s.find(p.str(k))]
-				if reason := p.check(prop, d); reason != "" {
+				prop := &s.props[s.find(p.str(k))]
+				if reason := p.checkValue(&prop.rule, d); reason != "" {
 					return Schema{}, unsupported("default of property " + prop.name + " " + reason)
 				}
 			}
@@ -291,110 +311,23 @@ func validPropertyName(s []byte) bool {
 // mirrors an argument into an HTTP header.
 const headerKeyword = "x-mcp-header"
 
-func (p *parser) checkProperty(k, n int, sorted bool) (Property, *UnsupportedError) {
+func (p *parser) checkProperty(k, n int, sc schemaScope) (Property, *UnsupportedError) {
 	if !validPropertyName(p.str(k)) {
 		return Property{}, unsupported("property name not allowed")
 	}
 	name := string(p.str(k))
-	if p.nodes[n].kind != kindObject {
-		return Property{}, unsupported("property " + name + " is not a schema object")
+	r, header, err := p.rule(n, sc, name, siteProperty)
+	if err != nil {
+		return Property{}, err
 	}
-	prop := Property{name: name}
-	typ, enum, header := -1, -1, -1
-	for j := range p.nodes[n].n {
-		mk, mv := p.member(n, j, sorted)
-		switch key := p.str(mk); string(key) {
-		case "type":
-			typ = mv
-		case "enum":
-			enum = mv
-		case headerKeyword:
-			header = mv
-		case "title", "description":
-			if p.nodes[mv].kind != kindString {
-				return Property{}, unsupported(string(key) + " of property " + name + " is not a string")
-			}
-		case "default":
-			// Checked once the property is complete (checkSchema).
-		case "properties", "additionalProperties", "patternProperties", "required":
-			return Property{}, unsupported("nested object in property " + name)
-		default:
-			return Property{}, unsupported(keywordReason(string(key), name))
-		}
-	}
-	if typ >= 0 {
-		switch {
-		case p.nodes[typ].kind == kindArray:
-			return Property{}, unsupported("type union in property " + name)
-		case p.nodes[typ].kind != kindString:
-			return Property{}, unsupported("type of property " + name + " is not a string")
-		}
-		switch t := p.str(typ); string(t) {
-		case "string":
-			prop.typ = TypeString
-		case "number":
-			prop.typ = TypeNumber
-		case "integer":
-			prop.typ = TypeInteger
-		case "boolean":
-			prop.typ = TypeBoolean
-		case "object":
-			return Property{}, unsupported("nested object in property " + name)
-		case "array":
-			return Property{}, unsupported("array in property " + name)
-		default:
-			return Property{}, unsupported("type " + orUnknown(safeWord(string(t))) + " in property " + name)
-		}
-	}
+	prop := Property{name: name, rule: r}
 	if header >= 0 {
-		h, err := p.checkHeader(header, typ >= 0, prop)
+		t := p.get(n, "type")
+		h, err := p.checkHeader(header, t >= 0 && p.nodes[t].kind == kindString, prop)
 		if err != nil {
 			return Property{}, err
 		}
 		prop.header = h
-	}
-	if enum < 0 {
-		if typ < 0 {
-			return Property{}, unsupported("untyped property " + name)
-		}
-		return prop, nil
-	}
-	// An enum without "type" is accepted when all values are strings: it
-	// means the same as "type": "string" with that enum.
-	if typ >= 0 && prop.typ != TypeString {
-		return Property{}, unsupported("enum of type " + prop.typ.s + " in property " + name)
-	}
-	prop.typ = TypeString
-	en := p.nodes[enum]
-	if en.kind != kindArray {
-		return Property{}, unsupported("enum of property " + name + " is not an array")
-	}
-	if en.n == 0 {
-		return Property{}, unsupported("empty enum in property " + name)
-	}
-	if en.n > limits.MaxEnumValues {
-		return Property{}, unsupported("more than " + strconv.Itoa(limits.MaxEnumValues) + " enum values in property " + name)
-	}
-	prop.enum = make([]string, 0, en.n)
-	for j := range en.n {
-		v := p.kids[en.lo+j]
-		if p.nodes[v].kind != kindString {
-			return Property{}, unsupported("non-string enum value in property " + name)
-		}
-		s := p.str(v)
-		if utf8.RuneCount(s) > limits.MaxArgumentStringLen {
-			return Property{}, unsupported("enum value too long in property " + name)
-		}
-		// Enum values reach the model in the tool's schema: hidden or
-		// control characters there could smuggle instructions past the
-		// admin, so such a value makes the schema unsupported.
-		if !plainText(s) {
-			return Property{}, unsupported("enum value with invisible or control characters in property " + name)
-		}
-		if slices.Contains(prop.enum, string(s)) {
-			return Property{}, unsupported("duplicate enum value in property " + name)
-		}
-		prop.enum = append(prop.enum, string(s))
 	}
 	return prop, nil
 }
@@ -448,39 +381,6 @@ func orUnknown(s string) string {
 	return s
 }
 
-// check returns "" when node v is a valid value of prop, else the reason.
-func (p *parser) check(prop Property, v int) string {
-	nd := &p.nodes[v]
-	switch prop.typ {
-	case TypeString:
-		if nd.kind != kindString {
-			return "must be a string"
-		}
-		s := p.str(v)
-		if utf8.RuneCount(s) > limits.MaxArgumentStringLen {
-			return "longer than " + strconv.Itoa(limits.MaxArgumentStringLen) + " characters"
-		}
-		if prop.enum != nil && !slices.Contains(prop.enum, string(s)) {
-			return "not one of the allowed values"
-		}
-	case TypeNumber:
-		if nd.kind != kindNumber {
-			return "must be a number"
-		}
-	case TypeInteger:
-		if nd.kind != kindNumber || nd.num != math.Trunc(nd.num) {
-			return "must be an integer"
-		}
-	case TypeBoolean:
-		if nd.kind != kindBool {
-			return "must be a boolean"
-		}
-	default:
-		return "has no type"
-	}
-	return ""
-}
-
 // Validate checks tool-call arguments strictly, like a strict zod object:
 // args must be one JSON object without duplicate keys, with no key the
 // schema does not name, every required key present, every value of exactly
@@ -509,7 +409,7 @@ func (s Schema) Validate(args json.RawMessage) error {
 		if i < 0 {
 			return &ArgumentError{Reason: "unknown argument"}
 		}
-		if reason := p.check(s.props[i], v); reason != "" {
+		if reason := p.checkValue(&s.props[i].rule, v); reason != "" {
 			return &ArgumentError{Field: s.props[i].name, Reason: reason}
 		}
 	}
@@ -522,23 +422,19 @@ func (s Schema) Validate(args json.RawMessage) error {
 }
 
 // ModelSchema returns the schema offered to the model, in canonical form:
-// type object, per property only "type" (plus "enum" for enums and
-// "maxLength" [limits.MaxArgumentStringLen] for every string), "required"
-// and "additionalProperties": false. Titles, descriptions and defaults are
-// dropped because they are server-controlled text the admin did not write
-// (MC4).
+// type object, "required", "additionalProperties": false, and per
+// property only what is enforced: "type" ([T, "null"] when null is
+// valid), "maxLength" (the effective one, at most
+// [limits.MaxArgumentStringLen], on every string), "minLength",
+// "pattern", a checked "format", "enum" or "const", and the numeric
+// bounds and "multipleOf". Local references are resolved. Titles,
+// descriptions, defaults, examples and unchecked formats are dropped
+// because they are server-controlled text the admin did not write (MC4).
 func (s Schema) ModelSchema() json.RawMessage {
 	props := map[string]any{}
 	required := []string{}
 	for _, p := range s.props {
-		prop := map[string]any{"type": p.typ.s}
-		if p.typ == TypeString {
-			prop["maxLength"] = limits.MaxArgumentStringLen
-		}
-		if p.enum != nil {
-			prop["enum"] = p.enum
-		}
-		props[p.name] = prop
+		props[p.name] = p.rule.model()
 		if p.required {
 			required = append(required, p.name)
 		}
@@ -550,7 +446,7 @@ func (s Schema) ModelSchema() json.RawMessage {
 		"additionalProperties": false,
 	})
 	if err != nil {
-		panic("tool: marshal model schema: " + err.Error()) // only strings, ints, bools: cannot fail
+		panic("tool: marshal model schema: " + err.Error()) // only strings, numbers, bools: cannot fail
 	}
 	out, err := Canonicalize(raw)
 	if err != nil {
@@ -558,3 +454,50 @@ func (s Schema) ModelSchema() json.RawMessage {
 	}
 	return out
 }
+
+// model is the rule as a JSON Schema of only the enforced keywords.
+func (r rule) model() map[string]any {
+	m := map[string]any{"type": r.typ.s}
+	if r.nullOK {
+		m["type"] = []string{r.typ.s, "null"}
+	}
+	if r.choices != nil {
+		values := make([]any, 0, len(r.choices)+1)
+		for _, c := range r.choices {
+			values = append(values, c.value())
+		}
+		switch {
+		case r.isConst && !r.nullOK:
+			m["const"] = values[0]
+		case r.nullOK:
+			m["enum"] = append(values, nil)
+		default:
+			m["enum"] = values
+		}
+	}
+	for key, v := range map[string]*float64{"minimum": r.minimum, "maximum": r.maximum,
+		"exclusiveMinimum": r.exclMinimum, "exclusiveMaximum": r.exclMaximum} {
+		if v != nil {
+			m[key] = jsonNumber(*v)
+		}
+	}
+	if r.multipleOf != "" {
+		m["multipleOf"] = jsonNumber(r.multipleOfNum)
+	}
+	if r.typ == TypeString {
+		m["maxLength"] = r.maxLength
+		if r.minLength > 0 {
+			m["minLength"] = r.minLength
+		}
+		if r.pattern != nil {
+			m["pattern"] = r.pattern.String()
+		}
+		if r.format != "" {
+			m["format"] = r.format
+		}
+	}
+	return m
+}
+
+// jsonNumber is f in its canonical JSON form (RFC 8785).
+func jsonNumber(f float64) json.Number { return json.Number(appendNumber(nil, f)) }

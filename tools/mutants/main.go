@@ -1,0 +1,233 @@
+// Command mutants proves that the tests still catch the removal of each
+// control: it applies the hand-written mutants of a catalogue one at a
+// time and runs the tests that should fail, reporting per threat-analysis
+// row which mutants were killed and which survived.
+//
+// A mutant is a find-and-replace in one file. It is applied through
+// go test's -overlay, so the working tree is never changed and an
+// interrupted run leaves nothing behind. The find text must occur exactly
+// once in the file, so a refactoring that moves a control makes its
+// mutant fail loudly ("not found") instead of silently testing nothing.
+//
+//	go run ./tools/mutants [-catalogue tools/mutants/catalogue.json] [-only ID,ID] [-list]
+//
+// It exits non-zero when a mutant survives or cannot be applied.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Mutant is one catalogue entry.
+type Mutant struct {
+	// ID names the mutant in reports and -only.
+	ID string `json:"id"`
+	// Row is the control's row in ARCHITECTURE.md's table (MC1…).
+	Row string `json:"row"`
+	// What says in words what the mutant removes or weakens.
+	What string `json:"what"`
+	// File is relative to the repository root.
+	File string `json:"file"`
+	// Find must occur exactly once in File; Replace takes its place.
+	Find    string `json:"find"`
+	Replace string `json:"replace"`
+	// Package is the go test package pattern that must fail, Run an
+	// optional -run regexp, Tags optional build tags.
+	Package string `json:"package"`
+	Run     string `json:"run,omitempty"`
+	Tags    string `json:"tags,omitempty"`
+}
+
+type result struct {
+	m       Mutant
+	outcome string // killed, survived, broken
+	detail  string
+	took    time.Duration
+}
+
+func main() {
+	catalogue := flag.String("catalogue", "tools/mutants/catalogue.json", "the catalogue of mutants")
+	only := flag.String("only", "", "comma-separated mutant IDs to run (default: all)")
+	list := flag.Bool("list", false, "list the catalogue and exit")
+	flag.Parse()
+	if err := run(*catalogue, *only, *list); err != nil {
+		fmt.Fprintln(os.Stderr, "mutants:", err)
+		os.Exit(1)
+	}
+}
+
+func run(catalogue, only string, list bool) error {
+	muts, err := load(catalogue)
+	if err != nil {
+		return err
+	}
+	if only != "" {
+		ids := strings.Split(only, ",")
+		muts = slices.DeleteFunc(muts, func(m Mutant) bool { return !slices.Contains(ids, m.ID) })
+	}
+	if list {
+		for _, m := range muts {
+			fmt.Printf("%-5s %-32s %s\n", m.Row, m.ID, m.What)
+		}
+		return nil
+	}
+	tmp, err := os.MkdirTemp("", "mutants")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	var results []result
+	for i, m := range muts {
+		r := apply(m, tmp)
+		fmt.Printf("[%d/%d] %-8s %-5s %-32s %s (%s)\n", i+1, len(muts), r.outcome, m.Row, m.ID, m.What, r.took.Round(time.Second))
+		if r.outcome == "broken" {
+			fmt.Printf("        %s\n", r.detail)
+		}
+		results = append(results, r)
+	}
+	return report(results)
+}
+
+// load reads the catalogue and checks that IDs are unique and every
+// field is set.
+func load(path string) ([]Mutant, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var muts []Mutant
+	if err := dec.Decode(&muts); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	seen := map[string]bool{}
+	for _, m := range muts {
+		if m.ID == "" || m.Row == "" || m.What == "" || m.File == "" || m.Find == "" || m.Package == "" {
+			return nil, fmt.Errorf("%s: mutant %q lacks a field", path, m.ID)
+		}
+		if m.Find == m.Replace {
+			return nil, fmt.Errorf("%s: mutant %s changes nothing", path, m.ID)
+		}
+		if seen[m.ID] {
+			return nil, fmt.Errorf("%s: duplicate mutant %s", path, m.ID)
+		}
+		seen[m.ID] = true
+	}
+	return muts, nil
+}
+
+// apply runs the mutant's tests with the mutated file as an overlay.
+func apply(m Mutant, tmp string) result {
+	start := time.Now()
+	r := result{m: m}
+	src, err := os.ReadFile(m.File)
+	if err != nil {
+		r.outcome, r.detail = "broken", err.Error()
+		return r
+	}
+	if n := bytes.Count(src, []byte(m.Find)); n != 1 {
+		r.outcome, r.detail = "broken", fmt.Sprintf("the find text occurs %d times in %s, want once", n, m.File)
+		return r
+	}
+	abs, err := filepath.Abs(m.File)
+	if err != nil {
+		r.outcome, r.detail = "broken", err.Error()
+		return r
+	}
+	mutated := filepath.Join(tmp, m.ID+filepath.Ext(m.File))
+	if err := os.WriteFile(mutated, bytes.Replace(src, []byte(m.Find), []byte(m.Replace), 1), 0o600); err != nil {
+		r.outcome, r.detail = "broken", err.Error()
+		return r
+	}
+	overlay, _ := json.Marshal(map[string]map[string]string{"Replace": {abs: mutated}})
+	overlayFile := filepath.Join(tmp, m.ID+".overlay.json")
+	if err := os.WriteFile(overlayFile, overlay, 0o600); err != nil {
+		r.outcome, r.detail = "broken", err.Error()
+		return r
+	}
+	args := []string{"test", "-count=1", "-overlay", overlayFile}
+	if m.Tags != "" {
+		args = append(args, "-tags", m.Tags)
+	}
+	if m.Run != "" {
+		args = append(args, "-run", m.Run)
+	}
+	args = append(args, m.Package)
+	out, err := exec.Command("go", args...).CombinedOutput()
+	r.took = time.Since(start)
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		r.outcome = "survived"
+	case errors.As(err, &exit) && bytes.Contains(out, []byte("--- FAIL")):
+		r.outcome = "killed"
+	case bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")):
+		r.outcome, r.detail = "broken", "the mutant does not compile: "+firstLine(out)
+	default:
+		r.outcome, r.detail = "killed", firstLine(out)
+	}
+	return r
+}
+
+func firstLine(b []byte) string {
+	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	return s
+}
+
+// report prints killed/total per row and fails when anything survived
+// or could not be applied.
+func report(results []result) error {
+	type tally struct{ killed, survived, broken int }
+	rows := map[string]*tally{}
+	for _, r := range results {
+		t := rows[r.m.Row]
+		if t == nil {
+			t = &tally{}
+			rows[r.m.Row] = t
+		}
+		switch r.outcome {
+		case "killed":
+			t.killed++
+		case "survived":
+			t.survived++
+		default:
+			t.broken++
+		}
+	}
+	names := make([]string, 0, len(rows))
+	for n := range rows {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Println()
+	fmt.Println("row    killed  survived  broken")
+	bad := 0
+	for _, n := range names {
+		t := rows[n]
+		fmt.Printf("%-6s %6d  %8d  %6d\n", n, t.killed, t.survived, t.broken)
+		bad += t.survived + t.broken
+	}
+	if bad > 0 {
+		var ids []string
+		for _, r := range results {
+			if r.outcome != "killed" {
+				ids = append(ids, r.m.ID)
+			}
+		}
+		return fmt.Errorf("%d of %d mutants survived or could not be applied: %s", bad, len(results), strings.Join(ids, ", "))
+	}
+	fmt.Printf("all %d mutants killed\n", len(results))
+	return nil
+}
