@@ -176,15 +176,18 @@ func TestTenantRoleIsUnprivileged(t *testing.T) {
 func TestCheckTenantRoleRefusesOwner(t *testing.T) {
 	db := pgtest.New(t)
 	ctx := t.Context()
+	// Only a superuser may give a table to a role without CREATE on the
+	// schema.
+	su := pgtest.Superuser(t, db)
 	for _, q := range []string{"CREATE TABLE stray (id int)", "ALTER TABLE stray OWNER TO " + postgres.TenantRole} {
-		if _, err := db.Bun().ExecContext(ctx, q); err != nil {
+		if _, err := su.Bun().ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
 	if err := db.CheckTenantRole(ctx); !errors.Is(err, postgres.ErrUnsafeTenantRole) {
 		t.Errorf("CheckTenantRole with a table owned by %s = %v, want ErrUnsafeTenantRole", postgres.TenantRole, err)
 	}
-	if _, err := db.Bun().ExecContext(ctx, "DROP TABLE stray"); err != nil {
+	if _, err := su.Bun().ExecContext(ctx, "DROP TABLE stray"); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.CheckTenantRole(ctx); err != nil {
