@@ -456,12 +456,12 @@ type timedRetention struct {
 	batches map[string]int
 }
 
-func (r *timedRetention) DeleteExpired(ctx context.Context, table string, now time.Time, limit int) (int64, error) {
+func (r *timedRetention) DeleteExpired(ctx context.Context, table string, now time.Time, after ports.RetentionCursor, limit int) (int64, ports.RetentionCursor, error) {
 	start := time.Now()
-	n, err := r.Retention.DeleteExpired(ctx, table, now, limit)
+	n, next, err := r.Retention.DeleteExpired(ctx, table, now, after, limit)
 	r.took[table] += time.Since(start)
 	r.batches[table]++
-	return n, err
+	return n, next, err
 }
 
 type discard struct{}

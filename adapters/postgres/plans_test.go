@@ -31,9 +31,16 @@ func (l *queryLog) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 	l.queries = append(l.queries, e.Query)
 }
 
-// during returns the queries fn sent that contain marker, failing the
+// during returns the query fn sent that contains marker, failing the
 // test unless there is exactly one.
 func (l *queryLog) during(t *testing.T, marker string, fn func() error) string {
+	t.Helper()
+	return l.all(t, marker, 1, fn)[0]
+}
+
+// all returns the want queries fn sent that contain marker, failing the
+// test unless there are exactly want.
+func (l *queryLog) all(t *testing.T, marker string, want int, fn func() error) []string {
 	t.Helper()
 	l.mu.Lock()
 	start := len(l.queries)
@@ -49,10 +56,10 @@ func (l *queryLog) during(t *testing.T, marker string, fn func() error) string {
 			found = append(found, q)
 		}
 	}
-	if len(found) != 1 {
-		t.Fatalf("store call sent %d queries with %q, want 1: %q", len(found), marker, found)
+	if len(found) != want {
+		t.Fatalf("store call sent %d queries with %q, want %d: %q", len(found), marker, want, found)
 	}
-	return found[0]
+	return found
 }
 
 // planNode is a node of EXPLAIN (FORMAT JSON).
@@ -330,6 +337,8 @@ func TestPlansUseTheirIndexes(t *testing.T) {
 	// (tenant_id, time) index from the oldest, never the whole table.
 	retention := postgres.NewRetention(f.db)
 	longAgo := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) // nothing is older than 90 days then
+	// One statement per batch, the prompt logs' two: past their TTL, then
+	// past their tenant's retention.
 	batches := map[string][]string{
 		ports.RetainToolCalls:  {"mcp_tool_calls_retention_idx"},
 		ports.RetainReviews:    {"review_runs_retention_idx"},
@@ -338,16 +347,28 @@ func TestPlansUseTheirIndexes(t *testing.T) {
 	}
 	for _, table := range ports.RetainedTables {
 		t.Run("retention of "+table, func(t *testing.T) {
-			q := log.during(t, "DELETE FROM "+table, func() error {
-				n, err := retention.DeleteExpired(ctx, table, longAgo, 5000)
+			qs := log.all(t, "DELETE FROM "+table, len(batches[table]), func() error {
+				n, _, err := retention.DeleteExpired(ctx, table, longAgo, ports.RetentionCursor{}, 5000)
 				if err == nil && n != 0 {
 					err = fmt.Errorf("deleted %d rows at %v, want none", n, longAgo)
 				}
 				return err
 			})
-			checkUsesIndex(t, planOnSystemPath(t, q), table, batches[table]...)
+			for i, q := range qs {
+				checkUsesIndex(t, planOnSystemPath(t, q), table, batches[table][i])
+			}
 		})
 	}
+	// A later batch starts at its cursor, in the middle of a tenant's
+	// rows: the start is an index condition too.
+	t.Run("retention of mcp_tool_calls from a cursor", func(t *testing.T) {
+		after := ports.RetentionCursor{TenantID: a, At: time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)}
+		q := log.during(t, "DELETE FROM mcp_tool_calls", func() error {
+			_, _, err := retention.DeleteExpired(ctx, ports.RetainToolCalls, longAgo, after, 5000)
+			return err
+		})
+		checkUsesIndex(t, planOnSystemPath(t, q), "mcp_tool_calls", "mcp_tool_calls_retention_idx")
+	})
 
 	// The session sweep at sign-in: both sides of its OR through an index.
 	t.Run("expired web sessions", func(t *testing.T) {
