@@ -51,7 +51,8 @@ func load(d *database, measured *side, o options, base time.Time) error {
 		// 0–9), its servers and repositories numbered from 0.
 		{"index tables", `CREATE TEMP TABLE t_idx AS
 			SELECT (row_number() OVER (ORDER BY t.id <> '` + measured.tenantID + `', t.id) - 1)::int AS i, t.id,
-			       (SELECT count(*) FROM mcp_servers s WHERE s.tenant_id = t.id)::int AS servers,
+			       (SELECT count(*) FROM mcp_servers s WHERE s.tenant_id = t.id)::int
+			         - (t.id = '` + measured.tenantID + `')::int AS servers,
 			       (SELECT count(*) FROM repositories r WHERE r.tenant_id = t.id)::int AS repos
 			FROM tenants t;
 			CREATE TEMP TABLE s_idx AS SELECT t.i AS ti, (row_number() OVER (PARTITION BY s.tenant_id ORDER BY s.name) - 1)::int AS si, s.id
@@ -97,7 +98,8 @@ func load(d *database, measured *side, o options, base time.Time) error {
 // log's sealed messages would need the key ring's real ciphertext, and
 // the route's query reads one review's logs by index whatever the
 // table's size), and 50 calls on each of its servers (so every calls
-// page is full).
+// page is full): recent ones, except on its last server, a cold one that
+// was last called 60 days ago and that the bulk load leaves alone.
 func seedCommon(conn *pgx.Conn, s *side) error {
 	ctx := context.Background()
 	err := conn.QueryRow(ctx, `INSERT INTO review_runs (tenant_id, repository_id, status, title, created_at, started_at, finished_at)
@@ -115,7 +117,11 @@ func seedCommon(conn *pgx.Conn, s *side) error {
 		{`INSERT INTO mcp_tool_calls (tenant_id, server_id, tool, status, duration_ms, request_bytes, response_bytes, arguments_hash, created_at)
 		  SELECT $1, s.id, 'search', 'ok', 120, 64, 2048, md5(g::text), now() - make_interval(secs => g)
 		  FROM unnest($2::uuid[]) s(id), generate_series(1, 50) g`,
-			[]any{s.tenantID, s.servers}},
+			[]any{s.tenantID, s.servers[:len(s.servers)-1]}},
+		{`INSERT INTO mcp_tool_calls (tenant_id, server_id, tool, status, duration_ms, request_bytes, response_bytes, arguments_hash, created_at)
+		  SELECT $1, $2, 'search', 'ok', 120, 64, 2048, md5(g::text), now() - make_interval(days => 60, secs => g)
+		  FROM generate_series(1, 50) g`,
+			[]any{s.tenantID, s.servers[len(s.servers)-1]}},
 	} {
 		if _, err := conn.Exec(ctx, q.sql, q.args...); err != nil {
 			return err
