@@ -219,12 +219,18 @@ func TestPlansUseTheirIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hotServer, hotRepo, aReview string
+	var hotServer, quietServer, hotRepo, quietRepo, aReview string
 	err = f.db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewRaw("SELECT id FROM mcp_servers WHERE tenant_id = ? AND name = 'srv1'", a).Scan(ctx, &hotServer); err != nil {
 			return err
 		}
+		if err := tx.NewRaw("SELECT id FROM mcp_servers WHERE tenant_id = ? AND name = 'srv2'", a).Scan(ctx, &quietServer); err != nil {
+			return err
+		}
 		if err := tx.NewRaw("SELECT id FROM repositories WHERE tenant_id = ? AND name = 'org/repo-00001'", a).Scan(ctx, &hotRepo); err != nil {
+			return err
+		}
+		if err := tx.NewRaw("SELECT id FROM repositories WHERE tenant_id = ? AND name = 'org/repo-00008'", a).Scan(ctx, &quietRepo); err != nil {
 			return err
 		}
 		return tx.NewRaw("SELECT review_id FROM prompt_logs WHERE tenant_id = ? LIMIT 1", a).Scan(ctx, &aReview)
@@ -294,6 +300,13 @@ func TestPlansUseTheirIndexes(t *testing.T) {
 				c, err := tx.Calls().Recent(ctx, hotServer, 50)
 				return len(c), err
 			}},
+		// A server with 3,000 of the tenant's 120,000 calls: the planner
+		// combined an index on the server alone with the tenant's index.
+		{"recent calls of a quiet server", "mcp_tool_calls", "mcp_tool_calls_server_recent_idx", "FROM \"mcp_tool_calls\"",
+			func(ctx context.Context, tx ports.TenantTx) (int, error) {
+				c, err := tx.Calls().Recent(ctx, quietServer, 50)
+				return len(c), err
+			}},
 		{"calls of a review", "mcp_tool_calls", "mcp_tool_calls_review_order_idx", "FROM \"mcp_tool_calls\"",
 			func(ctx context.Context, tx ports.TenantTx) (int, error) {
 				c, err := tx.Calls().ForReview(ctx, aReview, 200)
@@ -302,6 +315,11 @@ func TestPlansUseTheirIndexes(t *testing.T) {
 		{"reviews of a repository", "review_runs", "review_runs_repository_recent_idx", "FROM \"review_runs\"",
 			func(ctx context.Context, tx ports.TenantTx) (int, error) {
 				r, err := tx.Reviews().Recent(ctx, hotRepo, 50)
+				return len(r), err
+			}},
+		{"reviews of a quiet repository", "review_runs", "review_runs_repository_recent_idx", "FROM \"review_runs\"",
+			func(ctx context.Context, tx ports.TenantTx) (int, error) {
+				r, err := tx.Reviews().Recent(ctx, quietRepo, 50)
 				return len(r), err
 			}},
 		{"audit log", "audit_events", "audit_events_tenant_at_idx", "FROM \"audit_events\"",
