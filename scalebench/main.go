@@ -162,9 +162,9 @@ func run() error {
 	// What the migration of the paging indexes costs on this data: each
 	// index built again under another name, then dropped.
 	for _, ix := range []string{
-		"mcp_tool_calls (server_id, created_at DESC, id DESC)",
-		"mcp_tool_calls (review_id, created_at, id)",
-		"review_runs (repository_id, created_at DESC, id DESC)",
+		"mcp_tool_calls (tenant_id, server_id, created_at DESC, id DESC)",
+		"mcp_tool_calls (tenant_id, review_id, created_at, id)",
+		"review_runs (tenant_id, repository_id, created_at DESC, id DESC)",
 	} {
 		start := time.Now()
 		if err := large.admin("CREATE INDEX scalebench_build_idx ON "+ix, "DROP INDEX scalebench_build_idx"); err != nil {
