@@ -77,7 +77,22 @@ type Retention interface {
 	// retention, and for prompt logs also past their TTL. A review run
 	// that is queued or running is never expired. The batch is one short
 	// transaction that skips rows locked by others.
-	DeleteExpired(ctx context.Context, table string, now time.Time, limit int) (int64, error)
+	//
+	// Rows expired by their tenant's retention are deleted in the order
+	// (tenant, time), from after on (the zero cursor is the beginning);
+	// next is the position of the last one deleted, where the run's next
+	// batch of the table goes on, so that no batch reads again what the
+	// ones before it deleted. A run starts each table at the zero cursor;
+	// a row skipped because it was locked is deleted by the next run.
+	DeleteExpired(ctx context.Context, table string, now time.Time, after RetentionCursor, limit int) (deleted int64, next RetentionCursor, err error)
+}
+
+// RetentionCursor is how far a retention run's batches of one table have
+// got: the tenant and the time of the last row deleted. The zero value is
+// the beginning.
+type RetentionCursor struct {
+	TenantID string
+	At       time.Time
 }
 
 // RetentionMetrics counts the rows the retention job deleted.
