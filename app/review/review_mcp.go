@@ -325,7 +325,11 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 		}
 	}()
 
-	res, err := r.budget.Reserve()
+	// Waits while calls in flight hold the bytes (under the finder's
+	// deadline); a call that gets no reservation, also because the run
+	// ended while it waited, is budget_exhausted: nothing was claimed or
+	// sent, and the run's usage counts it neither as reserved nor as sent.
+	res, err := r.budget.Reserve(ctx)
 	if err != nil {
 		return finish(dreview.CallBudgetExhausted, refusal(string(dreview.CallBudgetExhausted)))
 	}
