@@ -17,7 +17,8 @@ import (
 )
 
 // Errors of [RunBudget.Reserve] and [Reservation.Commit]. Reserve also
-// returns its context's error when the context ends while it waits.
+// returns its context's error when the context is done before it gets a
+// reservation.
 var (
 	// ErrCallsExhausted: the run has made maxCalls calls (status budget_exhausted).
 	ErrCallsExhausted = errors.New("call budget exhausted")
@@ -83,17 +84,18 @@ func ResumeRunBudget(maxCalls, calls, bytesUsed int) (*RunBudget, error) {
 // Reserve claims nothing.
 //
 // In order, under one lock:
+//   - ctx is done: ctx.Err(), so a call never gets a reservation after
+//     its run's deadline;
 //   - maxCalls calls were made: [ErrCallsExhausted], at once;
 //   - a reservation's bytes are free: the call and the bytes are claimed
-//     together, whether ctx is done or not (as with a semaphore, ctx
-//     only bounds the wait);
+//     together;
 //   - no reservation is open: nothing can ever give bytes back (kept
 //     bytes are never returned), so [ErrBytesExhausted], at once. While
 //     one is open, room can still appear: used and reserved bytes never
 //     exceed the budget together, so releasing it would free a whole
 //     reservation;
-//   - otherwise Reserve waits until a reservation ends and checks again
-//     from the top, or returns ctx.Err() once ctx is done.
+//   - otherwise Reserve waits until a reservation ends or ctx is done,
+//     and checks again from the top.
 //
 // The call is claimed after the wait, together with the bytes, so a
 // waiting caller holds no call: maxCalls counts only calls that got
@@ -107,19 +109,14 @@ func ResumeRunBudget(maxCalls, calls, bytesUsed int) (*RunBudget, error) {
 // open reservation ending.
 func (b *RunBudget) Reserve(ctx context.Context) (*Reservation, error) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	for {
-		switch {
-		case b.calls >= b.maxCalls:
-			b.mu.Unlock()
-			return nil, ErrCallsExhausted
-		case limits.RunByteBudget-b.used-b.reserved >= limits.CallReservation:
-			b.calls++
-			b.reserved += limits.CallReservation
-			b.mu.Unlock()
-			return &Reservation{budget: b}, nil
-		case b.reserved == 0:
-			b.mu.Unlock()
-			return nil, ErrBytesExhausted
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		r, err := b.try()
+		if err != errWouldWait {
+			return r, err
 		}
 		if b.changed == nil {
 			b.changed = make(chan struct{})
@@ -129,15 +126,31 @@ func (b *RunBudget) Reserve(ctx context.Context) (*Reservation, error) {
 		b.mu.Unlock()
 		select {
 		case <-changed:
-			b.mu.Lock()
-			b.waiting--
 		case <-ctx.Done():
-			b.mu.Lock()
-			b.waiting--
-			b.mu.Unlock()
-			return nil, ctx.Err()
 		}
+		b.mu.Lock()
+		b.waiting--
 	}
+}
+
+// errWouldWait: try found no free bytes, but an open reservation could
+// give them back.
+var errWouldWait = errors.New("would wait")
+
+// try is one look at the budget, b.mu held: a reservation, a final
+// error, or errWouldWait.
+func (b *RunBudget) try() (*Reservation, error) {
+	switch {
+	case b.calls >= b.maxCalls:
+		return nil, ErrCallsExhausted
+	case limits.RunByteBudget-b.used-b.reserved >= limits.CallReservation:
+		b.calls++
+		b.reserved += limits.CallReservation
+		return &Reservation{budget: b}, nil
+	case b.reserved == 0:
+		return nil, ErrBytesExhausted
+	}
+	return nil, errWouldWait
 }
 
 // ended wakes every waiting Reserve after a reservation ended; b.mu is
