@@ -301,7 +301,8 @@ func (t *mcpTool) source() string { return "mcp:" + t.srv.Name().String() + "/" 
 func refusal(status string) string { return fmt.Sprintf(`{"error": %q}`, status) }
 
 // Call runs the guarded call pipeline (threat analysis, Execution), in
-// this order: run budget → strict arguments → secret and personal-data
+// this order: run budget (waiting, under ctx, while calls in flight hold
+// the bytes) → strict arguments → secret and personal-data
 // scan of the arguments → tools/call → text and structuredContent only →
 // 64 KiB → secret scan of the result → redaction → 8,000 characters →
 // untrusted wrapper. Every call is recorded with counts only. A panic
