@@ -120,6 +120,9 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	if u.refuseInput(w, r, nil, r.URL.Query(), "parameter") {
+		return
+	}
 	u.mux.ServeHTTP(w, r)
 }
 
