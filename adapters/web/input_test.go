@@ -42,7 +42,7 @@ func TestRefusesNULBytesAndInvalidUTF8(t *testing.T) {
 		{"/ui/repositories", url.Values{"name": {"acme/\xffapi"}, "visibility": {"private"}}, `"name"`},
 		{"/ui/settings", url.Values{"retentionDays": {"30\x00"}, "ttlHours": {"24"}}, `"retentionDays"`},
 		{"/ui/servers", url.Values{"name": {"wiki"}, "url": {"https://wiki.example.com/mcp\x00"}, "auth": {"none"}, "acknowledged": {"on"}}, `"url"`},
-		{"/ui/servers", url.Values{"name": {"wiki"}, "url": {"https://wiki.example.com/mcp"}, "auth": {"bearer"}, "token": {"se\x00cret"}, "acknowledged": {"on"}}, `"token"`},
+		{"/ui/servers", url.Values{"name": {"wiki"}, "url": {"https://wiki.example.com/mcp"}, "auth": {"bearer"}, "token": {"tok\x00XYZZY"}, "acknowledged": {"on"}}, `"token"`},
 		{"/ui/defaults", url.Values{"mode": {"on\x00"}, "maxCalls": {"5"}}, `"mode"`},
 	}
 	for _, tt := range posts {
@@ -50,7 +50,7 @@ func TestRefusesNULBytesAndInvalidUTF8(t *testing.T) {
 		if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, template.HTMLEscapeString(tt.field)) {
 			t.Errorf("POST %s %v = %d, want 422 naming %s\n%s", tt.path, tt.form, p.status, tt.field, p.body)
 		}
-		if strings.Contains(p.body, "se\x00cret") || strings.Contains(p.body, "secret") {
+		if strings.Contains(p.body, "XYZZY") {
 			t.Errorf("POST %s: the refusal repeats the value", tt.path)
 		}
 	}
