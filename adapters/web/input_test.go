@@ -68,3 +68,21 @@ func TestRefusesNULBytesAndInvalidUTF8(t *testing.T) {
 		t.Errorf("sign in with a NUL byte = %d", p.status)
 	}
 }
+
+// TestStaticFilesAreNotListed: the static directory serves its files and
+// never a listing of itself.
+func TestStaticFilesAreNotListed(t *testing.T) {
+	h := newHarness(t, openGates)
+	b := h.browser()
+	for _, path := range []string{"/ui/static/", "/ui/static", "/ui/static/./", "/ui/static//", "/ui/static/%2e/", "/ui/static/style.css/", "/ui/static/index.html", "/ui/static/nothing.css"} {
+		p := b.get(path)
+		if p.status == http.StatusOK || strings.Contains(p.body, `href="count.js"`) || strings.Contains(p.body, "<pre>") {
+			t.Errorf("GET %s = %d, want no listing\n%s", path, p.status, p.body)
+		}
+	}
+	for _, path := range []string{"/ui/static/style.css", "/ui/static/count.js"} {
+		if p := b.get(path); p.status != http.StatusOK || p.body == "" {
+			t.Errorf("GET %s = %d, want the file", path, p.status)
+		}
+	}
+}
