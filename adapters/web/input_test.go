@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/accounts"
+	"github.com/codelotse/codelotse/app/repositories"
 )
 
 // TestRefusesNULBytesAndInvalidUTF8 sends a NUL byte (and invalid UTF-8)
@@ -84,5 +86,66 @@ func TestStaticFilesAreNotListed(t *testing.T) {
 		if p := b.get(path); p.status != http.StatusOK || p.body == "" {
 			t.Errorf("GET %s = %d, want the file", path, p.status)
 		}
+	}
+}
+
+// TestRepoManageSeesTheServersTheAPIShowsIt: the policy page of a
+// repo:manage session offers the servers as the API's
+// GET /v1/repositories/{id}/policy/servers answers the same principal
+// (the one use case behind both): every server's id, name and enabled
+// state, and nothing else of a server (no URL, credential hint or link to
+// the server's page, which is tenant:manage's).
+func TestRepoManageSeesTheServersTheAPIShowsIt(t *testing.T) {
+	h := newHarness(t, openGates)
+	admin, _ := h.signIn(app.PermTenantManage, app.PermRepoManage)
+	wiki := admin.register("wiki")
+	admin.register("tickets")
+	admin.get(wiki)
+	if p := admin.post(wiki+"/enabled", url.Values{"enabled": {"false"}}); p.status != http.StatusSeeOther {
+		t.Fatalf("disable = %d", p.status)
+	}
+	admin.get("/ui/repositories")
+	p := admin.post("/ui/repositories", url.Values{"name": {"acme/api"}, "visibility": {"private"}})
+	repoPath, _, _ := strings.Cut(p.header.Get("Location"), "?")
+	if p.status != http.StatusSeeOther || !strings.HasPrefix(repoPath, "/ui/repositories/") {
+		t.Fatalf("create repository = %d %q", p.status, repoPath)
+	}
+	repoID := strings.TrimPrefix(repoPath, "/ui/repositories/")
+
+	maintainer, _ := h.signIn(app.PermRepoManage)
+	page := maintainer.get(repoPath)
+	if page.status != http.StatusOK {
+		t.Fatalf("GET %s = %d", repoPath, page.status)
+	}
+	var secret string
+	for _, c := range maintainer.c.Jar.Cookies(mustURL(h.base + "/ui/")) {
+		if c.Name == "codelotse_session" {
+			secret = c.Value
+		}
+	}
+	session, err := h.deps().ResumeSession.Handle(t.Context(), accounts.ResumeSession{Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := h.deps().PolicyServers.Handle(t.Context(), session.Principal, repositories.ListPolicyServers{RepositoryID: repoID})
+	if err != nil || len(want) != 2 {
+		t.Fatalf("the API's use case answers %v, %v; want both servers", want, err)
+	}
+	for _, s := range want {
+		label := `value="` + s.ID + `"> ` + s.Name
+		if !s.Enabled {
+			label += " (disabled)"
+		}
+		if !strings.Contains(page.body, label) {
+			t.Errorf("the policy page lacks %q", label)
+		}
+	}
+	for _, hidden := range []string{"example.com", `href="/ui/servers/`, "Bearer"} {
+		if strings.Contains(page.body, hidden) {
+			t.Errorf("the policy page of a repo:manage session shows %q", hidden)
+		}
+	}
+	if p := maintainer.get(wiki); p.status != http.StatusForbidden {
+		t.Errorf("repo:manage GET %s = %d, want 403", wiki, p.status)
 	}
 }

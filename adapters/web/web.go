@@ -65,6 +65,7 @@ type Deps struct {
 	Prompts          *review.ListPromptsHandler
 	GetPolicy        *repositories.GetPolicyHandler
 	PutPolicy        *repositories.PutPolicyHandler
+	PolicyServers    *repositories.ListPolicyServersHandler
 	GetDefaults      *repositories.GetDefaultsHandler
 	PutDefaults      *repositories.PutDefaultsHandler
 	AuditPage        *accounts.AuditPageHandler
