@@ -140,6 +140,9 @@ func TestRepoManageSeesTheServersTheAPIShowsIt(t *testing.T) {
 			t.Errorf("the policy page lacks %q", label)
 		}
 	}
+	if !strings.Contains(page.body, "> wiki (disabled)</label>") || !strings.Contains(page.body, "> tickets</label>") {
+		t.Error("the policy page does not show wiki disabled and tickets enabled")
+	}
 	for _, hidden := range []string{"example.com", `href="/ui/servers/`, "Bearer"} {
 		if strings.Contains(page.body, hidden) {
 			t.Errorf("the policy page of a repo:manage session shows %q", hidden)
