@@ -103,6 +103,10 @@ func (t *restSettings) Get(context.Context) (settings.Settings, error) {
 	return settings.Default(), nil
 }
 
+func (t *restSettings) GetForUpdate(ctx context.Context) (settings.Settings, error) {
+	return t.Get(ctx)
+}
+
 func (t *restSettings) Put(_ context.Context, s settings.Settings) error {
 	t.s.settings[t.tenant] = s
 	return nil
