@@ -6,7 +6,7 @@ import (
 )
 
 // TestHostileInputIsRefusedAndNothingStored sends the strict-input cases
-// of CONTRACT.md §7 to the write routes and a query parameter: each is a
+// of docs/input.md to the write routes and a query parameter: each is a
 // 422 validation_failed naming the field, and the store is unchanged.
 func TestHostileInputIsRefusedAndNothingStored(t *testing.T) {
 	ts, store := newRestAPI(t, restOpen)

@@ -16,7 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Field reasons of the strict decoder (CONTRACT.md §7, Input): each is a
+// Field reasons of the strict decoder (docs/input.md): each is a
 // validation_failed naming the field, never bad_json.
 const (
 	reasonNUL        = "must not contain a NUL byte"

@@ -12,7 +12,7 @@ import (
 // refusedInput names the first form field or query parameter (sorted by
 // name) whose name or a value holds a NUL byte or invalid UTF-8, with the
 // reason; "" when there is none. PostgreSQL stores neither in text, and
-// no field of any page needs them (CONTRACT.md §7, Input).
+// no field of any page needs them (docs/input.md).
 func refusedInput(values url.Values) (field, reason string) {
 	names := make([]string, 0, len(values))
 	for name := range values {

@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// writers is how many requests each round sends at once (issue 19, §4).
+// writers is how many requests each round sends at once (docs/input.md, Concurrent writes).
 const writers = 50
 
 // race sends n requests at once (body(i) for the i-th) and returns their
@@ -99,7 +99,7 @@ func contains(list []string, s string) bool {
 
 // TestConcurrentWritersOnEveryWriteRoute sends 50 concurrent requests to
 // each write route of the API, on one resource of one tenant: every
-// request answers its normal status (CONTRACT.md §7, Input: concurrent
+// request answers its normal status (docs/input.md: concurrent
 // writes of one resource are serialised), never a 5xx — PUT
 // /v1/tenant/settings answered 500 "deadlock detected" for most of them
 // before its read took the row lock of a change.

@@ -27,7 +27,7 @@ var confusableScripts = []struct {
 }
 
 // ParseRepositoryName returns the repository name as it is stored, or a
-// *field.Error for "name". The rule for look-alikes (docs/repositories.md):
+// *field.Error for "name". The rule for look-alikes (docs/input.md):
 //
 //   - valid UTF-8, normalised to NFC: a name typed with a precomposed "é"
 //     and one with "e" and a combining accent are the same name (so the
