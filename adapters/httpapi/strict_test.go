@@ -50,6 +50,12 @@ func TestHostileInputIsRefusedAndNothingStored(t *testing.T) {
 			}
 		})
 	}
+	// A NUL byte in a path id is an unknown id, never a 500.
+	for _, path := range []string{"/v1/repositories/%00", "/v1/repositories/%00/policy", "/v1/repositories/a%00b/policy/servers"} {
+		if status, body := call(t, ts, "admin", "GET", path, ""); status != http.StatusNotFound || errCode(body) != "not_found" {
+			t.Errorf("GET %s = %d %v, want 404 not_found", path, status, body)
+		}
+	}
 	if _, body := call(t, ts, "admin", "GET", "/v1/tenant/settings", ""); fmtMap(body) != want {
 		t.Errorf("settings %v after the refusals, want %s", body, want)
 	}
