@@ -13,6 +13,12 @@ type SettingsRepo interface {
 	// transaction ends: a concurrent Put waits, so what the caller decides
 	// on them (write a prompt log or not) cannot race a change.
 	Get(ctx context.Context) (settings.Settings, error)
+	// GetForUpdate returns the settings and holds the lock of a change on
+	// them until the transaction ends: a concurrent GetForUpdate (or Get)
+	// waits, so a read-then-Put of one transaction never interleaves with
+	// another's. A change reads with it, never with Get: two transactions
+	// that hold share locks and then both Put deadlock.
+	GetForUpdate(ctx context.Context) (settings.Settings, error)
 	// Put stores the settings.
 	Put(ctx context.Context, s settings.Settings) error
 }
