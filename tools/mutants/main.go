@@ -47,11 +47,21 @@ type Mutant struct {
 	Package string `json:"package"`
 	Run     string `json:"run,omitempty"`
 	Tags    string `json:"tags,omitempty"`
+	// Dir is an optional directory, relative to the repository root,
+	// that go test runs in (a module of its own, such as deploy); File
+	// stays relative to the repository root and Package to Dir.
+	Dir string `json:"dir,omitempty"`
+	// Equivalent, when set, says why the mutant cannot be told apart
+	// from the original by any test (it behaves the same); such a mutant
+	// is still applied and run, and reported as equivalent, not as a
+	// survivor. A killed mutant marked equivalent is an error in the
+	// catalogue.
+	Equivalent string `json:"equivalent,omitempty"`
 }
 
 type result struct {
 	m       Mutant
-	outcome string // killed, survived, broken
+	outcome string // killed, survived, equivalent, broken
 	detail  string
 	took    time.Duration
 }
@@ -91,8 +101,11 @@ func run(catalogue, only string, list bool) error {
 	for i, m := range muts {
 		r := apply(m, tmp)
 		fmt.Printf("[%d/%d] %-8s %-5s %-32s %s (%s)\n", i+1, len(muts), r.outcome, m.Row, m.ID, m.What, r.took.Round(time.Second))
-		if r.outcome == "broken" {
+		switch r.outcome {
+		case "broken":
 			fmt.Printf("        %s\n", r.detail)
+		case "equivalent":
+			fmt.Printf("        equivalent: %s\n", m.Equivalent)
 		}
 		results = append(results, r)
 	}
@@ -116,6 +129,9 @@ func load(path string) ([]Mutant, error) {
 	for _, m := range muts {
 		if m.ID == "" || m.Row == "" || m.What == "" || m.File == "" || m.Find == "" || m.Package == "" {
 			return nil, fmt.Errorf("%s: mutant %q lacks a field", path, m.ID)
+		}
+		if m.Dir != "" && (filepath.IsAbs(m.Dir) || strings.HasPrefix(filepath.Clean(m.Dir), "..")) {
+			return nil, fmt.Errorf("%s: mutant %s: dir %q is not inside the repository", path, m.ID, m.Dir)
 		}
 		if m.Find == m.Replace {
 			return nil, fmt.Errorf("%s: mutant %s changes nothing", path, m.ID)
@@ -141,23 +157,26 @@ func apply(m Mutant, tmp string) result {
 		r.outcome, r.detail = "broken", fmt.Sprintf("the find text occurs %d times in %s, want once", n, m.File)
 		return r
 	}
-	abs, err := filepath.Abs(m.File)
-	if err != nil {
-		r.outcome, r.detail = "broken", err.Error()
-		return r
+	mutatedSrc := bytes.Replace(src, []byte(m.Find), []byte(m.Replace), 1)
+	args := []string{"test", "-count=1"}
+	dir := m.Dir
+	if filepath.Ext(m.File) == ".go" {
+		overlayFile, err := writeOverlay(m, mutatedSrc, tmp)
+		if err != nil {
+			r.outcome, r.detail = "broken", err.Error()
+			return r
+		}
+		args = append(args, "-overlay", overlayFile)
+	} else {
+		// go test's overlay covers Go sources only, not the files a test
+		// reads (a chart's templates): the mutant's Dir is copied and
+		// mutated, and the tests run in the copy.
+		dir, err = copyMutated(m, mutatedSrc, tmp)
+		if err != nil {
+			r.outcome, r.detail = "broken", err.Error()
+			return r
+		}
 	}
-	mutated := filepath.Join(tmp, m.ID+filepath.Ext(m.File))
-	if err := os.WriteFile(mutated, bytes.Replace(src, []byte(m.Find), []byte(m.Replace), 1), 0o600); err != nil {
-		r.outcome, r.detail = "broken", err.Error()
-		return r
-	}
-	overlay, _ := json.Marshal(map[string]map[string]string{"Replace": {abs: mutated}})
-	overlayFile := filepath.Join(tmp, m.ID+".overlay.json")
-	if err := os.WriteFile(overlayFile, overlay, 0o600); err != nil {
-		r.outcome, r.detail = "broken", err.Error()
-		return r
-	}
-	args := []string{"test", "-count=1", "-overlay", overlayFile}
 	if m.Tags != "" {
 		args = append(args, "-tags", m.Tags)
 	}
@@ -165,7 +184,9 @@ func apply(m Mutant, tmp string) result {
 		args = append(args, "-run", m.Run)
 	}
 	args = append(args, m.Package)
-	out, err := exec.Command("go", args...).CombinedOutput()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
 	r.took = time.Since(start)
 	var exit *exec.ExitError
 	switch {
@@ -178,7 +199,70 @@ func apply(m Mutant, tmp string) result {
 	default:
 		r.outcome, r.detail = "killed", firstLine(out)
 	}
+	switch {
+	case m.Equivalent == "":
+	case r.outcome == "survived":
+		r.outcome = "equivalent"
+	case r.outcome == "killed":
+		r.outcome, r.detail = "broken", "marked equivalent but killed: remove its equivalent note"
+	}
 	return r
+}
+
+// writeOverlay writes the mutated Go file and an overlay naming it.
+func writeOverlay(m Mutant, mutated []byte, tmp string) (string, error) {
+	abs, err := filepath.Abs(m.File)
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(tmp, m.ID+filepath.Ext(m.File))
+	if err := os.WriteFile(file, mutated, 0o600); err != nil {
+		return "", err
+	}
+	overlay, _ := json.Marshal(map[string]map[string]string{"Replace": {abs: file}})
+	overlayFile := filepath.Join(tmp, m.ID+".overlay.json")
+	return overlayFile, os.WriteFile(overlayFile, overlay, 0o600)
+}
+
+// copyMutated builds a tree in tmp where every top-level entry of the
+// repository is a symbolic link except the first component of m.Dir,
+// which is a copy holding the mutated file (so a test that reads
+// ../../README.md still finds it). It returns the directory to test in.
+func copyMutated(m Mutant, mutated []byte, tmp string) (string, error) {
+	if m.Dir == "" {
+		return "", fmt.Errorf("a mutant of %s (not a Go file) needs a dir to copy", m.File)
+	}
+	top, _, _ := strings.Cut(filepath.ToSlash(filepath.Clean(m.Dir)), "/")
+	if rel, err := filepath.Rel(top, m.File); err != nil || strings.HasPrefix(rel, "..") {
+		return "", fmt.Errorf("%s is not inside %s", m.File, top)
+	}
+	root := filepath.Join(tmp, m.ID+".tree")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return "", err
+	}
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		if e.Name() == top {
+			continue
+		}
+		abs, err := filepath.Abs(e.Name())
+		if err != nil {
+			return "", err
+		}
+		if err := os.Symlink(abs, filepath.Join(root, e.Name())); err != nil {
+			return "", err
+		}
+	}
+	if err := os.CopyFS(filepath.Join(root, top), os.DirFS(top)); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(root, m.File), mutated, 0o600); err != nil {
+		return "", err
+	}
+	return filepath.Join(root, m.Dir), nil
 }
 
 func firstLine(b []byte) string {
@@ -189,7 +273,7 @@ func firstLine(b []byte) string {
 // report prints killed/total per row and fails when anything survived
 // or could not be applied.
 func report(results []result) error {
-	type tally struct{ killed, survived, broken int }
+	type tally struct{ killed, survived, equivalent, broken int }
 	rows := map[string]*tally{}
 	for _, r := range results {
 		t := rows[r.m.Row]
@@ -202,6 +286,8 @@ func report(results []result) error {
 			t.killed++
 		case "survived":
 			t.survived++
+		case "equivalent":
+			t.equivalent++
 		default:
 			t.broken++
 		}
@@ -212,22 +298,23 @@ func report(results []result) error {
 	}
 	sort.Strings(names)
 	fmt.Println()
-	fmt.Println("row    killed  survived  broken")
-	bad := 0
+	fmt.Println("row        killed  survived  equivalent  broken")
+	bad, equivalent := 0, 0
 	for _, n := range names {
 		t := rows[n]
-		fmt.Printf("%-6s %6d  %8d  %6d\n", n, t.killed, t.survived, t.broken)
+		fmt.Printf("%-10s %6d  %8d  %10d  %6d\n", n, t.killed, t.survived, t.equivalent, t.broken)
 		bad += t.survived + t.broken
+		equivalent += t.equivalent
 	}
 	if bad > 0 {
 		var ids []string
 		for _, r := range results {
-			if r.outcome != "killed" {
+			if r.outcome == "survived" || r.outcome == "broken" {
 				ids = append(ids, r.m.ID)
 			}
 		}
 		return fmt.Errorf("%d of %d mutants survived or could not be applied: %s", bad, len(results), strings.Join(ids, ", "))
 	}
-	fmt.Printf("all %d mutants killed\n", len(results))
+	fmt.Printf("all %d mutants killed or shown equivalent (%d equivalent)\n", len(results), equivalent)
 	return nil
 }

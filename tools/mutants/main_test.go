@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -36,6 +37,8 @@ func TestLoadRefusesABadCatalogue(t *testing.T) {
 		"unknown field": `[{"id":"a","row":"MC4","what":"w","file":"f","find":"x","replace":"y","package":"./p","extra":1}]`,
 		"missing field": `[{"id":"a","row":"MC4","what":"w","file":"f","find":"x","replace":"y"}]`,
 		"no change":     `[{"id":"a","row":"MC4","what":"w","file":"f","find":"x","replace":"x","package":"./p"}]`,
+		"dir outside": `[{"id":"a","row":"MC4","what":"w","file":"f","find":"x","replace":"y","package":"./p","dir":"../elsewhere"}]`,
+		"dir absolute": `[{"id":"a","row":"MC4","what":"w","file":"f","find":"x","replace":"y","package":"./p","dir":"/tmp"}]`,
 		"duplicate id": `[{"id":"a","row":"MC4","what":"w","file":"f","find":"x","replace":"y","package":"./p"},` +
 			`{"id":"a","row":"MC4","what":"w","file":"f","find":"z","replace":"y","package":"./p"}]`,
 	} {
@@ -45,6 +48,37 @@ func TestLoadRefusesABadCatalogue(t *testing.T) {
 		}
 		if _, err := load(p); err == nil {
 			t.Errorf("%s: load accepted %s", name, body)
+		}
+	}
+}
+
+// TestLoadReadsDirAndEquivalent: the optional fields reach the mutant.
+func TestLoadReadsDirAndEquivalent(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.json")
+	body := `[{"id":"a","row":"MC10","what":"w","file":"deploy/x.tpl","find":"x","replace":"y","package":"./helm/","dir":"deploy","equivalent":"the same render"},` +
+		`{"id":"b","row":"MC4","what":"w","file":"f.go","find":"x","replace":"y","package":"./p"}]`
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	muts, err := load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(muts) != 2 || muts[0].Dir != "deploy" || muts[0].Equivalent != "the same render" || muts[1].Dir != "" || muts[1].Equivalent != "" {
+		t.Errorf("load = %+v, want dir and equivalent on the first mutant only", muts)
+	}
+}
+
+// TestReportCountsEquivalentApart: an equivalent mutant fails no run,
+// a survivor and a broken mutant do.
+func TestReportCountsEquivalentApart(t *testing.T) {
+	ok := []result{{m: Mutant{ID: "a", Row: "MC1"}, outcome: "killed"}, {m: Mutant{ID: "b", Row: "MC1", Equivalent: "why"}, outcome: "equivalent"}}
+	if err := report(ok); err != nil {
+		t.Errorf("killed and equivalent: %v, want no error", err)
+	}
+	for _, bad := range []string{"survived", "broken"} {
+		if err := report(append(ok, result{m: Mutant{ID: "c", Row: "MC2"}, outcome: bad})); err == nil || !strings.Contains(err.Error(), "c") {
+			t.Errorf("a %s mutant: %v, want an error naming it", bad, err)
 		}
 	}
 }
