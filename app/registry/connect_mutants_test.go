@@ -1,0 +1,76 @@
+package registry_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/app/registry"
+)
+
+// These tests prove connection controls that tools/mutants found
+// unproven (issue 19, section 6): each fails when its control is removed.
+
+// TestDCRIssuersCompareExactly: an issuer that merely starts with a
+// listed one (a longer host name, a path below it) is not listed, and no
+// client is registered there.
+func TestDCRIssuersCompareExactly(t *testing.T) {
+	for _, issuer := range []string{"https://as.example.com.evil.test", "https://as.example.com/other", "https://as.example.co"} {
+		t.Run(issuer, func(t *testing.T) {
+			e := newConnectEnv(t)
+			e.deps.DCRIssuers = registry.DCRIssuers{cnIssuer}
+			e.oauth.Metadata.Issuer = issuer
+			s := e.codeServer(t, "")
+			_, err := e.start(srvPrincipalA, s.ID())
+			if ae := srvWantCode(t, err, app.CodeValidationFailed); ae.Fields["auth.clientId"] == "" {
+				t.Errorf("refusal fields %v, want auth.clientId", ae.Fields)
+			}
+			if len(e.oauth.Registered) != 0 {
+				t.Errorf("a client was registered at %s, which only starts like the listed %s", issuer, cnIssuer)
+			}
+		})
+	}
+	// The listed issuer itself registers (the test can fail both ways).
+	e := newConnectEnv(t)
+	e.deps.DCRIssuers = registry.DCRIssuers{cnIssuer}
+	if _, err := e.start(srvPrincipalA, e.codeServer(t, "").ID()); err != nil || len(e.oauth.Registered) != 1 {
+		t.Errorf("the listed issuer: %v, %d registrations; want one", err, len(e.oauth.Registered))
+	}
+}
+
+// TestSealedVerifierOpensOnlyUnderItsOwnState: the sealed verifier of a
+// pending connection is bound to its state's hash; another pending
+// state's sealed verifier copied into it does not open, and no code is
+// exchanged.
+func TestSealedVerifierOpensOnlyUnderItsOwnState(t *testing.T) {
+	e := newConnectEnv(t)
+	s := e.codeServer(t, "client-1")
+	first, err := e.start(srvPrincipalA, s.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.start(srvPrincipalA, s.ID()); err != nil {
+		t.Fatal(err)
+	}
+	rows := e.tenants.Txs[srvTenantA].OAuthStateRepo.Rows
+	if len(rows) != 2 {
+		t.Fatalf("%d pending states, want 2", len(rows))
+	}
+	var keys []string
+	for k := range rows {
+		keys = append(keys, k)
+	}
+	a, b := rows[keys[0]], rows[keys[1]]
+	if bytes.Equal(a.Sealed, b.Sealed) {
+		t.Fatal("two pending states hold the same sealed verifier")
+	}
+	a.Sealed, b.Sealed = b.Sealed, a.Sealed
+	rows[keys[0]], rows[keys[1]] = a, b
+
+	if _, err := e.finish(srvPrincipalA, callback(t, first)); err == nil {
+		t.Fatal("FinishConnect opened another state's sealed verifier")
+	}
+	if len(e.oauth.Exchanges) != 0 {
+		t.Errorf("%d code exchanges with another state's verifier", len(e.oauth.Exchanges))
+	}
+}

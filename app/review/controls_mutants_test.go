@@ -1,0 +1,108 @@
+package review_test
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/codelotse/codelotse/app/review"
+	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// These tests prove controls that tools/mutants found unproven (issue 19,
+// section 6): each fails when its control is removed.
+
+// TestAToolResultIsInNoSpan: the MCP server's result (with a canary in
+// it) reaches the model, and no span of the run carries it: not in a
+// name, an attribute, a status or an event.
+func TestAToolResultIsInNoSpan(t *testing.T) {
+	sr := tracetest.NewSpanRecorder()
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr)))
+	t.Cleanup(func() { otel.SetTracerProvider(prev) })
+
+	const canary = "resultcanary5b7e"
+	e := newReviewEnv(t, 5)
+	e.mcp.answer = func(string, json.RawMessage) (ports.ToolResult, error) {
+		return ports.ToolResult{Texts: []string{"The cache was added in ADR-7 " + canary + "."}}, nil
+	}
+	e.finderCalls(`{"query": "cache"}`)
+	if run := e.run(t); run.Status != dreview.Done {
+		t.Fatalf("run %s", run.Status)
+	}
+	if st := e.statuses(); len(st) != 1 || st[0] != dreview.CallOK {
+		t.Fatalf("call statuses %v, want one ok call (the result must be kept for this test to mean anything)", st)
+	}
+	if !modelSaw(e.model, canary) {
+		t.Fatal("the model never saw the result: the test proves nothing")
+	}
+	spans := sr.Ended()
+	if len(spans) == 0 {
+		t.Fatal("no spans recorded")
+	}
+	for _, s := range spans {
+		texts := []string{s.Name(), s.Status().Description}
+		for _, kv := range s.Attributes() {
+			texts = append(texts, string(kv.Key)+"="+kv.Value.Emit())
+		}
+		for _, ev := range s.Events() {
+			texts = append(texts, ev.Name)
+			for _, kv := range ev.Attributes {
+				texts = append(texts, kv.Value.Emit())
+			}
+		}
+		if strings.Contains(strings.Join(texts, " "), canary) {
+			t.Errorf("span %q carries the tool result: %q", s.Name(), texts)
+		}
+	}
+}
+
+// TestPromptLogsRedactTheModelsAnswer: an answer of the model holding a
+// secret is kept redacted in its debug prompt log, like the request.
+func TestPromptLogsRedactTheModelsAnswer(t *testing.T) {
+	e, _, logs := promptEnv(t, debugOn(t, 2))
+	const secret = "AKIAZZZZANSWER123456"
+	e.model.turns[ports.StepSummary] = []ports.ModelResponse{{Content: "Adds a cache; the deploy key is " + secret + "."}}
+	if run := e.run(t); run.Status != dreview.Done {
+		t.Fatalf("run %s", run.Status)
+	}
+	if len(logs.Logs) == 0 {
+		t.Fatal("no prompt logs kept")
+	}
+	for _, l := range logs.Logs {
+		plain, _ := hex.DecodeString(strings.SplitN(string(l.Sealed), "|", 3)[2])
+		if strings.Contains(string(l.Sealed), secret) || strings.Contains(string(plain), secret) {
+			t.Errorf("log %s%d holds the model's secret", l.Step, l.Turn)
+		}
+	}
+	prompts, err := review.NewListPromptsHandler(review.Deps{Tenants: e.tenants, Cipher: e.deps.Cipher, Clock: e.deps.Clock}).Handle(context.Background(), admin(), review.ListPrompts{ReviewID: revReview})
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	last := prompts[len(prompts)-1]
+	answer := last.Messages[len(last.Messages)-1]
+	if last.Step != ports.StepSummary || answer.Role != "assistant" || !strings.Contains(answer.Content, "Adds a cache; the deploy key is [REDACTED:aws-access-token]") {
+		t.Errorf("the summary's answer is not kept redacted: step %s, %s %q", last.Step, answer.Role, answer.Content)
+	}
+}
+
+// modelSaw reports whether any request to the model held text.
+func modelSaw(m *scriptModel, text string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range m.reqs {
+		for _, msg := range r.Messages {
+			if strings.Contains(msg.Content, text) {
+				return true
+			}
+		}
+	}
+	return false
+}
