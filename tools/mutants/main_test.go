@@ -37,8 +37,8 @@ func TestLoadRefusesABadCatalogue(t *testing.T) {
 		"unknown field": `[{"id":"a","row":"MC4","what":"w","file":"f","find":"x","replace":"y","package":"./p","extra":1}]`,
 		"missing field": `[{"id":"a","row":"MC4","what":"w","file":"f","find":"x","replace":"y"}]`,
 		"no change":     `[{"id":"a","row":"MC4","what":"w","file":"f","find":"x","replace":"x","package":"./p"}]`,
-		"dir outside": `[{"id":"a","row":"MC4","what":"w","file":"f","find":"x","replace":"y","package":"./p","dir":"../elsewhere"}]`,
-		"dir absolute": `[{"id":"a","row":"MC4","what":"w","file":"f","find":"x","replace":"y","package":"./p","dir":"/tmp"}]`,
+		"dir outside":   `[{"id":"a","row":"MC4","what":"w","file":"f","find":"x","replace":"y","package":"./p","dir":"../elsewhere"}]`,
+		"dir absolute":  `[{"id":"a","row":"MC4","what":"w","file":"f","find":"x","replace":"y","package":"./p","dir":"/tmp"}]`,
 		"duplicate id": `[{"id":"a","row":"MC4","what":"w","file":"f","find":"x","replace":"y","package":"./p"},` +
 			`{"id":"a","row":"MC4","what":"w","file":"f","find":"z","replace":"y","package":"./p"}]`,
 	} {
