@@ -13,7 +13,9 @@ import (
 
 	"github.com/codelotse/codelotse/app/review"
 	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/ports"
+	"github.com/codelotse/codelotse/ports/portfake"
 )
 
 // These tests prove controls that tools/mutants found unproven (issue 19,
@@ -105,4 +107,23 @@ func modelSaw(m *scriptModel, text string) bool {
 		}
 	}
 	return false
+}
+
+// TestPromptLogsWhileOffTouchNothing: while the tenant keeps no prompt
+// logs, a request is neither redacted nor sealed for one; on an instance
+// without a key ring that means no "not written" warning at every model
+// request.
+func TestPromptLogsWhileOffTouchNothing(t *testing.T) {
+	e, _, logs := promptEnv(t, settings.Default())
+	var warnings []string
+	e.deps.Warn = func(msg string, fields map[string]string) {
+		if strings.Contains(msg, "prompt log") {
+			warnings = append(warnings, msg)
+		}
+	}
+	e.deps.Cipher = &portfake.Cipher{Keys: nil}
+	e.run(t)
+	if len(logs.Logs) != 0 || len(warnings) != 0 {
+		t.Errorf("debug prompts off: %d logs, warnings %q; want none", len(logs.Logs), warnings)
+	}
 }
