@@ -127,3 +127,17 @@ func TestPromptLogsWhileOffTouchNothing(t *testing.T) {
 		t.Errorf("debug prompts off: %d logs, warnings %q; want none", len(logs.Logs), warnings)
 	}
 }
+
+// TestSendsTheArgumentsThatWereChecked: the server receives the
+// canonical arguments the schema check and the scan judged, never the
+// model's own bytes (whitespace, key order, escapes).
+func TestSendsTheArgumentsThatWereChecked(t *testing.T) {
+	e := newReviewEnv(t, 5)
+	e.finderCalls("{ \"query\" :\n \"\\u0063ache\" }")
+	if run := e.run(t); run.Status != dreview.Done {
+		t.Fatalf("run %s", run.Status)
+	}
+	if len(e.mcp.sent) != 1 || e.mcp.sent[0] != `{"query":"cache"}` {
+		t.Errorf("sent %q, want the canonical arguments {\"query\":\"cache\"} once", e.mcp.sent)
+	}
+}
