@@ -58,7 +58,7 @@ func TestRetentionDeleteRemovesAtMostItsBatch(t *testing.T) {
 	count := func(table string) int {
 		var n int
 		if err := f.db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
-			return tx.NewRaw("SELECT count(*) FROM " + table).Scan(ctx, &n)
+			return tx.NewRaw("SELECT count(*) FROM "+table).Scan(ctx, &n)
 		}); err != nil {
 			t.Fatal(err)
 		}
