@@ -202,3 +202,24 @@ func TestARotatedRefreshTokenNeedsASaver(t *testing.T) {
 		t.Errorf("the MCP server had %d requests with a token whose rotated refresh token was not saved", n)
 	}
 }
+
+// TestTheCodeExchangeNamesTheResource: the authorization code is
+// exchanged with RFC 8707's resource, the MCP server's URL, and the PKCE
+// verifier (MC15: a token for this resource only).
+func TestTheCodeExchangeNamesTheResource(t *testing.T) {
+	e := startPeer(t, oauthpeer.Options{})
+	e.connect(t, oauthpeer.WebClientID, "web-secret")
+	var exchanges int
+	for _, r := range e.peer.TokenRequests() {
+		if r.Form.Get("grant_type") != "authorization_code" {
+			continue
+		}
+		exchanges++
+		if r.Form.Get("resource") != e.peer.MCPURL || r.Form.Get("code_verifier") == "" {
+			t.Errorf("code exchange with resource %q, a verifier: %v; want resource %s and the verifier", r.Form.Get("resource"), r.Form.Get("code_verifier") != "", e.peer.MCPURL)
+		}
+	}
+	if exchanges == 0 {
+		t.Fatal("the peer saw no code exchange")
+	}
+}
