@@ -223,3 +223,42 @@ func TestTheCodeExchangeNamesTheResource(t *testing.T) {
 		t.Fatal("the peer saw no code exchange")
 	}
 }
+
+// TestTokenAnswersAreRefusedWhenMalformed: a refresh token with a control
+// character and a negative expires_in make the whole answer malformed
+// (MC14, MC17), never a token that is stored or cached.
+func TestTokenAnswersAreRefusedWhenMalformed(t *testing.T) {
+	for _, body := range []string{
+		`{"access_token":"tok","token_type":"Bearer","refresh_token":"rt\nX-Injected: 1"}`,
+		`{"access_token":"tok","token_type":"Bearer","refresh_token":"rt with space"}`,
+		`{"access_token":"tok","token_type":"Bearer","expires_in":-1}`,
+		`{"access_token":"tok","token_type":"Bearer","expires_in":"-60"}`,
+	} {
+		if a, err := parseTokenResponse(200, []byte(body)); !errors.Is(err, errMalformedToken) {
+			t.Errorf("parseTokenResponse(%s) = %+v, %v; want malformed", body, a, err)
+		}
+	}
+	if _, err := parseTokenResponse(200, []byte(`{"access_token":"tok","token_type":"Bearer","refresh_token":"rt-1","expires_in":"60"}`)); err != nil {
+		t.Errorf("a well-formed answer: %v", err)
+	}
+}
+
+// TestTokensAreCachedPerServer: two servers with the same URL and the same
+// credential each get their own token (the cache is per server, MC14).
+func TestTokensAreCachedPerServer(t *testing.T) {
+	srv := newTokenServer(3600)
+	ts := startServer(t, srv)
+	c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 2*time.Second)
+	for _, id := range []string{"srv-a", "srv-b", "srv-a"} {
+		target := srv.target(t, ts)
+		target.ServerID = id
+		s, err := c.OpenSession(context.Background(), target, limits.DiscoveryResponseCap)
+		if err != nil {
+			t.Fatalf("OpenSession(%s): %v", id, err)
+		}
+		s.Close()
+	}
+	if n := srv.tokens(); n != 2 {
+		t.Errorf("%d token requests for two servers (one opened twice), want 2", n)
+	}
+}
