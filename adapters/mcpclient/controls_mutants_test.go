@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -260,5 +261,29 @@ func TestTokensAreCachedPerServer(t *testing.T) {
 	}
 	if n := srv.tokens(); n != 2 {
 		t.Errorf("%d token requests for two servers (one opened twice), want 2", n)
+	}
+}
+
+// TestTheDialRefusesAnotherEndpoint: the dialer itself, below the round
+// tripper's origin check: an address other than the configured host and
+// port is refused before any lookup or connection (MC1, a second line).
+func TestTheDialRefusesAnotherEndpoint(t *testing.T) {
+	res := loopbackResolver()
+	g := newGuard(Options{Timeout: time.Second, Rules: selfHosted(t), Resolver: res}, ports.MCPTarget{URL: mustURL(t, "https://mcp.test:8443/mcp")}, 1024)
+	var dialled []string
+	g.connect = func(_ context.Context, _ *net.Dialer, _, address string) (net.Conn, error) {
+		dialled = append(dialled, address)
+		return nil, errNoEgress
+	}
+	for _, addr := range []string{"evil.test:8443", "mcp.test:443", "127.0.0.1:8443", "mcp.test.evil.test:8443"} {
+		if _, err := g.dial(context.Background(), "tcp", addr); !errors.Is(err, ports.ErrRedirectRefused) {
+			t.Errorf("dial(%s) = %v, want refused", addr, err)
+		}
+	}
+	if len(dialled) != 0 || res.n.Load() != 0 {
+		t.Errorf("dialled %v after %d lookups, want nothing", dialled, res.n.Load())
+	}
+	if _, err := g.dial(context.Background(), "tcp", "mcp.test:8443"); err == nil || errors.Is(err, ports.ErrRedirectRefused) || len(dialled) != 1 {
+		t.Errorf("dial(the configured endpoint) = %v after dialling %v, want one attempt", err, dialled)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/domain/policy"
 	dreview "github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/ports"
@@ -139,5 +140,27 @@ func TestSendsTheArgumentsThatWereChecked(t *testing.T) {
 	}
 	if len(e.mcp.sent) != 1 || e.mcp.sent[0] != `{"query":"cache"}` {
 		t.Errorf("sent %q, want the canonical arguments {\"query\":\"cache\"} once", e.mcp.sent)
+	}
+}
+
+// TestAPublicRepositoryGetsNoMcpWhateverElseWorks: a repository that
+// turned public after its policy was set gets no MCP context, with every
+// server, table and policy working (MC6: the visibility at run time
+// alone stops it; TestNeverRunsOnPublicRepositories also breaks the
+// servers' table, which stops a run too).
+func TestAPublicRepositoryGetsNoMcpWhateverElseWorks(t *testing.T) {
+	e := newReviewEnv(t, 5)
+	r := e.repos.ByID[revRepo]
+	r.Visibility = policy.VisibilityPublic
+	e.repos.ByID[revRepo] = r
+	var warnings []string
+	e.deps.Warn = func(msg string, _ map[string]string) { warnings = append(warnings, msg) }
+	e.finderCalls(`{"query": "cache"}`)
+	run := e.run(t)
+	if e.mcp.opened != 0 || len(e.calls.Records) != 0 || run.Stats.Mcp.Prompt != nil {
+		t.Errorf("public repository: %d sessions, %d call records, prompt %v; want no MCP context", e.mcp.opened, len(e.calls.Records), run.Stats.Mcp.Prompt)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("warnings %q: a public repository is not a failure to skip", warnings)
 	}
 }
