@@ -8,10 +8,15 @@
 // interrupted run leaves nothing behind. The find text must occur exactly
 // once in the file, so a refactoring that moves a control makes its
 // mutant fail loudly ("not found") instead of silently testing nothing.
+// A mutant of a file that is not Go source (a Helm template) cannot be an
+// overlay: its dir is copied, mutated and tested in the copy. A mutant
+// that no test can tell from the original carries the reason in its
+// equivalent field and is reported apart (docs/sign-off.md).
 //
 //	go run ./tools/mutants [-catalogue tools/mutants/catalogue.json] [-only ID,ID] [-list]
 //
-// It exits non-zero when a mutant survives or cannot be applied.
+// It exits non-zero when a mutant survives, cannot be applied, or is
+// marked equivalent and killed.
 package main
 
 import (
