@@ -14,6 +14,7 @@ import (
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/limits"
+	dreview "github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/rs/zerolog"
@@ -231,6 +232,7 @@ var funcs = template.FuncMap{
 	},
 	"host":        hostOf,
 	"statusWords": func(st server.Status) string { return statusWords[st] },
+	"skipWords":   func(r dreview.ServerReason) string { return serverReasonWords[r] },
 	"statusClass": statusClass,
 	"pathEscape":  url.PathEscape,
 	"fe":          func(f *formError, name string) string { return f.Field(name) },

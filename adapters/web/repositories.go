@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/registry"
@@ -93,6 +94,13 @@ type repositoryPage struct {
 	Servers    []serverChoice
 	Names      map[string]string
 	Inactive   []string
+	// Warnings are the servers of the effective policy that a review
+	// would not use now, each with why; Offering are those it would.
+	Warnings []serverWarning
+	Offering []string
+	// Active: the gate is open and at least one selected server would
+	// offer a tool: only then does the page say MCP context is active.
+	Active     bool
 	Reviews    []ports.ReviewRun
 	Error      *formError
 	Visibility *formError
@@ -133,6 +141,8 @@ func (u *UI) loadRepositoryPage(r *http.Request, c *caller) (repositoryPage, err
 		return repositoryPage{}, err
 	}
 	p.Servers, p.Names = serverChoices(list, p.Form.Servers)
+	p.Warnings, p.Offering = serverWarnings(list, view.Effective.Servers(), time.Now())
+	p.Active = view.McpActive && len(p.Offering) > 0
 	p.Inactive = u.whyInactive(r, repo, view)
 	if p.Reviews, err = u.d.ListReviews.Handle(r.Context(), c.Principal, review.ListReviews{RepositoryID: repo.ID}); err != nil {
 		return repositoryPage{}, err
@@ -148,6 +158,62 @@ func serverChoices(list []*server.Server, checked []string) ([]serverChoice, map
 		names[s.ID()] = s.Name().String()
 	}
 	return out, names
+}
+
+// serverWarning is a selected server a review would not use now.
+type serverWarning struct {
+	ID, Name string
+	Status   server.Status
+	Text     string
+}
+
+// serverWarnings checks each server of the effective policy as the next
+// review would use it: enabled, connected (OAuth code flow), not failing
+// at its last listing, and with at least one pinned tool (changed and
+// gone tools are not offered). offering names the servers that pass.
+func serverWarnings(list []*server.Server, selected []string, now time.Time) (warnings []serverWarning, offering []string) {
+	byID := make(map[string]*server.Server, len(list))
+	for _, s := range list {
+		byID[s.ID()] = s
+	}
+	for _, id := range selected {
+		s, ok := byID[id]
+		if !ok {
+			continue // deleted: the policy's effective list no longer counts it
+		}
+		name := s.Name().String()
+		pinned := 0
+		for _, t := range s.Tools() {
+			if s.ToolStatus(t.Name()).State == server.ToolPinned {
+				pinned++
+			}
+		}
+		st := s.Status(now)
+		var text string
+		switch {
+		case st == server.StatusDisabled:
+			text = "is disabled: reviews skip it until an admin enables it."
+		case st == server.StatusNeedsConnection:
+			text = "needs an OAuth connection: an admin must connect it on its page before a review can use it."
+		case st == server.StatusUnauthorized:
+			text = "currently fails: it refused the credential at its last listing; an admin must fix its authentication."
+		case st == server.StatusUnreachable:
+			text = "currently fails: its last listing did not work."
+			if why, ok := lastErrorWords[s.LastError()]; ok {
+				text = "currently fails: " + why + " at its last listing."
+			}
+		case pinned == 0 && len(s.Tools()) > 0:
+			text = "has no pinned tool: every allowlisted tool changed or is gone from the server; an admin must approve or remove them."
+		case pinned == 0:
+			text = "has no pinned tool: an admin must discover its tools and select some."
+		}
+		if text != "" {
+			warnings = append(warnings, serverWarning{ID: id, Name: name, Status: st, Text: text})
+			continue
+		}
+		offering = append(offering, name)
+	}
+	return warnings, offering
 }
 
 // whyInactive gives the reasons the gate closes for this repository, in

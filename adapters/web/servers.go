@@ -13,6 +13,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/registry"
+	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
@@ -171,6 +172,16 @@ type serverPage struct {
 	ToolForms  map[string]approveForm
 	// Test is the result of "Test connection".
 	Test *connectionTest
+	// ConfirmEmpty asks before a save with no tool selected empties the
+	// allowlist of a server repositories use.
+	ConfirmEmpty *confirmEmpty
+}
+
+// confirmEmpty is the question before an empty save: the repositories
+// that lose the server, and the discovery to post again.
+type confirmEmpty struct {
+	Repositories []ports.Repository
+	Blob         string
 }
 
 // ChangedCount is the number of changed tools.
@@ -395,6 +406,27 @@ func (u *UI) saveTools(w http.ResponseWriter, r *http.Request, c *caller) {
 		ch := registry.ToolChoice{Name: name, Description: r.PostForm.Get("desc:" + name), ConfirmWrite: r.PostForm.Get("confirm:"+name) == "on"}
 		choices = append(choices, ch)
 		byName[name] = ch
+	}
+	if len(choices) == 0 && r.PostForm.Get("confirm_empty") != "yes" {
+		using, err := u.d.UsingServer.Handle(r.Context(), c.Principal, repositories.RepositoriesUsingServer{ServerID: id})
+		if err != nil {
+			u.internal(w, r, c, err)
+			return
+		}
+		if len(using) > 0 {
+			p, err := u.loadServerPage(r, c)
+			if err != nil {
+				u.refused(w, r, c, err, "message", nil)
+				return
+			}
+			blob := r.PostForm.Get("discovery")
+			if tools := decodeBlob(blob); len(tools) > 0 {
+				p.Discovery = newDiscoveryView(p.S, tools, byName)
+			}
+			p.ConfirmEmpty = &confirmEmpty{Repositories: using, Blob: blob}
+			u.render(w, r, http.StatusOK, "server", c, p)
+			return
+		}
 	}
 	if _, err := u.d.SaveTools.Handle(r.Context(), c.Principal, registry.SaveTools{ID: id, Tools: choices}); err != nil {
 		u.showRefusal(w, r, c, err, func(p *serverPage) {

@@ -63,6 +63,7 @@ type Deps struct {
 	GetRepository    *repositories.GetRepositoryHandler
 	UpdateRepository *repositories.UpdateRepositoryHandler
 	ListRepositories *repositories.ListRepositoriesHandler
+	UsingServer      *repositories.RepositoriesUsingServerHandler
 	GetSettings      *accounts.GetSettingsHandler
 	PutSettings      *accounts.PutSettingsHandler
 	Prompts          *review.ListPromptsHandler

@@ -146,6 +146,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	}
 	startConnectHandler := registry.NewStartConnectHandler(connectDeps)
 	finishConnectHandler := registry.NewFinishConnectHandler(connectDeps)
+	repositoriesUsingServerHandler := repositories.NewRepositoriesUsingServerHandler(repositoriesDeps)
 	auditPageHandler := accounts.NewAuditPageHandler(deps)
 	listReviewsHandler := review.NewListReviewsHandler(reviewDeps)
 	listReviewCallsHandler := review.NewListReviewCallsHandler(reviewDeps)
@@ -171,6 +172,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		GetRepository:    getRepositoryHandler,
 		UpdateRepository: updateRepositoryHandler,
 		ListRepositories: listRepositoriesHandler,
+		UsingServer:      repositoriesUsingServerHandler,
 		GetSettings:      getSettingsHandler,
 		PutSettings:      putSettingsHandler,
 		Prompts:          listPromptsHandler,
@@ -354,6 +356,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	}
 	startConnectHandler := registry.NewStartConnectHandler(connectDeps)
 	finishConnectHandler := registry.NewFinishConnectHandler(connectDeps)
+	repositoriesUsingServerHandler := repositories.NewRepositoriesUsingServerHandler(repositoriesDeps)
 	auditPageHandler := accounts.NewAuditPageHandler(deps)
 	listReviewsHandler := review.NewListReviewsHandler(reviewDeps)
 	listReviewCallsHandler := review.NewListReviewCallsHandler(reviewDeps)
@@ -379,6 +382,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		GetRepository:    getRepositoryHandler,
 		UpdateRepository: updateRepositoryHandler,
 		ListRepositories: listRepositoriesHandler,
+		UsingServer:      repositoriesUsingServerHandler,
 		GetSettings:      getSettingsHandler,
 		PutSettings:      putSettingsHandler,
 		Prompts:          listPromptsHandler,
