@@ -88,12 +88,12 @@ type serverChoice struct {
 }
 
 type repositoryPage struct {
-	Repo       ports.Repository
-	Policy     *repositories.PolicyView
-	Form       policyForm
-	Servers    []serverChoice
-	Names      map[string]string
-	Inactive   []string
+	Repo     ports.Repository
+	Policy   *repositories.PolicyView
+	Form     policyForm
+	Servers  []serverChoice
+	Names    map[string]string
+	Inactive []string
 	// Warnings are the servers of the effective policy that a review
 	// would not use now, each with why; Offering are those it would.
 	Warnings []serverWarning
