@@ -265,14 +265,14 @@ var funcs = template.FuncMap{
 		}
 		return &fieldError{ID: id, Text: text}
 	},
-	"join":        strings.Join,
-	"limit":       func(name string) int { return limitsByName[name] },
-	"runes":       func(s string) int { return len([]rune(s)) },
-	"add":         func(a, b int) int { return a + b },
-	"writeHint":   writeHint,
-	"pretty":      prettyJSON,
-	"dict":        dict,
-	"list":        func(v ...string) []string { return v },
+	"join":      strings.Join,
+	"limit":     func(name string) int { return limitsByName[name] },
+	"runes":     func(s string) int { return len([]rune(s)) },
+	"add":       func(a, b int) int { return a + b },
+	"writeHint": writeHint,
+	"pretty":    prettyJSON,
+	"dict":      dict,
+	"list":      func(v ...string) []string { return v },
 	"details": func(d map[string]any) string {
 		b, err := json.Marshal(d)
 		if err != nil {
