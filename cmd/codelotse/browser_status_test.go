@@ -134,7 +134,7 @@ func TestBrowserPolicyWarnsAndTheReviewSaysWhy(t *testing.T) {
 		}
 	}
 	rows := must(t, ctx, "the call rows", chromedp.Evaluate[map[string][]string](
-		`Object.fromEntries([...document.querySelectorAll("#h-calls + table tbody tr[data-tool]")].map(tr => [tr.dataset.tool, [...tr.cells].slice(1, 4).map(td => td.textContent.trim())]))`))
+		`Object.fromEntries([...document.querySelectorAll("#review-calls tbody tr[data-tool]")].map(tr => [tr.dataset.tool, [...tr.cells].slice(1, 4).map(td => td.textContent.trim())]))`))
 	if got := rows["search"]; len(got) != 3 || got[0] != "wiki" || got[1] != "search" || !strings.HasPrefix(got[2], "answered") {
 		t.Errorf("search's row = %q, want wiki, search, answered", got)
 	}

@@ -83,7 +83,7 @@ func TestBrowserWalkthrough(t *testing.T) {
 	act(t, ctx, "save",
 		chromedp.Click(css(`form.tools button[type="submit"]`)),
 		chromedp.WaitVisible(css(`p.info`)))
-	pinned := textOf(t, ctx, "#h-pinned + p + table")
+	pinned := textOf(t, ctx, "#allowlist")
 	if !strings.Contains(pinned, "search") || !strings.Contains(pinned, description) || strings.Contains(pinned, "delete_page") {
 		t.Errorf("pinned tools = %q, want search with the admin description only", pinned)
 	}
@@ -122,14 +122,14 @@ func TestBrowserWalkthrough(t *testing.T) {
 	if got := textOf(t, ctx, "#h-findings + article"); !strings.Contains(got, "Unbounded cache") {
 		t.Errorf("findings = %q", got)
 	}
-	if got := textOf(t, ctx, "#h-calls + table tbody"); !strings.Contains(got, "mcp_wiki_search") && !strings.Contains(got, "search") {
+	if got := textOf(t, ctx, "#review-calls tbody"); !strings.Contains(got, "mcp_wiki_search") && !strings.Contains(got, "search") {
 		t.Errorf("the review's call rows = %q, want the search call", got)
 	}
 	screenshot(t, ctx, "review")
 
 	// The server page lists the call.
 	act(t, ctx, "open the server", chromedp.Navigate(in.base+serverPath), chromedp.WaitVisible(css("#h-calls")))
-	if got := textOf(t, ctx, "#h-calls + p + table tbody"); !strings.Contains(got, "search") || !strings.Contains(got, "ok") {
+	if got := textOf(t, ctx, "#server-calls tbody"); !strings.Contains(got, "search") || !strings.Contains(got, "ok") {
 		t.Errorf("recent calls = %q, want the ok search call", got)
 	}
 	screenshot(t, ctx, "server")
