@@ -43,10 +43,14 @@ var (
 func axeSource(t *testing.T) string {
 	t.Helper()
 	requireInteropNode(t)
-	ensureInterop(t, axeDir, axeRepoDir)
+	dir, err := filepath.Abs(axeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ensureInterop(t, dir, axeRepoDir)
 	axeOnce.Do(func() {
 		var b []byte
-		b, axeErr = os.ReadFile(filepath.Join(axeDir, "node_modules", "axe-core", "axe.min.js"))
+		b, axeErr = os.ReadFile(filepath.Join(dir, "node_modules", "axe-core", "axe.min.js"))
 		axeScript = string(b)
 	})
 	if axeErr != nil {

@@ -139,6 +139,7 @@ func checkNotice(t *testing.T, ctx context.Context, base, token, heading string)
 		if got := textOf(t, ctx, ".notice h2"); got != heading {
 			t.Errorf("%s: notice %q, want %q", path, got, heading)
 		}
+		checkPage(t, ctx, path+" with the notice")
 	}
 	act(t, ctx, "open the register form", chromedp.Navigate(base+"/ui/servers/new"), chromedp.WaitVisible(css("#name")))
 	disabled := must(t, ctx, "read the fieldset", chromedp.Evaluate[bool](`document.querySelector("form[action='/ui/servers'] fieldset").disabled`))

@@ -180,6 +180,7 @@ func TestBrowserOAuthConnect(t *testing.T) {
 	if got := textOf(t, ctx, "#oauth-connection"); got != "needs connection" {
 		t.Errorf("#oauth-connection = %q before connecting, want needs connection", got)
 	}
+	checkPage(t, ctx, "an OAuth server that needs connection")
 	if got := textOf(t, ctx, "dl.facts"); strings.Contains(got, webSecret) {
 		t.Errorf("the server page shows the client secret: %q", got)
 	}
@@ -207,6 +208,7 @@ func TestBrowserOAuthConnect(t *testing.T) {
 	if !regexp.MustCompile(`^connected by token:\S+ at .*20[0-9]{2}`).MatchString(connected) {
 		t.Errorf("#oauth-connection = %q, want connected by token:… at a date", connected)
 	}
+	checkPage(t, ctx, "a connected OAuth server")
 	screenshot(t, ctx, "oauth-connected")
 	// The authorization server's redirect arrives without the cookie
 	// (SameSite=Strict): the continue page, then the same URL with

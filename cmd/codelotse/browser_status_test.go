@@ -66,6 +66,7 @@ func TestBrowserPolicyWarnsAndTheReviewSaysWhy(t *testing.T) {
 	if got := textOf(t, ctx, `#server-warnings li[data-server="tickets"]`); !strings.Contains(got, "has no pinned tool") {
 		t.Errorf("tickets' warning reads %q", got)
 	}
+	checkPage(t, ctx, "a policy that offers nothing")
 
 	// All five: active through wiki, a warning for each of the others.
 	act(t, ctx, "select every server",
@@ -93,6 +94,7 @@ func TestBrowserPolicyWarnsAndTheReviewSaysWhy(t *testing.T) {
 	if _, ok := warnings["wiki"]; ok || len(warnings) != 4 {
 		t.Errorf("warnings = %v, want one for each server but wiki", warnings)
 	}
+	checkPage(t, ctx, "a policy with warnings")
 	screenshot(t, ctx, "policy-warnings")
 
 	// lookup changes: it is blocked in the review, search is called.
@@ -141,6 +143,7 @@ func TestBrowserPolicyWarnsAndTheReviewSaysWhy(t *testing.T) {
 	if got := rows["lookup"]; len(got) != 3 || got[0] != "wiki" || !strings.HasPrefix(got[2], "not offered: the tool changed after its approval") {
 		t.Errorf("lookup's row = %q, want wiki, lookup, not offered because it changed", got)
 	}
+	checkPage(t, ctx, "a review with skipped servers")
 	screenshot(t, ctx, "review-servers")
 }
 
@@ -181,6 +184,7 @@ func TestBrowserEmptySaveAsksFirst(t *testing.T) {
 	if n := len(snapshots(t, c.do("GET", "/v1/mcp/servers/"+id, nil))); n != 1 {
 		t.Errorf("before the confirmation the allowlist holds %d tools, want search still", n)
 	}
+	checkPage(t, ctx, "the empty-save question")
 	screenshot(t, ctx, "confirm-empty")
 	act(t, ctx, "confirm", chromedp.Click(css("#confirm-empty-save")), chromedp.WaitVisible(css("p.info")))
 	if n := len(snapshots(t, c.do("GET", "/v1/mcp/servers/"+id, nil))); n != 0 {

@@ -69,6 +69,7 @@ func TestBrowserFormsSpeakTheAdminsLanguage(t *testing.T) {
 	if got := shown(); !got["header_name"] || got["token"] {
 		t.Errorf("after the refusal the header fields are not the ones shown: %v", got)
 	}
+	checkPage(t, ctx, "a refused register form")
 
 	// A refused edit on the server page opens at the form.
 	id := registerServer(t, c, "wiki", p.url(), "")
@@ -88,6 +89,7 @@ func TestBrowserFormsSpeakTheAdminsLanguage(t *testing.T) {
 	if scrolled := must(t, ctx, "scroll", chromedp.Evaluate[float64](`window.scrollY`)); scrolled == 0 || top < 0 || top > height {
 		t.Errorf("the refused edit opened at scroll %v with the summary at %v of %v: want the page at the form", scrolled, top, height)
 	}
+	checkPage(t, ctx, "a refused edit")
 }
 
 // checkSummary checks a refusal's summary: focused, announced, in words
