@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -99,6 +100,9 @@ func checkPage(t *testing.T, ctx context.Context, state string) {
 func runAxe(t *testing.T, ctx context.Context, state string) {
 	t.Helper()
 	src := axeSource(t)
+	// axe-core needs the page's scripts (its timers): a test that turned
+	// them off (browser_words_test.go) has them on again from here.
+	scriptsOff(t, ctx, false)
 	if ok := must(t, ctx, "axe loaded", chromedp.Evaluate[bool](`typeof window.axe === "object"`)); !ok {
 		act(t, ctx, "load axe-core", chromedp.Evaluate[chromedp.Void](src+";undefined"))
 	}
@@ -166,4 +170,14 @@ func checkFocusRings(t *testing.T, ctx context.Context, state string) {
 	for _, b := range bad {
 		t.Errorf("%s: focus ring: %s", state, b)
 	}
+}
+
+// scriptsOff turns the page's scripts off (or on again); DevTools'
+// evaluations, the checks' own, run either way.
+func scriptsOff(t *testing.T, ctx context.Context, off bool) {
+	t.Helper()
+	act(t, ctx, "scripts off "+strconv.FormatBool(off), chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: off})
+		return err
+	}))
 }

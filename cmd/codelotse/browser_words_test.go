@@ -19,13 +19,14 @@ import (
 // marked invalid and described by its error. A refused edit at the
 // bottom of a long server page opens at the form.
 func TestBrowserFormsSpeakTheAdminsLanguage(t *testing.T) {
-	ctx := newBrowserWith(t, chromedp.Flag("blink-settings", "scriptEnabled=false"))
+	ctx := newBrowser(t)
 	in, _ := scriptedInstance(t, map[string]any{})
 	_, c := in.tenant("words", "tenant:manage,repo:manage")
 	p := startMCP(t, era2026, func(p *mcpPeer) {
 		p.addTool("search", "Searches the design wiki.", searchSchema(), readOnly(), "hit")
 	})
 	signInBrowser(t, ctx, in.base, c.token)
+	scriptsOff(t, ctx, true)
 
 	// Only the chosen authentication's fields are shown (scripts are off
 	// in this browser: CSS alone does it).
