@@ -91,6 +91,7 @@ func TestBrowserFormsSpeakTheAdminsLanguage(t *testing.T) {
 		t.Errorf("the refused edit opened at scroll %v with the summary at %v of %v: want the page at the form", scrolled, top, height)
 	}
 	checkPage(t, ctx, "a refused edit")
+	screenshot(t, ctx, "refused-edit")
 }
 
 // checkSummary checks a refusal's summary: focused, announced, in words
