@@ -110,7 +110,10 @@ func sayField(field, reason string) string {
 	}
 	reason = strings.TrimSuffix(reason, ".")
 	if rest, ok := strings.CutPrefix(reason, "is required"); ok {
-		return "Fill in the " + strings.ToLower(label[:1]) + label[1:] + rest + "."
+		if len(label) > 1 && strings.ToLower(label[1:2]) == label[1:2] {
+			label = strings.ToLower(label[:1]) + label[1:] // "Name" → "name", "URL" stays
+		}
+		return "Fill in the " + label + rest + "."
 	}
 	return label + " " + reason + "."
 }
