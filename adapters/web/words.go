@@ -54,15 +54,13 @@ var fieldLabels = map[string]string{
 	"auth.clientId": "Client id", "auth.clientSecret": "Client secret", "auth.scopes": "Scopes",
 	"mcp.mode": "Mode", "mcp.servers": "MCP servers", "mcp.maxCalls": "Calls per review",
 	"visibility": "Visibility", "retentionDays": "Retention", "token": "API token",
-	"debugPrompts.ttlHours": "Keep prompt logs for",
+	"debugPrompts.ttlHours": "Keep prompt logs for", "debugPrompts.enabled": "Debug prompt logs",
 }
 
 // fieldWords are whole sentences for reasons whose contract text names a
 // pattern or a value type; keyed by field.
 var fieldWords = map[string]string{
 	"auth.name": "The header name must start with x- and use only lowercase letters, digits and dashes (at most 64 characters).",
-	"name": fmt.Sprintf("The name must start with a lowercase letter and use only lowercase letters, digits and _ (at most %d characters).",
-		limits.MaxServerNameLen),
 	"auth.type": "Choose one of the kinds of authentication.",
 }
 
@@ -81,7 +79,8 @@ var fieldIDs = map[string]string{
 	"auth.name": "header_name", "auth.value": "header_value", "auth.tokenUrl": "token_url",
 	"auth.clientId": "client_id", "auth.clientSecret": "client_secret", "auth.scopes": "scopes",
 	"mcp.mode": "mode", "mcp.servers": "servers", "mcp.maxCalls": "maxCalls",
-	"visibility": "visibility",
+	"visibility": "visibility", "token": "token", "retentionDays": "retentionDays",
+	"debugPrompts.enabled": "debugPrompts", "debugPrompts.ttlHours": "ttlHours",
 }
 
 // fieldOrder is the order of the fields on the forms, for the summary.
