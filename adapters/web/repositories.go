@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/registry"
@@ -136,18 +135,30 @@ func (u *UI) loadRepositoryPage(r *http.Request, c *caller) (repositoryPage, err
 	}
 	p.Policy = &view
 	p.Form = policyForm{Mode: view.Stored.Mode().String(), Servers: view.Stored.Servers(), MaxCalls: strconv.Itoa(view.Stored.MaxCalls())}
-	list, err := u.d.ListServers.Handle(r.Context(), c.Principal, registry.ListServers{})
+	// The choices are what the API lets the same principal read
+	// (GET /v1/repositories/{id}/policy/servers): id, name, enabled.
+	list, err := u.d.PolicyServers.Handle(r.Context(), c.Principal, repositories.ListPolicyServers{RepositoryID: repo.ID})
 	if err != nil {
 		return repositoryPage{}, err
 	}
-	p.Servers, p.Names = serverChoices(list, p.Form.Servers)
-	p.Warnings, p.Offering = serverWarnings(list, view.Effective.Servers(), time.Now())
+	p.Servers, p.Names = policyChoices(list, p.Form.Servers)
+	p.Warnings, p.Offering = serverWarnings(list, view.Effective.Servers())
 	p.Active = view.McpActive && len(p.Offering) > 0
 	p.Inactive = u.whyInactive(r, repo, view)
 	if p.Reviews, err = u.d.ListReviews.Handle(r.Context(), c.Principal, review.ListReviews{RepositoryID: repo.ID}); err != nil {
 		return repositoryPage{}, err
 	}
 	return p, nil
+}
+
+func policyChoices(list []repositories.PolicyServer, checked []string) ([]serverChoice, map[string]string) {
+	out := make([]serverChoice, 0, len(list))
+	names := make(map[string]string, len(list))
+	for _, s := range list {
+		out = append(out, serverChoice{ID: s.ID, Name: s.Name, Enabled: s.Enabled, Checked: slices.Contains(checked, s.ID)})
+		names[s.ID] = s.Name
+	}
+	return out, names
 }
 
 func serverChoices(list []*server.Server, checked []string) ([]serverChoice, map[string]string) {
@@ -171,47 +182,36 @@ type serverWarning struct {
 // review would use it: enabled, connected (OAuth code flow), not failing
 // at its last listing, and with at least one pinned tool (changed and
 // gone tools are not offered). offering names the servers that pass.
-func serverWarnings(list []*server.Server, selected []string, now time.Time) (warnings []serverWarning, offering []string) {
-	byID := make(map[string]*server.Server, len(list))
+func serverWarnings(list []repositories.PolicyServer, selected []string) (warnings []serverWarning, offering []string) {
+	byID := make(map[string]repositories.PolicyServer, len(list))
 	for _, s := range list {
-		byID[s.ID()] = s
+		byID[s.ID] = s
 	}
 	for _, id := range selected {
 		s, ok := byID[id]
 		if !ok {
 			continue // deleted: the policy's effective list no longer counts it
 		}
-		name := s.Name().String()
-		pinned := 0
-		for _, t := range s.Tools() {
-			if s.ToolStatus(t.Name()).State == server.ToolPinned {
-				pinned++
-			}
-		}
-		st := s.Status(now)
 		var text string
 		switch {
-		case st == server.StatusDisabled:
+		case s.Status == server.StatusDisabled:
 			text = "is disabled: reviews skip it until an admin enables it."
-		case st == server.StatusNeedsConnection:
+		case s.Status == server.StatusNeedsConnection:
 			text = "needs an OAuth connection: an admin must connect it on its page before a review can use it."
-		case st == server.StatusUnauthorized:
+		case s.Status == server.StatusUnauthorized:
 			text = "currently fails: it refused the credential at its last listing; an admin must fix its authentication."
-		case st == server.StatusUnreachable:
-			text = "currently fails: its last listing did not work."
-			if why, ok := lastErrorWords[s.LastError()]; ok {
-				text = "currently fails: " + why + " at its last listing."
-			}
-		case pinned == 0 && len(s.Tools()) > 0:
+		case s.Status == server.StatusUnreachable:
+			text = "currently fails: its last listing did not work (unreachable, too slow, or not speaking MCP as expected)."
+		case s.PinnedTools == 0 && s.Status == server.StatusToolsChanged:
 			text = "has no pinned tool: every allowlisted tool changed or is gone from the server; an admin must approve or remove them."
-		case pinned == 0:
-			text = "has no pinned tool: an admin must discover its tools and select some."
+		case s.PinnedTools == 0:
+			text = "has no pinned tool: an admin must select some of its tools (or approve or remove the changed and gone ones)."
 		}
 		if text != "" {
-			warnings = append(warnings, serverWarning{ID: id, Name: name, Status: st, Text: text})
+			warnings = append(warnings, serverWarning{ID: id, Name: s.Name, Status: s.Status, Text: text})
 			continue
 		}
-		offering = append(offering, name)
+		offering = append(offering, s.Name)
 	}
 	return warnings, offering
 }

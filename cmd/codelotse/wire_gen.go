@@ -90,7 +90,8 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	putDefaultsHandler := repositories.NewPutDefaultsHandler(repositoriesDeps)
 	getPolicyHandler := repositories.NewGetPolicyHandler(repositoriesDeps)
 	putPolicyHandler := repositories.NewPutPolicyHandler(repositoriesDeps)
-	policyRoutes := httpapi.NewPolicyRoutes(getDefaultsHandler, putDefaultsHandler, getPolicyHandler, putPolicyHandler)
+	listPolicyServersHandler := repositories.NewListPolicyServersHandler(repositoriesDeps)
+	policyRoutes := httpapi.NewPolicyRoutes(getDefaultsHandler, putDefaultsHandler, getPolicyHandler, putPolicyHandler, listPolicyServersHandler)
 	listAuditHandler := accounts.NewListAuditHandler(deps)
 	auditRoutes := httpapi.NewAuditRoutes(listAuditHandler)
 	metricsRegistry := metrics.New()
@@ -178,6 +179,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Prompts:          listPromptsHandler,
 		GetPolicy:        getPolicyHandler,
 		PutPolicy:        putPolicyHandler,
+		PolicyServers:    listPolicyServersHandler,
 		GetDefaults:      getDefaultsHandler,
 		PutDefaults:      putDefaultsHandler,
 		AuditPage:        auditPageHandler,
@@ -300,7 +302,8 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	putDefaultsHandler := repositories.NewPutDefaultsHandler(repositoriesDeps)
 	getPolicyHandler := repositories.NewGetPolicyHandler(repositoriesDeps)
 	putPolicyHandler := repositories.NewPutPolicyHandler(repositoriesDeps)
-	policyRoutes := httpapi.NewPolicyRoutes(getDefaultsHandler, putDefaultsHandler, getPolicyHandler, putPolicyHandler)
+	listPolicyServersHandler := repositories.NewListPolicyServersHandler(repositoriesDeps)
+	policyRoutes := httpapi.NewPolicyRoutes(getDefaultsHandler, putDefaultsHandler, getPolicyHandler, putPolicyHandler, listPolicyServersHandler)
 	listAuditHandler := accounts.NewListAuditHandler(deps)
 	auditRoutes := httpapi.NewAuditRoutes(listAuditHandler)
 	metricsRegistry := metrics.New()
@@ -388,6 +391,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		Prompts:          listPromptsHandler,
 		GetPolicy:        getPolicyHandler,
 		PutPolicy:        putPolicyHandler,
+		PolicyServers:    listPolicyServersHandler,
 		GetDefaults:      getDefaultsHandler,
 		PutDefaults:      putDefaultsHandler,
 		AuditPage:        auditPageHandler,
