@@ -165,7 +165,11 @@ func (f *formError) Summary() []summaryItem {
 		if !ok {
 			continue // a refusal next to a button: the main message says it
 		}
-		out = append(out, summaryItem{Href: "#" + id, Text: f.Said(k).Text})
+		text := f.Said(k).Text
+		if label, ok := fieldLabels[k]; ok && text == f.Words() {
+			text = label + ": " + text // the headline again: say which field
+		}
+		out = append(out, summaryItem{Href: "#" + id, Text: text})
 	}
 	return out
 }
