@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/codelotse/codelotse/app/accounts"
@@ -33,9 +34,24 @@ func (u *UI) reviewsPage(w http.ResponseWriter, r *http.Request, c *caller) {
 }
 
 type reviewPage struct {
-	Run   ports.ReviewRun
-	Repo  ports.Repository
-	Calls []callRow
+	Run     ports.ReviewRun
+	Repo    ports.Repository
+	Calls   []callRow
+	Servers []serverOutcome
+}
+
+// serverOutcome is one server of the run with the tools that were not
+// offered because they changed after their approval (from the run's
+// call records).
+type serverOutcome struct {
+	dreview.ServerOutcome
+	Changed []string
+}
+
+// changedTool reports whether a record is a tool blocked at listing
+// because it changed (see callWords).
+func changedTool(c ports.ToolCall) bool {
+	return c.Status == dreview.CallBlocked && c.ArgumentsHash == ""
 }
 
 // callRow is one call record of a review with its server's name and the
@@ -104,8 +120,15 @@ func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, c *caller) {
 		names[o.ID] = o.Name
 	}
 	p := reviewPage{Run: run, Calls: make([]callRow, 0, len(calls))}
+	changed := map[string][]string{}
 	for _, cl := range calls {
 		p.Calls = append(p.Calls, callRow{ToolCall: cl, Server: names[cl.ServerID], Reason: callWords(cl)})
+		if changedTool(cl) && !slices.Contains(changed[cl.ServerID], cl.Tool) {
+			changed[cl.ServerID] = append(changed[cl.ServerID], cl.Tool)
+		}
+	}
+	for _, o := range run.Stats.Mcp.Servers {
+		p.Servers = append(p.Servers, serverOutcome{ServerOutcome: o, Changed: changed[o.ID]})
 	}
 	if repo, err := u.d.GetRepository.Handle(r.Context(), c.Principal, repositories.GetRepository{ID: run.RepositoryID}); err == nil {
 		p.Repo = repo
