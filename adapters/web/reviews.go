@@ -64,10 +64,10 @@ type callRow struct {
 
 // serverReasonWords say why a review skipped a server.
 var serverReasonWords = map[dreview.ServerReason]string{
-	dreview.ServerUnreachable:   "skipped: the server could not be reached (or did not answer in time, or did not speak MCP as expected)",
-	dreview.ServerUnauthorized:  "skipped: the server refused the credential; an admin must fix the authentication",
-	dreview.ServerNoPinnedTools: "skipped: none of its allowlisted tools could be offered (none is pinned, or each changed or is gone from the server)",
-	dreview.ServerDisabled:      "skipped: the server is disabled",
+	dreview.ServerUnreachable:   "the server could not be reached (or did not answer in time, or did not speak MCP as expected)",
+	dreview.ServerUnauthorized:  "the server refused the credential; an admin must fix the authentication",
+	dreview.ServerNoPinnedTools: "none of its allowlisted tools could be offered (none is pinned, or each changed or is gone from the server)",
+	dreview.ServerDisabled:      "the server is disabled",
 }
 
 // callWords says in words what became of one call. The three kinds of

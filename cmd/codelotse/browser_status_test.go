@@ -125,7 +125,7 @@ func TestBrowserPolicyWarnsAndTheReviewSaysWhy(t *testing.T) {
 	outcomes := must(t, ctx, "the outcomes", chromedp.Evaluate[map[string]string](
 		`Object.fromEntries([...document.querySelectorAll("#review-servers li")].map(li => [li.dataset.server, li.textContent]))`))
 	for name, want := range map[string]string{
-		"wiki":    "wiki: offered its pinned tools were offered to the review; this tool changed after its approval and was not offered: lookup",
+		"wiki":    "wiki: offered: the review was offered its pinned tools; this tool changed after its approval and was not offered: lookup",
 		"tickets": "skipped: none of its allowlisted tools could be offered",
 		"archive": "skipped: the server is disabled",
 		"vault":   "skipped: the server refused the credential",
