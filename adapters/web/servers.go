@@ -57,6 +57,7 @@ type serverForm struct {
 	HeaderName   string
 	TokenURL     string
 	ClientID     string
+	Issuer       string
 	Scopes       string // space-separated, as typed
 	Acknowledged bool
 }
@@ -96,6 +97,7 @@ func authFromForm(r *http.Request) (f serverForm, auth *registry.ServerAuth) {
 		Name: r.PostForm.Get("name"), URL: r.PostForm.Get("url"), AuthType: r.PostForm.Get("auth"),
 		HeaderName: r.PostForm.Get("header_name"), Acknowledged: r.PostForm.Get("acknowledged") == "on",
 		TokenURL: r.PostForm.Get("token_url"), ClientID: r.PostForm.Get("client_id"), Scopes: r.PostForm.Get("scopes"),
+		Issuer: r.PostForm.Get("issuer"),
 	}
 	switch f.AuthType {
 	case "", "keep":
@@ -108,7 +110,7 @@ func authFromForm(r *http.Request) (f serverForm, auth *registry.ServerAuth) {
 		return f, &registry.ServerAuth{Type: f.AuthType, TokenURL: f.TokenURL, ClientID: f.ClientID,
 			ClientSecret: r.PostForm.Get("client_secret"), Scopes: strings.Fields(f.Scopes)}
 	case "oauth_authorization_code":
-		return f, &registry.ServerAuth{Type: f.AuthType, ClientID: f.ClientID,
+		return f, &registry.ServerAuth{Type: f.AuthType, ClientID: f.ClientID, Issuer: f.Issuer,
 			ClientSecret: r.PostForm.Get("client_secret"), Scopes: strings.Fields(f.Scopes)}
 	}
 	return f, &registry.ServerAuth{Type: f.AuthType}

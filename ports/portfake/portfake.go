@@ -898,14 +898,18 @@ type OAuthClient struct {
 	WhileExchanging func()
 
 	Discovered []server.URL
+	Issuers    []string // the issuer each Discover asked for
 	Registered []string // the redirect URIs registered
 	Exchanges  []ports.OAuthCodeExchange
 }
 
-func (f *OAuthClient) Discover(_ context.Context, u server.URL) (ports.OAuthMetadata, error) {
+// Discover answers Metadata whatever issuer asks for (it records it in
+// Issuers): the application's own issuer check is what a test sees.
+func (f *OAuthClient) Discover(_ context.Context, u server.URL, issuer string) (ports.OAuthMetadata, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.Discovered = append(f.Discovered, u)
+	f.Issuers = append(f.Issuers, issuer)
 	if f.DiscoverErr != nil {
 		return ports.OAuthMetadata{}, f.DiscoverErr
 	}

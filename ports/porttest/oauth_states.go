@@ -37,12 +37,12 @@ func OAuthServers(t *testing.T, open Open) {
 			sameServer(t, got, s)
 			return nil
 		})
-		code, err := server.NewOAuthAuthorizationCode("", "", nil)
+		code, err := server.NewOAuthAuthorizationCode("", "", "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		tokenURL, _ := server.ParseURL("https://as.example.com/token")
-		connected, err := code.WithRegisteredClient("dcr-1", "")
+		connected, err := code.WithRegisteredClient("dcr-1", "", "https://as.example.com")
 		if err == nil {
 			connected, err = connected.WithConnection("https://as.example.com", tokenURL, "refresh", "token:ci", T0.Add(time.Minute))
 		}
