@@ -83,6 +83,17 @@ func TestServerAuthViewConnected(t *testing.T) {
 	if conn["state"] != "connected" || conn["by"] != "token:t1" || conn["at"] != "2026-03-02T08:30:00Z" || strings.Contains(string(raw), "SUPERSECRET") {
 		t.Errorf("connected view %s", raw)
 	}
+	if auth["issuer"] != "https://as.example.com" || conn["refused"] != nil {
+		t.Errorf("issuer and refusal in %s", raw)
+	}
+	// A Connect refused because the MCP server named another
+	// authorization server: the view says why.
+	s.RefuseConnection(server.RefusedIssuerMismatch)
+	raw, _ = json.Marshal(NewServerView(s))
+	v := srvJSON(t, raw)
+	if conn := v["auth"].(map[string]any)["connection"].(map[string]any); conn["refused"] != "issuer_mismatch" || v["lastError"] != "server_unauthorized" || v["status"] != "unauthorized" {
+		t.Errorf("refused view %s", raw)
+	}
 }
 
 func TestServerRoutesOAuthRefusals(t *testing.T) {

@@ -49,10 +49,15 @@ func OAuthServers(t *testing.T, open Open) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, step := range []func(s *server.Server) error{
+		for i, step := range []func(s *server.Server) error{
 			func(s *server.Server) error {
 				_, err := s.Apply(server.Patch{Credential: &code}, T0.Add(time.Second))
 				return err
+			},
+			// A refused Connect is kept in the view (auth_public).
+			func(s *server.Server) error {
+				s.RefuseConnection(server.RefusedIssuerMismatch)
+				return nil
 			},
 			func(s *server.Server) error { return s.Connect(connected, T0.Add(time.Minute)) },
 		} {
@@ -65,7 +70,11 @@ func OAuthServers(t *testing.T, open Open) {
 				return err
 			})
 			h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-				sameServer(t, must(tx.Servers().Get(ctx, s.ID())), want)
+				got := must(tx.Servers().Get(ctx, s.ID()))
+				sameServer(t, got, want)
+				if i == 1 && (got.OAuth().Refused != server.RefusedIssuerMismatch || got.LastError() != "server_unauthorized") {
+					t.Errorf("refused connection read back as %q / %q", got.OAuth().Refused, got.LastError())
+				}
 				return nil
 			})
 		}
