@@ -124,7 +124,7 @@ func newHarness(t *testing.T, gates app.Gates) *harness {
 	t.Cleanup(srv.Close)
 	h.base = srv.URL
 
-	h.admin = accounts.Deps{Accounts: postgres.NewAccounts(db), Rand: rand.Reader}
+	h.admin = accounts.Deps{Accounts: postgres.NewAccounts(db), Tenants: postgres.NewTenants(db), Clock: h.clock, Rand: rand.Reader}
 	ui, err := web.New(web.PublicURL(srv.URL), h.depsOf(gates), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)

@@ -149,10 +149,12 @@ func provideWorkerOptions(retention *operations.RetentionJob, m worker.Metrics, 
 }
 
 // accountCommands are the operator's commands on tenants and tokens; they
-// need the database and randomness, no key ring and no clock.
+// need the database, the clock and randomness, no key ring.
 type accountCommands struct {
 	CreateTenant *accounts.CreateTenantHandler
 	CreateToken  *accounts.CreateTokenHandler
+	ListTokens   *accounts.ListTokensHandler
+	RevokeToken  *accounts.RevokeTokenHandler
 }
 
 // service is what `codelotse serve` runs: the API and the worker; and

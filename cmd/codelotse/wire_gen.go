@@ -45,6 +45,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	}
 	clock := provideClock()
 	reader := provideRand()
+	authLimiter := accounts.NewAuthLimiter(clock)
 	deps := accounts.Deps{
 		Accounts: postgresAccounts,
 		Tenants:  tenants,
@@ -52,6 +53,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Cipher:   keyRing,
 		Clock:    clock,
 		Rand:     reader,
+		Limiter:  authLimiter,
 	}
 	authenticateHandler := accounts.NewAuthenticateHandler(deps)
 	gates := provideGates(cfg)
@@ -192,7 +194,11 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler)
-	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes)
+	createTokenHandler := accounts.NewCreateTokenHandler(deps)
+	listTokensHandler := accounts.NewListTokensHandler(deps)
+	revokeTokenHandler := accounts.NewRevokeTokenHandler(deps)
+	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
+	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v2, metricsRegistry)
 	pool := providePool(db)
 	model, err := provideModel(cfg, log)
@@ -253,6 +259,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	}
 	clock := provideClock()
 	reader := provideRand()
+	authLimiter := accounts.NewAuthLimiter(clock)
 	deps := accounts.Deps{
 		Accounts: postgresAccounts,
 		Tenants:  tenants,
@@ -260,6 +267,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		Cipher:   keyRing,
 		Clock:    clock,
 		Rand:     reader,
+		Limiter:  authLimiter,
 	}
 	authenticateHandler := accounts.NewAuthenticateHandler(deps)
 	gates := provideGates(cfg)
@@ -400,7 +408,11 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler)
-	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes)
+	createTokenHandler := accounts.NewCreateTokenHandler(deps)
+	listTokensHandler := accounts.NewListTokensHandler(deps)
+	revokeTokenHandler := accounts.NewRevokeTokenHandler(deps)
+	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
+	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v2, metricsRegistry)
 	return server, func() {
 		cleanup()
@@ -493,16 +505,24 @@ func initAccountAdmin(ctx context.Context, cfg config.Config) (*accountCommands,
 		return nil, nil, err
 	}
 	postgresAccounts := postgres.NewAccounts(db)
+	tenants := postgres.NewTenants(db)
+	clock := provideClock()
 	reader := provideRand()
 	deps := accounts.Deps{
 		Accounts: postgresAccounts,
+		Tenants:  tenants,
+		Clock:    clock,
 		Rand:     reader,
 	}
 	createTenantHandler := accounts.NewCreateTenantHandler(deps)
 	createTokenHandler := accounts.NewCreateTokenHandler(deps)
+	listTokensHandler := accounts.NewListTokensHandler(deps)
+	revokeTokenHandler := accounts.NewRevokeTokenHandler(deps)
 	mainAccountCommands := &accountCommands{
 		CreateTenant: createTenantHandler,
 		CreateToken:  createTokenHandler,
+		ListTokens:   listTokensHandler,
+		RevokeToken:  revokeTokenHandler,
 	}
 	return mainAccountCommands, func() {
 		cleanup()
