@@ -112,6 +112,9 @@ type harness struct {
 	base   string
 	tenant string
 	admin  accounts.Deps
+	// ui is the handler the test server serves (for requests from
+	// another client address).
+	ui http.Handler
 }
 
 // newHarness serves the web interface with gates on a fresh database.
@@ -129,7 +132,7 @@ func newHarness(t *testing.T, gates app.Gates) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handler = ui
+	handler, h.ui = ui, ui
 	h.tenant, err = accounts.NewCreateTenantHandler(h.admin).Handle(t.Context(), accounts.CreateTenant{Name: "acme"})
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +245,7 @@ func (h *harness) count(table string) int {
 func (h *harness) depsOf(gates app.Gates) web.Deps {
 	tenants := postgres.NewTenants(h.db)
 	store := postgres.NewAccounts(h.db)
-	ad := accounts.Deps{Accounts: store, Tenants: tenants, Sessions: postgres.NewSessions(h.db), Clock: h.clock, Rand: rand.Reader}
+	ad := accounts.Deps{Accounts: store, Tenants: tenants, Sessions: postgres.NewSessions(h.db), Clock: h.clock, Rand: rand.Reader, Limiter: accounts.NewAuthLimiter(h.clock)}
 	vd := review.Deps{Tenants: tenants, Cipher: xorCipher{}, Clock: h.clock, NewID: uuid.NewString}
 	sd := registry.ServerDeps{Tenants: tenants, Cipher: xorCipher{}, Resolver: publicResolver{}, Clock: h.clock, Gates: gates,
 		Rules: netpolicy.NewRules(gate.SelfHosted, netpolicy.PrivateHosts{}), NewID: uuid.NewString}
@@ -262,6 +265,7 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 		CreateRepository: repositories.NewCreateRepositoryHandler(rd), GetRepository: repositories.NewGetRepositoryHandler(rd),
 		UpdateRepository: repositories.NewUpdateRepositoryHandler(rd), ListRepositories: repositories.NewListRepositoriesHandler(rd),
 		GetSettings: accounts.NewGetSettingsHandler(ad), PutSettings: accounts.NewPutSettingsHandler(ad),
+		ListTokens: accounts.NewListTokensHandler(ad), CreateToken: accounts.NewCreateTokenHandler(ad), RevokeToken: accounts.NewRevokeTokenHandler(ad),
 		Prompts:   review.NewListPromptsHandler(vd),
 		GetPolicy: repositories.NewGetPolicyHandler(rd), PutPolicy: repositories.NewPutPolicyHandler(rd),
 		GetDefaults: repositories.NewGetDefaultsHandler(rd), PutDefaults: repositories.NewPutDefaultsHandler(rd),

@@ -65,6 +65,9 @@ type Deps struct {
 	ListRepositories *repositories.ListRepositoriesHandler
 	GetSettings      *accounts.GetSettingsHandler
 	PutSettings      *accounts.PutSettingsHandler
+	ListTokens       *accounts.ListTokensHandler
+	CreateToken      *accounts.CreateTokenHandler
+	RevokeToken      *accounts.RevokeTokenHandler
 	Prompts          *review.ListPromptsHandler
 	GetPolicy        *repositories.GetPolicyHandler
 	PutPolicy        *repositories.PutPolicyHandler
@@ -175,6 +178,9 @@ func (u *UI) routes() {
 	u.mux.HandleFunc("GET /ui/audit", u.view(app.PermTenantManage, u.auditPage))
 	u.mux.HandleFunc("GET /ui/settings", u.view(app.PermTenantManage, u.settingsPage))
 	u.mux.HandleFunc("POST /ui/settings", u.state(app.PermTenantManage, u.putSettings))
+	u.mux.HandleFunc("GET /ui/tokens", u.view(app.PermTenantManage, u.tokensPage))
+	u.mux.HandleFunc("POST /ui/tokens", u.state(app.PermTenantManage, u.createToken))
+	u.mux.HandleFunc("POST /ui/tokens/{id}/revoke", u.state(app.PermTenantManage, u.revokeToken))
 
 	u.mux.HandleFunc("/ui/", func(w http.ResponseWriter, r *http.Request) {
 		u.render(w, r, http.StatusNotFound, "message", nil, messagePage{Heading: "Not found", Text: "There is no such page."})
