@@ -229,7 +229,9 @@ func TestAuthLimiter(t *testing.T) {
 		d.Limiter = accounts.NewAuthLimiter(clock)
 		auth = accounts.NewAuthenticateHandler(d)
 		prefix := good[:accounts.TokenPrefixLen]
-		guess := func(i int) string { return prefix + strings.Repeat("q", len(good)-accounts.TokenPrefixLen-1) + string(rune('a'+i)) }
+		guess := func(i int) string {
+			return prefix + strings.Repeat("q", len(good)-accounts.TokenPrefixLen-1) + string(rune('a'+i))
+		}
 		// Guesses at one prefix from many addresses, each under its own limit.
 		for i := range accounts.MaxAuthFailuresPerPrefix {
 			if err := try("203.0.113."+string(rune('1'+i%9)), guess(i)); restCode(err) == app.CodeRateLimited {
