@@ -13,7 +13,8 @@ import (
 const (
 	// AuthFailureWindow is the window failures are counted in.
 	AuthFailureWindow = time.Minute
-	// MaxAuthFailuresPerClient failed authentications from one client
+	// MaxAuthFailuresPerClient (the default; QUAVON_AUTH_FAILURE_LIMIT
+	// sets another) failed authentications from one client
 	// address (an IPv6 address by its /64) in a window; further attempts
 	// from it answer rate_limited until the window ends, a correct token
 	// included. Other clients are not affected.
@@ -41,15 +42,31 @@ type window struct {
 // sign-ins) in memory, per process: every replica limits on its own. Safe
 // for concurrent use; a nil limiter limits nothing.
 type AuthLimiter struct {
-	clock    ports.Clock
-	mu       sync.Mutex
-	clients  map[string]window
-	prefixes map[string]window
+	clock     ports.Clock
+	perClient int
+	perPrefix int
+	mu        sync.Mutex
+	clients   map[string]window
+	prefixes  map[string]window
 }
 
-// NewAuthLimiter returns an empty limiter on clock.
+// NewAuthLimiter returns an empty limiter on clock with the default
+// limits.
 func NewAuthLimiter(clock ports.Clock) *AuthLimiter {
-	return &AuthLimiter{clock: clock, clients: map[string]window{}, prefixes: map[string]window{}}
+	return NewAuthLimiterWith(clock, MaxAuthFailuresPerClient)
+}
+
+// NewAuthLimiterWith returns a limiter allowing perClient failures per
+// client address and window (QUAVON_AUTH_FAILURE_LIMIT; 0 or less: the
+// default); the per-prefix limit scales with it (half, at least one).
+func NewAuthLimiterWith(clock ports.Clock, perClient int) *AuthLimiter {
+	perPrefix := MaxAuthFailuresPerPrefix
+	if perClient <= 0 {
+		perClient = MaxAuthFailuresPerClient
+	} else if perClient != MaxAuthFailuresPerClient {
+		perPrefix = max(1, perClient/2)
+	}
+	return &AuthLimiter{clock: clock, perClient: perClient, perPrefix: perPrefix, clients: map[string]window{}, prefixes: map[string]window{}}
 }
 
 // ClientKey is the key of a client address: the address itself, an IPv6
@@ -94,10 +111,10 @@ func (l *AuthLimiter) Wait(client, token string) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c, cok := count(l.clients, ClientKey(client), now)
-	if cok && c.n >= MaxAuthFailuresPerClient {
+	if cok && c.n >= l.perClient {
 		return c.start.Add(AuthFailureWindow).Sub(now)
 	}
-	if p, ok := count(l.prefixes, prefixKey(token), now); ok && p.n >= MaxAuthFailuresPerPrefix && cok && c.n > 0 {
+	if p, ok := count(l.prefixes, prefixKey(token), now); ok && p.n >= l.perPrefix && cok && c.n > 0 {
 		return p.start.Add(AuthFailureWindow).Sub(now)
 	}
 	return 0

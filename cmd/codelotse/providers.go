@@ -170,6 +170,12 @@ func provideProbeServer(addr httpapi.Addr, log zerolog.Logger, ready ports.Readi
 	return httpapi.NewServer(addr, log, ready, nil, gates, []httpapi.Routes{m}, hm)
 }
 
+// provideAuthLimiter counts failed authentications of this process
+// (QUAVON_AUTH_FAILURE_LIMIT per client address and minute).
+func provideAuthLimiter(cfg config.Config, clock ports.Clock) *accounts.AuthLimiter {
+	return accounts.NewAuthLimiterWith(clock, cfg.AuthFailureLimit)
+}
+
 // baseSet holds what every process shares: gates, address rules, the
 // resolver, and the three sources of what differs between two runs, each
 // injected the same way into every use case: the clock (ports.Clock), new
@@ -179,7 +185,7 @@ var baseSet = wire.NewSet(provideGates, provideRules, provideResolver, provideCl
 // appSet builds every use case the API serves, module by module.
 var appSet = wire.NewSet(
 	app.ProviderSet, registry.ProviderSet, repositories.ProviderSet,
-	accounts.ProviderSet, review.ProviderSet,
+	accounts.ProviderSet, review.ProviderSet, provideAuthLimiter,
 )
 
 // connectorSet is the guarded MCP transport.

@@ -45,7 +45,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	}
 	clock := provideClock()
 	reader := provideRand()
-	authLimiter := accounts.NewAuthLimiter(clock)
+	authLimiter := provideAuthLimiter(cfg, clock)
 	deps := accounts.Deps{
 		Accounts: postgresAccounts,
 		Tenants:  tenants,
@@ -148,6 +148,9 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	}
 	startConnectHandler := registry.NewStartConnectHandler(connectDeps)
 	finishConnectHandler := registry.NewFinishConnectHandler(connectDeps)
+	listTokensHandler := accounts.NewListTokensHandler(deps)
+	createTokenHandler := accounts.NewCreateTokenHandler(deps)
+	revokeTokenHandler := accounts.NewRevokeTokenHandler(deps)
 	auditPageHandler := accounts.NewAuditPageHandler(deps)
 	listReviewsHandler := review.NewListReviewsHandler(reviewDeps)
 	listReviewCallsHandler := review.NewListReviewCallsHandler(reviewDeps)
@@ -175,6 +178,9 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		ListRepositories: listRepositoriesHandler,
 		GetSettings:      getSettingsHandler,
 		PutSettings:      putSettingsHandler,
+		ListTokens:       listTokensHandler,
+		CreateToken:      createTokenHandler,
+		RevokeToken:      revokeTokenHandler,
 		Prompts:          listPromptsHandler,
 		GetPolicy:        getPolicyHandler,
 		PutPolicy:        putPolicyHandler,
@@ -194,9 +200,6 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler)
-	createTokenHandler := accounts.NewCreateTokenHandler(deps)
-	listTokensHandler := accounts.NewListTokensHandler(deps)
-	revokeTokenHandler := accounts.NewRevokeTokenHandler(deps)
 	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
 	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v2, metricsRegistry)
@@ -259,7 +262,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	}
 	clock := provideClock()
 	reader := provideRand()
-	authLimiter := accounts.NewAuthLimiter(clock)
+	authLimiter := provideAuthLimiter(cfg, clock)
 	deps := accounts.Deps{
 		Accounts: postgresAccounts,
 		Tenants:  tenants,
@@ -362,6 +365,9 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	}
 	startConnectHandler := registry.NewStartConnectHandler(connectDeps)
 	finishConnectHandler := registry.NewFinishConnectHandler(connectDeps)
+	listTokensHandler := accounts.NewListTokensHandler(deps)
+	createTokenHandler := accounts.NewCreateTokenHandler(deps)
+	revokeTokenHandler := accounts.NewRevokeTokenHandler(deps)
 	auditPageHandler := accounts.NewAuditPageHandler(deps)
 	listReviewsHandler := review.NewListReviewsHandler(reviewDeps)
 	listReviewCallsHandler := review.NewListReviewCallsHandler(reviewDeps)
@@ -389,6 +395,9 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		ListRepositories: listRepositoriesHandler,
 		GetSettings:      getSettingsHandler,
 		PutSettings:      putSettingsHandler,
+		ListTokens:       listTokensHandler,
+		CreateToken:      createTokenHandler,
+		RevokeToken:      revokeTokenHandler,
 		Prompts:          listPromptsHandler,
 		GetPolicy:        getPolicyHandler,
 		PutPolicy:        putPolicyHandler,
@@ -408,9 +417,6 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler)
-	createTokenHandler := accounts.NewCreateTokenHandler(deps)
-	listTokensHandler := accounts.NewListTokensHandler(deps)
-	revokeTokenHandler := accounts.NewRevokeTokenHandler(deps)
 	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
 	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v2, metricsRegistry)
