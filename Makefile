@@ -8,9 +8,9 @@ LDFLAGS  := -X main.version=$(VERSION)
 COVERAGE_MIN := 90
 # The Go modules of the repository: the service and the nested ones that
 # depend on it (a change of the service's go.mod may need a tidy there).
-MODULES  := . deploy loadtest adapters/secrets/benchcompare
+MODULES  := . deploy loadtest scalebench adapters/secrets/benchcompare
 
-.PHONY: all build run stop demo image screenshots test conformance interop test-go test-signedoff test-deploy cover-domain bench-smoke lint lint-openapi generate check-generate schema-corpus bench loadtest soak fuzz mutants clean
+.PHONY: all build run stop demo image screenshots test conformance interop test-go test-signedoff test-deploy cover-domain bench-smoke lint lint-openapi generate check-generate schema-corpus bench loadtest soak fuzz mutants scalebench clean
 
 all: build
 
@@ -130,6 +130,7 @@ bench-smoke:
 	$(GO) test -run='^$$' -bench=. -benchtime=1x ./...
 	cd adapters/secrets/benchcompare && $(GO) test -run='^$$' -bench=. -benchtime=1x .
 	cd loadtest && $(GO) vet ./...
+	cd scalebench && $(GO) vet ./...
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
@@ -139,6 +140,13 @@ bench:
 ## LOADTEST_FLAGS passes options, e.g. -duration 20s -rounds 3.
 loadtest:
 	cd loadtest && $(GO) run . -repo .. $(LOADTEST_FLAGS)
+
+## scalebench: the data of a large installation (issue 22): GET routes
+## against an empty database, the hourly retention run, a retention
+## backlog (docs/BENCHMARKS.md, "Data scale"). Needs PostgreSQL and a few
+## GiB of disk; SCALEBENCH_FLAGS='-calls 10000000' for the issue's size.
+scalebench:
+	cd scalebench && $(GO) run . -repo .. $(SCALEBENCH_FLAGS)
 
 ## soak: waves of 100 concurrent reviews through `codelotse worker` (River,
 ## PostgreSQL, five loopback MCP servers, the scripted model); prints the

@@ -37,9 +37,9 @@ func soak(o options, in *instance) error {
 	if err := os.WriteFile(ca, pki.CAPEM, 0o600); err != nil {
 		return err
 	}
-	// One call per finder turn: each call reserves 64 KiB of the run's
-	// 256 KiB budget until it returns, so five at once would leave the
-	// fifth without budget.
+	// One call per finder turn, as when the soak was first measured: each
+	// call reserves 64 KiB of the run's 256 KiB budget until it returns,
+	// so a fifth call at once would wait for one of the four.
 	var urls, turns []string
 	for i := range o.mcpServers {
 		url, stop := startMCP(pki, i)

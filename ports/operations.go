@@ -13,6 +13,12 @@ type SettingsRepo interface {
 	// transaction ends: a concurrent Put waits, so what the caller decides
 	// on them (write a prompt log or not) cannot race a change.
 	Get(ctx context.Context) (settings.Settings, error)
+	// GetForUpdate returns the settings and holds the lock of a change on
+	// them until the transaction ends: a concurrent GetForUpdate (or Get)
+	// waits, so a read-then-Put of one transaction never interleaves with
+	// another's. A change reads with it, never with Get: two transactions
+	// that hold share locks and then both Put deadlock.
+	GetForUpdate(ctx context.Context) (settings.Settings, error)
 	// Put stores the settings.
 	Put(ctx context.Context, s settings.Settings) error
 }
@@ -77,7 +83,22 @@ type Retention interface {
 	// retention, and for prompt logs also past their TTL. A review run
 	// that is queued or running is never expired. The batch is one short
 	// transaction that skips rows locked by others.
-	DeleteExpired(ctx context.Context, table string, now time.Time, limit int) (int64, error)
+	//
+	// Rows expired by their tenant's retention are deleted in the order
+	// (tenant, time), from after on (the zero cursor is the beginning);
+	// next is the position of the last one deleted, where the run's next
+	// batch of the table goes on, so that no batch reads again what the
+	// ones before it deleted. A run starts each table at the zero cursor;
+	// a row skipped because it was locked is deleted by the next run.
+	DeleteExpired(ctx context.Context, table string, now time.Time, after RetentionCursor, limit int) (deleted int64, next RetentionCursor, err error)
+}
+
+// RetentionCursor is how far a retention run's batches of one table have
+// got: the tenant and the time of the last row deleted. The zero value is
+// the beginning.
+type RetentionCursor struct {
+	TenantID string
+	At       time.Time
 }
 
 // RetentionMetrics counts the rows the retention job deleted.

@@ -1,9 +1,7 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"math"
@@ -74,6 +72,10 @@ func (rt *router) handleAny(pattern string, perms []string, h handlerFunc) {
 		setLogTenant(r.Context(), p.TenantID)
 		if len(perms) > 0 && !slices.ContainsFunc(perms, func(perm string) bool { return hasPermission(p, perm) }) {
 			rt.fail(w, r, app.Fail(app.CodeForbidden, "the token lacks the permission "+strings.Join(perms, " or ")))
+			return
+		}
+		if err := checkQuery(r); err != nil {
+			rt.fail(w, r, err)
 			return
 		}
 		status, body, err := h(r, p)
@@ -152,8 +154,10 @@ func (rt *router) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, status, string(e.Code), e.Message, fields)
 }
 
-// decode reads a JSON body strictly into v: at most max bytes, no unknown
-// fields, exactly one value; then runs the validator tags on v. Errors are
+// decode reads a JSON body strictly into v: at most max bytes, then the
+// strict decoder (strictUnmarshal: encoding/json/v2 semantics, no unknown
+// fields, no duplicate or case-only names, no NUL byte, no null object,
+// exactly one value); then runs the validator tags on v. Errors are
 // bad_json or validation_failed.
 func (rt *router) decode(r *http.Request, v any, max int64) error {
 	if max <= 0 {
@@ -166,16 +170,12 @@ func (rt *router) decode(r *http.Request, v any, max int64) error {
 	if int64(len(body)) > max {
 		return app.Fail(app.CodeBadJSON, "the body is too large")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	// Every decoding error is bad_json, a wrong type included: the decoder
-	// stops at its first error, so a type error could otherwise hide an
-	// unknown field (a "command" next to a bad "name").
-	if err := dec.Decode(v); err != nil {
-		return app.Fail(app.CodeBadJSON, "the body is not valid JSON for this request")
-	}
-	if dec.More() {
-		return app.Fail(app.CodeBadJSON, "the body holds more than one JSON value")
+	// Every decoding error but the strict input rules (validation_failed)
+	// is bad_json, a wrong type included: the decoder stops at its first
+	// error, so a type error could otherwise hide an unknown field (a
+	// "command" next to a bad "name").
+	if err := strictUnmarshal(body, v); err != nil {
+		return err
 	}
 	return rt.check(v)
 }

@@ -17,12 +17,26 @@ type PolicyRoutes struct {
 	putDefaults *repositories.PutDefaultsHandler
 	getPolicy   *repositories.GetPolicyHandler
 	putPolicy   *repositories.PutPolicyHandler
+	servers     *repositories.ListPolicyServersHandler
 }
 
 // NewPolicyRoutes returns the policy route group.
 func NewPolicyRoutes(getDefaults *repositories.GetDefaultsHandler, putDefaults *repositories.PutDefaultsHandler,
-	getPolicy *repositories.GetPolicyHandler, putPolicy *repositories.PutPolicyHandler) *PolicyRoutes {
-	return &PolicyRoutes{getDefaults: getDefaults, putDefaults: putDefaults, getPolicy: getPolicy, putPolicy: putPolicy}
+	getPolicy *repositories.GetPolicyHandler, putPolicy *repositories.PutPolicyHandler,
+	servers *repositories.ListPolicyServersHandler) *PolicyRoutes {
+	return &PolicyRoutes{getDefaults: getDefaults, putDefaults: putDefaults, getPolicy: getPolicy, putPolicy: putPolicy, servers: servers}
+}
+
+// policyServerJSON is a server as repo:manage may read it
+// (openapi.yaml: PolicyServer): the choices of a policy.
+type policyServerJSON struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Enabled bool   `json:"enabled"`
+}
+
+type policyServersJSON struct {
+	Servers []policyServerJSON `json:"servers"`
 }
 
 type mcpSectionJSON struct {
@@ -107,6 +121,17 @@ func (g *PolicyRoutes) register(rt *router) {
 			return 0, nil, err
 		}
 		return http.StatusOK, toPolicyJSON(v), nil
+	})
+	rt.handle("GET /v1/repositories/{id}/policy/servers", app.PermRepoManage, func(r *http.Request, p ports.Principal) (int, any, error) {
+		list, err := g.servers.Handle(r.Context(), p, repositories.ListPolicyServers{RepositoryID: r.PathValue("id")})
+		if err != nil {
+			return 0, nil, err
+		}
+		out := policyServersJSON{Servers: make([]policyServerJSON, 0, len(list))}
+		for _, s := range list {
+			out.Servers = append(out.Servers, policyServerJSON(s))
+		}
+		return http.StatusOK, out, nil
 	})
 	rt.gated("PUT /v1/repositories/{id}/policy", app.PermRepoManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		var req mcpRequest

@@ -125,3 +125,33 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestPolicyServersRoute: a repo:manage token reads the servers a policy
+// may name, as id, name and enabled only, and nothing else of a server
+// (GET /v1/mcp/servers stays tenant:manage's).
+func TestPolicyServersRoute(t *testing.T) {
+	ts, _ := newRestAPI(t, restOpen)
+	_, repo := call(t, ts, "admin", "POST", "/v1/repositories", `{"name": "acme/api", "visibility": "private"}`)
+	id, _ := repo["id"].(string)
+	path := "/v1/repositories/" + id + "/policy/servers"
+
+	status, body := call(t, ts, "repo", "GET", path, "")
+	want := `map[servers:[map[enabled:true id:` + restServerA + ` name:wiki]]]`
+	if status != http.StatusOK || fmtMap(body) != want {
+		t.Fatalf("GET %s = %d %v, want %s", path, status, body, want)
+	}
+	tests := []struct {
+		name, token, path string
+		status            int
+		code              string
+	}{
+		{"another tenant's repository", "other", path, 404, "not_found"},
+		{"malformed id", "repo", "/v1/repositories/x/policy/servers", 404, "not_found"},
+		{"no token", "", path, 401, "unauthenticated"},
+	}
+	for _, tt := range tests {
+		if status, body := call(t, ts, tt.token, "GET", tt.path, ""); status != tt.status || errCode(body) != tt.code {
+			t.Errorf("%s: GET %s = %d %v, want %d %s", tt.name, tt.path, status, body, tt.status, tt.code)
+		}
+	}
+}

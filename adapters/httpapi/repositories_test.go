@@ -19,6 +19,7 @@ import (
 	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/google/uuid"
@@ -71,7 +72,7 @@ type restTx struct {
 	tenant string
 }
 
-func (t *restTx) Servers() ports.ServerRepo          { return nil }
+func (t *restTx) Servers() ports.ServerRepo          { return &restServers{t: t} }
 func (t *restTx) Repositories() ports.RepositoryRepo { return t }
 func (t *restTx) Policies() ports.PolicyRepo         { return (*restPolicies)(t) }
 func (t *restTx) Audit() ports.AuditLog              { return (*restAudit)(t) }
@@ -100,6 +101,10 @@ func (t *restSettings) Get(context.Context) (settings.Settings, error) {
 		return s, nil
 	}
 	return settings.Default(), nil
+}
+
+func (t *restSettings) GetForUpdate(ctx context.Context) (settings.Settings, error) {
+	return t.Get(ctx)
 }
 
 func (t *restSettings) Put(_ context.Context, s settings.Settings) error {
@@ -259,7 +264,7 @@ func newRestAPI(t *testing.T, gates app.Gates) (*httptest.Server, *restStore) {
 			repositories.NewUpdateRepositoryHandler(rd), repositories.NewListRepositoriesHandler(rd)),
 		httpapi.NewSettingsRoutes(accounts.NewGetSettingsHandler(ad), accounts.NewPutSettingsHandler(ad), review.NewListPromptsHandler(review.Deps{Tenants: store, Cipher: restKeys, Clock: restClock{}})),
 		httpapi.NewPolicyRoutes(repositories.NewGetDefaultsHandler(rd), repositories.NewPutDefaultsHandler(rd),
-			repositories.NewGetPolicyHandler(rd), repositories.NewPutPolicyHandler(rd)),
+			repositories.NewGetPolicyHandler(rd), repositories.NewPutPolicyHandler(rd), repositories.NewListPolicyServersHandler(rd)),
 		httpapi.NewAuditRoutes(accounts.NewListAuditHandler(ad)),
 	}
 	srv := httpapi.NewServer("127.0.0.1:0", zerolog.Nop(), restReady{}, tokens, gates, routes, nil)
@@ -337,4 +342,28 @@ func TestRepositoryRoutes(t *testing.T) {
 	if _, body := call(t, ts, "admin", "GET", "/v1/repositories/"+id, ""); body["visibility"] != "internal" {
 		t.Errorf("after PATCH: %v", body)
 	}
+}
+
+// restServers lists the tenant's servers (restServerNames); every other
+// method of the port is nil: no route test of this store changes servers.
+type restServers struct {
+	ports.ServerRepo
+	t *restTx
+}
+
+// restServerNames are the names of the store's servers.
+var restServerNames = map[string]string{restServerA: "wiki", restServerB: "tickets"}
+
+func (s *restServers) List(context.Context) ([]*server.Server, error) {
+	var out []*server.Server
+	for id := range s.t.s.servers[s.t.tenant] {
+		name, _ := server.ParseName(restServerNames[id])
+		u, _ := server.ParseURL("https://" + restServerNames[id] + ".example.com/mcp")
+		srv, err := server.NewServer(id, s.t.tenant, name, u, server.NoCredential(), true, restClock{}.Now())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, srv)
+	}
+	return out, nil
 }

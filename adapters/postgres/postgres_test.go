@@ -176,15 +176,18 @@ func TestTenantRoleIsUnprivileged(t *testing.T) {
 func TestCheckTenantRoleRefusesOwner(t *testing.T) {
 	db := pgtest.New(t)
 	ctx := t.Context()
+	// Only a superuser may give a table to a role without CREATE on the
+	// schema.
+	su := pgtest.Superuser(t, db)
 	for _, q := range []string{"CREATE TABLE stray (id int)", "ALTER TABLE stray OWNER TO " + postgres.TenantRole} {
-		if _, err := db.Bun().ExecContext(ctx, q); err != nil {
+		if _, err := su.Bun().ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
 	if err := db.CheckTenantRole(ctx); !errors.Is(err, postgres.ErrUnsafeTenantRole) {
 		t.Errorf("CheckTenantRole with a table owned by %s = %v, want ErrUnsafeTenantRole", postgres.TenantRole, err)
 	}
-	if _, err := db.Bun().ExecContext(ctx, "DROP TABLE stray"); err != nil {
+	if _, err := su.Bun().ExecContext(ctx, "DROP TABLE stray"); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.CheckTenantRole(ctx); err != nil {
@@ -512,4 +515,71 @@ func withPoolSize1(dsn string) string {
 		return u.String()
 	}
 	return dsn + " pool_max_conns=1"
+}
+
+// TestMigratesWithoutCreateRole is README.md's second way to create the
+// database role: the operator creates codelotse_tenant and grants it to
+// a login role without CREATEROLE that owns the database. The migrations
+// must neither create the role nor grant it again, and the service must
+// start and scope tenants as with the first way (every other test).
+func TestMigratesWithoutCreateRole(t *testing.T) {
+	ctx := t.Context()
+	admin, err := pgx.Connect(ctx, pgtest.AdminDSN())
+	if err != nil {
+		t.Fatalf("connect admin: %v", err)
+	}
+	defer admin.Close(context.Background())
+	role := "codelotse_test_nocreaterole_" + fmt.Sprint(admin.PgConn().PID())
+	dbname := role + "_db"
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, pgtest.AdminDSN())
+		if err != nil {
+			t.Errorf("cleanup: %v", err)
+			return
+		}
+		defer conn.Close(ctx)
+		for _, q := range []string{"DROP DATABASE IF EXISTS " + dbname + " WITH (FORCE)", "DROP ROLE IF EXISTS " + role} {
+			if _, err := conn.Exec(ctx, q); err != nil {
+				t.Errorf("cleanup %s: %v", q, err)
+			}
+		}
+	})
+	// The tenant role is cluster-wide: another test's migration may have
+	// created it already, or may be creating it now.
+	if _, err := admin.Exec(ctx, `DO $$ BEGIN
+		CREATE ROLE `+postgres.TenantRole+` NOLOGIN;
+		EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$`); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"CREATE ROLE " + role + " LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEROLE IN ROLE " + postgres.TenantRole,
+		"CREATE DATABASE " + dbname + " OWNER " + role,
+	} {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	dsn := pgtest.WithDatabase(pgtest.AdminDSN(), dbname)
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
+		u.User = url.User(role)
+		dsn = u.String()
+	} else {
+		dsn += " user=" + role
+	}
+	db := open(t, dsn)
+	if _, err := db.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate as %s (no CREATEROLE): %v", role, err)
+	}
+	if err := db.CheckTenantRole(ctx); err != nil {
+		t.Fatalf("CheckTenantRole as %s: %v", role, err)
+	}
+	a := seedTenant(t, db, "a")
+	var n int
+	err = db.WithTenant(ctx, a.tenant, func(ctx context.Context, tx bun.Tx) error {
+		return tx.NewRaw("SELECT count(*) FROM repositories").Scan(ctx, &n)
+	})
+	if err != nil || n != 1 {
+		t.Errorf("tenant A sees %d repositories (err %v), want 1", n, err)
+	}
 }

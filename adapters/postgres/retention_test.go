@@ -157,7 +157,133 @@ func TestRetentionJob(t *testing.T) {
 
 func TestRetentionRefusesUnknownTables(t *testing.T) {
 	f := newFixture(t)
-	if _, err := postgres.NewRetention(f.db).DeleteExpired(t.Context(), "api_tokens", time.Now(), 10); err == nil {
+	if _, _, err := postgres.NewRetention(f.db).DeleteExpired(t.Context(), "api_tokens", time.Now(), ports.RetentionCursor{}, 10); err == nil {
 		t.Error("DeleteExpired(api_tokens) = nil error")
+	}
+}
+
+// batchLog wraps the store: it records what each batch deleted and
+// cancels the run's context after stopAfter batches (0: never), as a
+// process killed between two batches would stop.
+type batchLog struct {
+	ports.Retention
+	deleted   []int64
+	stopAfter int
+	cancel    context.CancelFunc
+}
+
+func (b *batchLog) DeleteExpired(ctx context.Context, table string, now time.Time, after ports.RetentionCursor, limit int) (int64, ports.RetentionCursor, error) {
+	n, next, err := b.Retention.DeleteExpired(ctx, table, now, after, limit)
+	b.deleted = append(b.deleted, n)
+	if b.stopAfter > 0 && len(b.deleted) == b.stopAfter {
+		b.cancel()
+	}
+	return n, next, err
+}
+
+// TestRetentionInterruptedRunResumes stops a run between two batches in
+// the middle of a tenant's rows, then runs again: together the two runs
+// delete every expired row once and count each once, no batch deletes
+// more than its size, and nothing unexpired is touched. Rows of several
+// tenants share timestamps, so the cursor's tie at one time is covered.
+func TestRetentionInterruptedRunResumes(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	now := time.Date(2031, 6, 1, 12, 0, 0, 0, time.UTC)
+	tenants := []string{f.tenant(t, "a"), f.tenant(t, "b"), f.tenant(t, "c")}
+	err := f.db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
+		for i, tenant := range tenants {
+			var server, repo string
+			if err := tx.NewRaw("INSERT INTO mcp_servers (tenant_id, name, url) VALUES (?, 'wiki', 'https://wiki.example.com/mcp') RETURNING id", tenant).Scan(ctx, &server); err != nil {
+				return err
+			}
+			if err := tx.NewRaw("INSERT INTO repositories (tenant_id, name, visibility) VALUES (?, 'acme/api', 'private') RETURNING id", tenant).Scan(ctx, &repo); err != nil {
+				return err
+			}
+			// 23 + 10i expired call records (pairs share a time), 5 kept;
+			// as many expired reviews and audit events.
+			for _, q := range []string{
+				`INSERT INTO mcp_tool_calls (tenant_id, server_id, tool, status, created_at)
+				 SELECT ?0, ?1, 'old', 'ok', ?2::timestamptz - make_interval(days => 100, secs => g / 2) FROM generate_series(1, ?3) g`,
+				`INSERT INTO mcp_tool_calls (tenant_id, server_id, tool, status, created_at)
+				 SELECT ?0, ?1, 'new', 'ok', ?2::timestamptz - make_interval(days => 1, secs => g) FROM generate_series(1, 5) g`,
+				`INSERT INTO review_runs (tenant_id, repository_id, status, title, created_at)
+				 SELECT ?0, ?4, 'done', 'old', ?2::timestamptz - make_interval(days => 100, secs => g / 2) FROM generate_series(1, ?3) g`,
+				`INSERT INTO audit_events (tenant_id, action, actor, at)
+				 SELECT ?0, 'old', 'test', ?2::timestamptz - make_interval(days => 100, secs => g / 2) FROM generate_series(1, ?3) g`,
+			} {
+				if _, err := tx.NewRaw(q, tenant, server, now, 23+10*i, repo).Exec(ctx); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const expired = 23 + 33 + 43
+	const batch = 7
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	first := &batchLog{Retention: postgres.NewRetention(f.db), stopAfter: 9, cancel: cancel}
+	job := operations.NewRetentionJob(first, retentionMetrics{}, retentionClock{now})
+	job.BatchSize = batch
+	got1, err := job.Run(runCtx)
+	if err == nil {
+		t.Fatalf("interrupted run = %v, nil error", got1)
+	}
+	second := &batchLog{Retention: postgres.NewRetention(f.db)}
+	job = operations.NewRetentionJob(second, retentionMetrics{}, retentionClock{now})
+	job.BatchSize = batch
+	got2, err := job.Run(ctx)
+	if err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	for _, table := range []string{ports.RetainToolCalls, ports.RetainReviews, ports.RetainAuditLog} {
+		if got1[table]+got2[table] != expired {
+			t.Errorf("%s: deleted %d + %d, want %d in all", table, got1[table], got2[table], expired)
+		}
+	}
+	if got1[ports.RetainToolCalls] == 0 || got1[ports.RetainToolCalls] == expired {
+		t.Errorf("the first run deleted %d call records; want it stopped part way", got1[ports.RetainToolCalls])
+	}
+	for _, n := range append(first.deleted, second.deleted...) {
+		if n > batch {
+			t.Errorf("a batch deleted %d rows, more than its %d", n, batch)
+		}
+	}
+	var left map[string]int
+	err = f.db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
+		left = map[string]int{}
+		for _, q := range []string{
+			"SELECT 'calls ' || tool, count(*) FROM mcp_tool_calls GROUP BY tool",
+			"SELECT 'reviews ' || title, count(*) FROM review_runs GROUP BY title",
+			"SELECT 'audit ' || action, count(*) FROM audit_events WHERE action = 'old' GROUP BY action",
+		} {
+			rows, err := tx.QueryContext(ctx, q)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var k string
+				var n int
+				if err := rows.Scan(&k, &n); err != nil {
+					return err
+				}
+				left[k] = n
+			}
+			if err := rows.Close(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]int{"calls new": 15}, left); diff != "" {
+		t.Errorf("rows left (-want +got):\n%s", diff)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/codelotse/codelotse/adapters/postgres"
+	"github.com/codelotse/codelotse/adapters/postgres/pgtest"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
@@ -71,7 +72,7 @@ func jobsOfReview(t *testing.T, db *postgres.DB, reviewID string) []jobRow {
 func runExists(t *testing.T, db *postgres.DB, id string) bool {
 	t.Helper()
 	var n int
-	if err := db.Bun().NewRaw("SELECT count(*) FROM review_runs WHERE id = ?", id).Scan(t.Context(), &n); err != nil {
+	if err := pgtest.Superuser(t, db).Bun().NewRaw("SELECT count(*) FROM review_runs WHERE id = ?", id).Scan(t.Context(), &n); err != nil {
 		t.Fatal(err)
 	}
 	return n == 1

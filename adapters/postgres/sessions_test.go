@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/adapters/postgres"
+	"github.com/codelotse/codelotse/adapters/postgres/pgtest"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -29,14 +30,15 @@ func TestSessionsEndWithTheirToken(t *testing.T) {
 	if _, err := s.Lookup(ctx, hash); err != nil {
 		t.Fatalf("Lookup: %v", err)
 	}
-	if _, err := f.db.Bun().NewRaw("DELETE FROM api_tokens WHERE id = ?", tokenID).Exec(ctx); err != nil {
+	su := pgtest.Superuser(t, f.db)
+	if _, err := su.Bun().NewRaw("DELETE FROM api_tokens WHERE id = ?", tokenID).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Lookup(ctx, hash); !errors.Is(err, ports.ErrNotFound) {
 		t.Errorf("Lookup after the token was deleted = %v, want ErrNotFound", err)
 	}
 	var n int
-	if err := f.db.Bun().NewRaw("SELECT count(*) FROM web_sessions").Scan(ctx, &n); err != nil || n != 0 {
+	if err := su.Bun().NewRaw("SELECT count(*) FROM web_sessions").Scan(ctx, &n); err != nil || n != 0 {
 		t.Errorf("%d session rows left after the token was deleted (%v), want 0", n, err)
 	}
 }

@@ -17,12 +17,25 @@ type settingsRepo struct{ t *tenantTx }
 // Get reads the settings FOR SHARE: a Put of another transaction (an
 // UPDATE of the row) waits until this one ends.
 func (s settingsRepo) Get(ctx context.Context) (settings.Settings, error) {
+	return s.read(ctx, "FOR SHARE")
+}
+
+// GetForUpdate reads the settings FOR NO KEY UPDATE, the lock the UPDATE
+// of Put takes anyway: a second change waits at its read until the first
+// commits and then reads what it stored. (Two FOR SHARE reads followed
+// by two UPDATEs deadlock: each UPDATE waits for the other's share lock.)
+// Rows that reference the tenant (FOR KEY SHARE) are not blocked.
+func (s settingsRepo) GetForUpdate(ctx context.Context) (settings.Settings, error) {
+	return s.read(ctx, "FOR NO KEY UPDATE")
+}
+
+func (s settingsRepo) read(ctx context.Context, lock string) (settings.Settings, error) {
 	var (
 		days, ttl int
 		debug     bool
 	)
 	err := s.t.db.NewRaw(`SELECT retention_days, debug_prompts_enabled, debug_prompts_ttl_hours
-		FROM tenants WHERE id = ? FOR SHARE`, s.t.tenantID).Scan(ctx, &days, &debug, &ttl)
+		FROM tenants WHERE id = ? `+lock, s.t.tenantID).Scan(ctx, &days, &debug, &ttl)
 	if errors.Is(err, sql.ErrNoRows) {
 		return settings.Settings{}, fmt.Errorf("postgres: tenant settings: %w", ports.ErrNotFound)
 	}

@@ -96,11 +96,11 @@ func (f fixture) insert(t *testing.T, s *server.Server, cred []byte) {
 }
 
 // rawCredential reads encrypted_credentials as the superuser, bypassing
-// the stores.
+// the stores and row-level security.
 func rawCredential(t *testing.T, db *postgres.DB, id string) []byte {
 	t.Helper()
 	var b []byte
-	if err := db.Bun().NewRaw("SELECT encrypted_credentials FROM mcp_servers WHERE id = ?", id).Scan(t.Context(), &b); err != nil {
+	if err := pgtest.Superuser(t, db).Bun().NewRaw("SELECT encrypted_credentials FROM mcp_servers WHERE id = ?", id).Scan(t.Context(), &b); err != nil {
 		t.Fatal(err)
 	}
 	return b
@@ -385,18 +385,19 @@ func TestAccountsStoreTheHashAndTheTimeOfUse(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CreateToken: %v", err)
 	}
+	su := pgtest.Superuser(t, f.db)
 	var stored []byte
-	if err := f.db.Bun().NewRaw("SELECT token_hash FROM api_tokens WHERE id = ?", id).Scan(ctx, &stored); err != nil || !slices.Equal(stored, hash[:]) {
+	if err := su.Bun().NewRaw("SELECT token_hash FROM api_tokens WHERE id = ?", id).Scan(ctx, &stored); err != nil || !slices.Equal(stored, hash[:]) {
 		t.Errorf("token_hash = %x, %v; want %x", stored, err, hash)
 	}
 	var used bool
-	if err := f.db.Bun().NewRaw("SELECT last_used_at IS NOT NULL FROM api_tokens WHERE id = ?", id).Scan(ctx, &used); err != nil || used {
+	if err := su.Bun().NewRaw("SELECT last_used_at IS NOT NULL FROM api_tokens WHERE id = ?", id).Scan(ctx, &used); err != nil || used {
 		t.Errorf("last_used_at set before a lookup = %v, %v", used, err)
 	}
 	if _, err := f.accounts.LookupToken(ctx, hash[:]); err != nil {
 		t.Fatalf("LookupToken: %v", err)
 	}
-	if err := f.db.Bun().NewRaw("SELECT last_used_at IS NOT NULL FROM api_tokens WHERE id = ?", id).Scan(ctx, &used); err != nil || !used {
+	if err := su.Bun().NewRaw("SELECT last_used_at IS NOT NULL FROM api_tokens WHERE id = ?", id).Scan(ctx, &used); err != nil || !used {
 		t.Errorf("last_used_at set = %v, %v; want true", used, err)
 	}
 }

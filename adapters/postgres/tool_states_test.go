@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/codelotse/codelotse/adapters/postgres/pgtest"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
@@ -28,11 +29,13 @@ func TestOlderToolRowsLoadWithoutAServerDefinition(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error { return tx.Servers().Insert(ctx, s, nil, 20) })
+	// Rows are written by hand past row-level security, as the superuser.
+	su := pgtest.Superuser(t, f.db)
 
 	// The row as the code before the migration wrote it.
 	old := `[{"name":"search","description":"Search.","inputSchema":{"properties":{"q":{"type":"string"}},"type":"object"},` +
 		`"annotations":{"readOnlyHint":true},"writeCapable":false,"hash":"` + snap.Hash() + `","approvedAt":"2026-11-30T09:00:00Z"}]`
-	if _, err := f.db.Bun().ExecContext(t.Context(), "UPDATE mcp_servers SET tools = ?::jsonb, listed_tools = NULL WHERE id = ?", old, s.ID()); err != nil {
+	if _, err := su.Bun().ExecContext(t.Context(), "UPDATE mcp_servers SET tools = ?::jsonb, listed_tools = NULL WHERE id = ?", old, s.ID()); err != nil {
 		t.Fatal(err)
 	}
 	f.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
@@ -56,7 +59,7 @@ func TestOlderToolRowsLoadWithoutAServerDefinition(t *testing.T) {
 	// approved one.
 	tampered := `[{"name":"search","description":"Search.","inputSchema":{"properties":{"q":{"type":"string"}},"type":"object"},` +
 		`"annotations":{"readOnlyHint":true},"writeCapable":false,"hash":"` + snap.Hash() + `","approvedAt":"2026-11-30T09:00:00Z","serverDescription":"Tampered."}]`
-	if _, err := f.db.Bun().ExecContext(t.Context(), "UPDATE mcp_servers SET tools = ?::jsonb WHERE id = ?", tampered, s.ID()); err != nil {
+	if _, err := su.Bun().ExecContext(t.Context(), "UPDATE mcp_servers SET tools = ?::jsonb WHERE id = ?", tampered, s.ID()); err != nil {
 		t.Fatal(err)
 	}
 	f.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
@@ -73,7 +76,7 @@ func TestOlderToolRowsLoadWithoutAServerDefinition(t *testing.T) {
 	// The CHECK refuses an unknown state.
 	bogus := `[{"name":"search","description":"Search.","inputSchema":{"type":"object"},"annotations":null,"writeCapable":true,"hash":"` +
 		snap.Hash() + `","approvedAt":"2026-11-30T09:00:00Z","state":"pinned-by-hand"}]`
-	if _, err := f.db.Bun().ExecContext(t.Context(), "UPDATE mcp_servers SET tools = ?::jsonb WHERE id = ?", bogus, s.ID()); err == nil {
+	if _, err := su.Bun().ExecContext(t.Context(), "UPDATE mcp_servers SET tools = ?::jsonb WHERE id = ?", bogus, s.ID()); err == nil {
 		t.Error("the database stored an unknown tool state")
 	}
 }

@@ -104,8 +104,11 @@ func (f *fakeMCP) CallTool(context.Context, string, json.RawMessage) (ports.Tool
 func (f *fakeMCP) Close() error { return nil }
 
 type harness struct {
-	t      *testing.T
-	db     *postgres.DB
+	t  *testing.T
+	db *postgres.DB
+	// su is the same database as the admin role, for checks and changes
+	// past row-level security (db is its non-superuser owner, pgtest).
+	su     *postgres.DB
 	clock  *testClock
 	mcp    *fakeMCP
 	oauth  *portfake.OAuthClient
@@ -121,7 +124,7 @@ type harness struct {
 func newHarness(t *testing.T, gates app.Gates) *harness {
 	t.Helper()
 	db := pgtest.New(t)
-	h := &harness{t: t, db: db, clock: &testClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}, mcp: &fakeMCP{}, oauth: newFakeOAuth()}
+	h := &harness{t: t, db: db, su: pgtest.Superuser(t, db), clock: &testClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}, mcp: &fakeMCP{}, oauth: newFakeOAuth()}
 	var handler http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
@@ -234,7 +237,7 @@ func (b *browser) register(name string) string {
 func (h *harness) count(table string) int {
 	h.t.Helper()
 	var n int
-	if err := h.db.Bun().NewRaw("SELECT count(*) FROM "+table).Scan(h.t.Context(), &n); err != nil {
+	if err := h.su.Bun().NewRaw("SELECT count(*) FROM "+table).Scan(h.t.Context(), &n); err != nil {
 		h.t.Fatal(err)
 	}
 	return n
@@ -268,7 +271,8 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 		ListTokens: accounts.NewListTokensHandler(ad), CreateToken: accounts.NewCreateTokenHandler(ad), RevokeToken: accounts.NewRevokeTokenHandler(ad),
 		Prompts:   review.NewListPromptsHandler(vd),
 		GetPolicy: repositories.NewGetPolicyHandler(rd), PutPolicy: repositories.NewPutPolicyHandler(rd),
-		GetDefaults: repositories.NewGetDefaultsHandler(rd), PutDefaults: repositories.NewPutDefaultsHandler(rd),
+		PolicyServers: repositories.NewListPolicyServersHandler(rd),
+		GetDefaults:   repositories.NewGetDefaultsHandler(rd), PutDefaults: repositories.NewPutDefaultsHandler(rd),
 		AuditPage:    accounts.NewAuditPageHandler(ad),
 		SubmitReview: review.NewSubmitReviewHandler(vd), GetReview: review.NewGetReviewHandler(vd),
 		ListReviews: review.NewListReviewsHandler(vd), ListReviewCalls: review.NewListReviewCallsHandler(vd),
@@ -302,7 +306,7 @@ func serve(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
 // throttle, which runs on the database's clock.
 func (h *harness) allowDiscovery() {
 	h.t.Helper()
-	if _, err := h.db.Bun().NewRaw("UPDATE mcp_servers SET last_discovery_at = last_discovery_at - interval '1 minute'").Exec(h.t.Context()); err != nil {
+	if _, err := h.su.Bun().NewRaw("UPDATE mcp_servers SET last_discovery_at = last_discovery_at - interval '1 minute'").Exec(h.t.Context()); err != nil {
 		h.t.Fatal(err)
 	}
 }

@@ -128,16 +128,28 @@ func (u *UI) loadRepositoryPage(r *http.Request, c *caller) (repositoryPage, err
 	}
 	p.Policy = &view
 	p.Form = policyForm{Mode: view.Stored.Mode().String(), Servers: view.Stored.Servers(), MaxCalls: strconv.Itoa(view.Stored.MaxCalls())}
-	list, err := u.d.ListServers.Handle(r.Context(), c.Principal, registry.ListServers{})
+	// The choices are what the API lets the same principal read
+	// (GET /v1/repositories/{id}/policy/servers): id, name, enabled.
+	list, err := u.d.PolicyServers.Handle(r.Context(), c.Principal, repositories.ListPolicyServers{RepositoryID: repo.ID})
 	if err != nil {
 		return repositoryPage{}, err
 	}
-	p.Servers, p.Names = serverChoices(list, p.Form.Servers)
+	p.Servers, p.Names = policyChoices(list, p.Form.Servers)
 	p.Inactive = u.whyInactive(r, repo, view)
 	if p.Reviews, err = u.d.ListReviews.Handle(r.Context(), c.Principal, review.ListReviews{RepositoryID: repo.ID}); err != nil {
 		return repositoryPage{}, err
 	}
 	return p, nil
+}
+
+func policyChoices(list []repositories.PolicyServer, checked []string) ([]serverChoice, map[string]string) {
+	out := make([]serverChoice, 0, len(list))
+	names := make(map[string]string, len(list))
+	for _, s := range list {
+		out = append(out, serverChoice{ID: s.ID, Name: s.Name, Enabled: s.Enabled, Checked: slices.Contains(checked, s.ID)})
+		names[s.ID] = s.Name
+	}
+	return out, names
 }
 
 func serverChoices(list []*server.Server, checked []string) ([]serverChoice, map[string]string) {

@@ -87,6 +87,9 @@ func (u *UI) state(perm string, h handler) http.HandlerFunc {
 			u.forbidden(w, r, c, perm)
 			return
 		}
+		if u.refuseInput(w, r, c, r.PostForm, "field") {
+			return
+		}
 		h(w, r, c)
 	})
 }

@@ -71,6 +71,7 @@ type Deps struct {
 	Prompts          *review.ListPromptsHandler
 	GetPolicy        *repositories.GetPolicyHandler
 	PutPolicy        *repositories.PutPolicyHandler
+	PolicyServers    *repositories.ListPolicyServersHandler
 	GetDefaults      *repositories.GetDefaultsHandler
 	PutDefaults      *repositories.PutDefaultsHandler
 	AuditPage        *accounts.AuditPageHandler
@@ -126,6 +127,9 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	if u.refuseInput(w, r, nil, r.URL.Query(), "parameter") {
+		return
+	}
 	u.mux.ServeHTTP(w, r)
 }
 
@@ -138,6 +142,13 @@ func (u *UI) routes() {
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix("/ui/static/", http.FileServerFS(static))
 	u.mux.Handle("GET /ui/static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Files only: a directory (the static root included) is not
+		// listed, it is the site's 404 page.
+		name := strings.TrimPrefix(r.URL.Path, "/ui/static/")
+		if info, err := fs.Stat(static, name); err != nil || info.IsDir() {
+			u.noSuchPage(w, r)
+			return
+		}
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		files.ServeHTTP(w, r)
 	}))
@@ -182,7 +193,9 @@ func (u *UI) routes() {
 	u.mux.HandleFunc("POST /ui/tokens", u.state(app.PermTenantManage, u.createToken))
 	u.mux.HandleFunc("POST /ui/tokens/{id}/revoke", u.state(app.PermTenantManage, u.revokeToken))
 
-	u.mux.HandleFunc("/ui/", func(w http.ResponseWriter, r *http.Request) {
-		u.render(w, r, http.StatusNotFound, "message", nil, messagePage{Heading: "Not found", Text: "There is no such page."})
-	})
+	u.mux.HandleFunc("/ui/", u.noSuchPage)
+}
+
+func (u *UI) noSuchPage(w http.ResponseWriter, r *http.Request) {
+	u.render(w, r, http.StatusNotFound, "message", nil, messagePage{Heading: "Not found", Text: "There is no such page."})
 }

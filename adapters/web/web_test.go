@@ -66,11 +66,11 @@ func TestSessionCookie(t *testing.T) {
 			// Only the hash of the cookie is stored.
 			sum := sha256.Sum256([]byte(c.Value))
 			var n int
-			if err := h.db.Bun().NewRaw("SELECT count(*) FROM web_sessions WHERE id_hash = ?", sum[:]).Scan(t.Context(), &n); err != nil || n != 1 {
+			if err := h.su.Bun().NewRaw("SELECT count(*) FROM web_sessions WHERE id_hash = ?", sum[:]).Scan(t.Context(), &n); err != nil || n != 1 {
 				t.Errorf("sessions stored under the cookie's SHA-256: %d (%v), want 1", n, err)
 			}
 			var plain int
-			if err := h.db.Bun().NewRaw("SELECT count(*) FROM web_sessions WHERE position(convert_to(?, 'UTF8') in id_hash) > 0", c.Value).Scan(t.Context(), &plain); err != nil || plain != 0 {
+			if err := h.su.Bun().NewRaw("SELECT count(*) FROM web_sessions WHERE position(convert_to(?, 'UTF8') in id_hash) > 0", c.Value).Scan(t.Context(), &plain); err != nil || plain != 0 {
 				t.Errorf("a session row holds the cookie value itself")
 			}
 		})
@@ -165,7 +165,7 @@ func TestSessionsEnd(t *testing.T) {
 	t.Run("when its token is deleted", func(t *testing.T) {
 		b, tok := h.signIn(app.PermTenantManage)
 		sum := sha256.Sum256([]byte(tok))
-		if _, err := h.db.Bun().NewRaw("DELETE FROM api_tokens WHERE token_hash = ?", sum[:]).Exec(t.Context()); err != nil {
+		if _, err := h.su.Bun().NewRaw("DELETE FROM api_tokens WHERE token_hash = ?", sum[:]).Exec(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		if !ended(b) {

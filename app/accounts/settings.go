@@ -84,7 +84,9 @@ func (h *PutSettingsHandler) Handle(ctx context.Context, p ports.Principal, cmd 
 		return settings.Settings{}, app.Invalid(fields)
 	}
 	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
-		prev, err := tx.Settings().Get(ctx)
+		// Locked for the change: a concurrent PUT waits here, so two
+		// admins saving at once are serialised, never a deadlock.
+		prev, err := tx.Settings().GetForUpdate(ctx)
 		if err != nil {
 			return fmt.Errorf("read settings: %w", err)
 		}

@@ -29,7 +29,9 @@ func NewRetentionJob(store ports.Retention, metrics ports.RetentionMetrics, cloc
 }
 
 // Run deletes, table after table, batch after batch, until a batch comes
-// back short. The time is read once, so one run judges every row by the
+// back short; each batch of a table goes on where the one before it
+// stopped (the store's cursor), and each run starts every table at the
+// beginning. The time is read once, so one run judges every row by the
 // same clock. A cancelled ctx stops it between batches, keeping what was
 // deleted; the counts so far are returned with the error and recorded in
 // the metrics either way.
@@ -46,12 +48,14 @@ func (j *RetentionJob) Run(ctx context.Context) (map[string]int64, error) {
 		}
 	}()
 	for _, table := range ports.RetainedTables {
+		var at ports.RetentionCursor
 		for {
 			if err := ctx.Err(); err != nil {
 				return res, err
 			}
-			n, err := j.store.DeleteExpired(ctx, table, now, batch)
+			n, next, err := j.store.DeleteExpired(ctx, table, now, at, batch)
 			res[table] += n
+			at = next
 			if err != nil {
 				return res, fmt.Errorf("retention of %s: %w", table, err)
 			}

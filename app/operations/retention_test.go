@@ -15,21 +15,32 @@ import (
 
 // retentionStore deletes from fake tables of n expired rows each.
 type retentionStore struct {
-	left  map[string]int64
-	calls []string
-	nows  []time.Time
-	fail  string
+	left    map[string]int64
+	calls   []string
+	nows    []time.Time
+	cursors []string
+	fail    string
 }
 
-func (s *retentionStore) DeleteExpired(_ context.Context, table string, now time.Time, limit int) (int64, error) {
+// DeleteExpired hands out as cursor the table and the rows deleted so
+// far, and records the cursor each batch was given.
+func (s *retentionStore) DeleteExpired(_ context.Context, table string, now time.Time, after ports.RetentionCursor, limit int) (int64, ports.RetentionCursor, error) {
 	s.calls = append(s.calls, table)
 	s.nows = append(s.nows, now)
+	s.cursors = append(s.cursors, after.TenantID)
 	if table == s.fail {
-		return 0, errors.New("database down")
+		return 0, after, errors.New("database down")
 	}
 	n := min(s.left[table], int64(limit))
 	s.left[table] -= n
-	return n, nil
+	if n == 0 {
+		return 0, after, nil
+	}
+	done := 0
+	if after.TenantID != "" {
+		_, _ = fmt.Sscanf(after.TenantID, table+"/%d", &done)
+	}
+	return n, ports.RetentionCursor{TenantID: fmt.Sprintf("%s/%d", table, done+int(n))}, nil
 }
 
 type retentionCounts map[string]int64
@@ -54,6 +65,12 @@ func TestRetentionJobDeletesInBatchesTableAfterTable(t *testing.T) {
 	wantCalls := []string{"prompt_logs", "mcp_tool_calls", "mcp_tool_calls", "mcp_tool_calls", "audit_events", "review_runs", "review_runs", "review_runs"}
 	if !slices.Equal(store.calls, wantCalls) {
 		t.Errorf("batches %v, want %v", store.calls, wantCalls)
+	}
+	// Each batch goes on where the one before it stopped; every table
+	// starts at the beginning.
+	wantCursors := []string{"", "", "mcp_tool_calls/5", "mcp_tool_calls/10", "", "", "review_runs/5", "review_runs/10"}
+	if !slices.Equal(store.cursors, wantCursors) {
+		t.Errorf("cursors %q, want %q", store.cursors, wantCursors)
 	}
 	for _, now := range store.nows {
 		if !now.Equal(clock.At) {

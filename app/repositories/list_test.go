@@ -66,7 +66,7 @@ func TestListRepositoriesAnswersMcpActiveLikeThePolicy(t *testing.T) {
 	if len(pols.Asked) != asked {
 		t.Error("closed gates still read the policies")
 	}
-	for _, q := range []repositories.ListRepositories{{Limit: 0}, {Limit: 201}, {Limit: 5, After: strings.Repeat("x", 201)}} {
+	for _, q := range []repositories.ListRepositories{{Limit: 0}, {Limit: 201}, {Limit: 5, After: strings.Repeat("x", 201)}, {Limit: 5, After: "\x00"}, {Limit: 5, After: "acme/\x00x"}, {Limit: 5, After: "\xff"}} {
 		if _, err := repositories.NewListRepositoriesHandler(repositories.Deps{Tenants: tenants, Gates: open}).Handle(context.Background(), admin(), q); app.AsError(err).Code != app.CodeValidationFailed {
 			t.Errorf("List(limit %d, after %d chars) = %v, want validation_failed", q.Limit, len(q.After), err)
 		}

@@ -13,7 +13,7 @@ import (
 )
 
 // MaxRepositoryNameLen is the longest repository name ("acme/api"), in characters.
-const MaxRepositoryNameLen = 200
+const MaxRepositoryNameLen = policy.MaxRepositoryNameLen
 
 // Audit actions of repositories and policies (GET /v1/audit).
 const (
@@ -78,8 +78,10 @@ func NewUpdateRepositoryHandler(d Deps) *UpdateRepositoryHandler {
 // name the tenant already uses.
 func (h *CreateRepositoryHandler) Handle(ctx context.Context, p ports.Principal, cmd CreateRepository) (ports.Repository, error) {
 	fields := map[string]string{}
-	if reason := app.CheckDisplayName(cmd.Name, MaxRepositoryNameLen); reason != "" {
-		fields["name"] = reason
+	// The stored name is the normalised one (NFC), see policy.ParseRepositoryName.
+	name, err := policy.ParseRepositoryName(cmd.Name)
+	if err != nil {
+		fields["name"] = fieldReason(err)
 	}
 	v, err := policy.ParseVisibility(cmd.Visibility)
 	if err != nil {
@@ -88,7 +90,7 @@ func (h *CreateRepositoryHandler) Handle(ctx context.Context, p ports.Principal,
 	if len(fields) > 0 {
 		return ports.Repository{}, app.Invalid(fields)
 	}
-	r := ports.Repository{ID: h.d.NewID(), Name: cmd.Name, Visibility: v}
+	r := ports.Repository{ID: h.d.NewID(), Name: name, Visibility: v}
 	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		if err := tx.Repositories().Insert(ctx, r); err != nil {
 			if errors.Is(err, ports.ErrConflict) {

@@ -3,6 +3,8 @@ package repositories
 import (
 	"context"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/gate"
@@ -42,14 +44,18 @@ func NewListRepositoriesHandler(d Deps) *ListRepositoriesHandler {
 // gives for each: signed off, instance allowed, effective mode on, at
 // least one existing server, not public. validation_failed (limit,
 // after) for a limit outside 1–[MaxRepositoryPage] or an after longer
-// than a name can be.
+// than a name can be, not UTF-8 or holding a NUL byte.
 func (h *ListRepositoriesHandler) Handle(ctx context.Context, p ports.Principal, q ListRepositories) ([]RepositoryListItem, error) {
 	fields := map[string]string{}
 	if q.Limit < 1 || q.Limit > MaxRepositoryPage {
 		fields["limit"] = fmt.Sprintf("must be an integer between 1 and %d", MaxRepositoryPage)
 	}
-	if len([]rune(q.After)) > MaxRepositoryNameLen {
+	switch {
+	case len([]rune(q.After)) > MaxRepositoryNameLen:
 		fields["after"] = fmt.Sprintf("must be at most %d characters", MaxRepositoryNameLen)
+	case !utf8.ValidString(q.After) || strings.ContainsRune(q.After, 0):
+		// No stored name has either, and PostgreSQL compares neither.
+		fields["after"] = "must be valid UTF-8 without NUL bytes"
 	}
 	if len(fields) > 0 {
 		return nil, app.Invalid(fields)

@@ -50,6 +50,10 @@ func TestCreateRepositoryFields(t *testing.T) {
 		{"empty name", "", "private", "name"},
 		{"long name", strings.Repeat("a", 201), "private", "name"},
 		{"control char", "acme/\x1bapi", "private", "name"},
+		{"NUL", "acme/\x00api", "private", "name"},
+		{"trailing space", "acme/api ", "private", "name"},
+		{"full-width", "\uff41\uff43\uff4d\uff45/api", "private", "name"},
+		{"mixed scripts", "acme/\u0430pi", "private", "name"},
 		{"no visibility", "acme/x", "", "visibility"},
 		{"bad visibility", "acme/x", "Public", "visibility"},
 	}
@@ -87,5 +91,23 @@ func TestUpdateRepository(t *testing.T) {
 	}
 	if _, err := repositories.NewUpdateRepositoryHandler(d).Handle(ctx, e.p, repositories.UpdateRepository{ID: repoPrivate, Visibility: "secret"}); restCode(err) != app.CodeValidationFailed {
 		t.Errorf("Update to a bad visibility = %v, want validation_failed", err)
+	}
+}
+
+// TestCreateRepositoryStoresTheNFCName: the stored name is normalised, so
+// the same name typed with a combining accent is name_taken.
+func TestCreateRepositoryStoresTheNFCName(t *testing.T) {
+	ctx := context.Background()
+	e := newRestEnv(t)
+	h := repositories.NewCreateRepositoryHandler(e.deps(openGates))
+	r, err := h.Handle(ctx, e.p, repositories.CreateRepository{Name: "acme/cafe\u0301", Visibility: "private"})
+	if err != nil || r.Name != "acme/caf\u00e9" {
+		t.Fatalf("Create = %+q, %v; want the name stored as NFC", r.Name, err)
+	}
+	if events := e.audit(tenantA); len(events) != 1 || events[0].Details["name"] != "acme/caf\u00e9" {
+		t.Errorf("audit = %+v, want the NFC name", events)
+	}
+	if _, err := h.Handle(ctx, e.p, repositories.CreateRepository{Name: "acme/caf\u00e9", Visibility: "private"}); restCode(err) != app.CodeNameTaken {
+		t.Errorf("the precomposed spelling = %v, want name_taken", err)
 	}
 }

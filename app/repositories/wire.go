@@ -7,6 +7,6 @@ import "github.com/google/wire"
 var ProviderSet = wire.NewSet(
 	wire.Struct(new(Deps), "*"),
 	NewCreateRepositoryHandler, NewGetRepositoryHandler, NewUpdateRepositoryHandler,
-	NewListRepositoriesHandler, NewGetPolicyHandler, NewPutPolicyHandler,
+	NewListRepositoriesHandler, NewGetPolicyHandler, NewPutPolicyHandler, NewListPolicyServersHandler,
 	NewGetDefaultsHandler, NewPutDefaultsHandler,
 )

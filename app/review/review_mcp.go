@@ -303,11 +303,13 @@ func (t *mcpTool) source() string { return "mcp:" + t.srv.Name().String() + "/" 
 func refusal(status string) string { return fmt.Sprintf(`{"error": %q}`, status) }
 
 // Call runs the guarded call pipeline (threat analysis, Execution), in
-// this order: run budget → strict arguments → secret and personal-data
-// scan of the arguments → tools/call → text and structuredContent only →
-// 64 KiB → secret scan of the result → redaction → 8,000 characters →
-// untrusted wrapper. Every call is recorded with counts only. A panic
-// inside is an error answer, never the worker's end.
+// this order: run budget (waiting, under ctx, while calls in flight hold
+// the bytes) → strict arguments → secret and personal-data scan of the
+// arguments → tools/call → text and structuredContent only, a structured
+// copy of the text dropped (resultText) → 64 KiB → secret scan of the
+// result → redaction → 8,000 characters → untrusted wrapper. Every call
+// is recorded with counts only. A panic inside is an error answer, never
+// the worker's end.
 func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string) {
 	r := t.run
 	start := r.deps.Clock.Now()
@@ -327,7 +329,11 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 		}
 	}()
 
-	res, err := r.budget.Reserve()
+	// Waits while calls in flight hold the bytes (under the finder's
+	// deadline); a call that gets no reservation, also because the run
+	// ended while it waited, is budget_exhausted: nothing was claimed or
+	// sent, and the run's usage counts it neither as reserved nor as sent.
+	res, err := r.budget.Reserve(ctx)
 	if err != nil {
 		return finish(dreview.CallBudgetExhausted, refusal(string(dreview.CallBudgetExhausted)))
 	}
@@ -417,11 +423,14 @@ func argumentText(sent []byte) string {
 	return strings.Join(parts, "\n")
 }
 
-// resultText keeps the text items and structuredContent (as JSON);
-// images, audio, resources and links were dropped by the adapter.
+// resultText keeps the text items and structuredContent (as JSON),
+// structuredContent only when it does not merely repeat the text
+// ([repeatsText], review_result.go); images, audio, resources and links
+// were dropped by the adapter. It is all that the result scan, the caps,
+// the byte budget and the model see.
 func resultText(out ports.ToolResult) string {
 	parts := append([]string{}, out.Texts...)
-	if len(out.Structured) > 0 {
+	if len(out.Structured) > 0 && !repeatsText(out.Texts, out.Structured) {
 		parts = append(parts, string(out.Structured))
 	}
 	return strings.Join(parts, "\n\n")

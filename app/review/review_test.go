@@ -496,8 +496,9 @@ func TestRefusesResultsOver64KiB(t *testing.T) {
 
 // TestCallsAgainstTheBudgetConcurrently runs one finder turn of 16
 // parallel calls (go test -race). Each call reserves 64 KiB of the
-// 256 KiB run budget before it is sent, so at most four are in flight,
-// never more than maxCalls are sent, and every other call is refused.
+// 256 KiB run budget before it is sent, so at most four are in flight
+// (the others wait for a reservation: TestParallelCallsWaitForTheBudget)
+// and never more than maxCalls are sent.
 func TestCallsAgainstTheBudgetConcurrently(t *testing.T) {
 	for _, maxCalls := range []int{3, 20} {
 		t.Run(fmt.Sprint("maxCalls ", maxCalls), func(t *testing.T) {

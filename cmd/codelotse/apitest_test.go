@@ -237,14 +237,15 @@ func (in *instance) token(tenantID, permissions string) *client {
 	return &client{in: in, token: token}
 }
 
-// db opens a connection to the instance's database as the DSN's role (a
-// superuser in the tests, so row-level security does not apply), for raw
-// checks of what is stored. It is closed when the test ends.
+// db opens a connection to the instance's database as the admin role (a
+// superuser in the tests, so row-level security does not apply; the
+// instance itself connects as the database's non-superuser owner), for
+// raw checks of what is stored. It is closed when the test ends.
 func (in *instance) db() *pgx.Conn {
 	in.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, in.dsn)
+	conn, err := pgx.Connect(ctx, pgtest.SuperuserDSN(in.dsn))
 	if err != nil {
 		in.t.Fatalf("connect to the instance's database: %v", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codelotse/codelotse/adapters/postgres/pgtest"
 )
 
 // TestE2EDebugPromptLogs runs reviews through the binary with the
@@ -157,7 +159,7 @@ func reviewWithDescription(t *testing.T, c *client, repoID, description string) 
 // pgDump returns pg_dump's plain output of the instance's database.
 func pgDump(t *testing.T, in *instance) string {
 	t.Helper()
-	out, err := exec.Command("pg_dump", "--no-owner", "--dbname="+in.dsn).Output()
+	out, err := exec.Command("pg_dump", "--no-owner", "--dbname="+pgtest.SuperuserDSN(in.dsn)).Output()
 	if err != nil {
 		t.Fatalf("pg_dump: %v", err)
 	}

@@ -92,7 +92,8 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	putDefaultsHandler := repositories.NewPutDefaultsHandler(repositoriesDeps)
 	getPolicyHandler := repositories.NewGetPolicyHandler(repositoriesDeps)
 	putPolicyHandler := repositories.NewPutPolicyHandler(repositoriesDeps)
-	policyRoutes := httpapi.NewPolicyRoutes(getDefaultsHandler, putDefaultsHandler, getPolicyHandler, putPolicyHandler)
+	listPolicyServersHandler := repositories.NewListPolicyServersHandler(repositoriesDeps)
+	policyRoutes := httpapi.NewPolicyRoutes(getDefaultsHandler, putDefaultsHandler, getPolicyHandler, putPolicyHandler, listPolicyServersHandler)
 	listAuditHandler := accounts.NewListAuditHandler(deps)
 	auditRoutes := httpapi.NewAuditRoutes(listAuditHandler)
 	metricsRegistry := metrics.New()
@@ -184,6 +185,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Prompts:          listPromptsHandler,
 		GetPolicy:        getPolicyHandler,
 		PutPolicy:        putPolicyHandler,
+		PolicyServers:    listPolicyServersHandler,
 		GetDefaults:      getDefaultsHandler,
 		PutDefaults:      putDefaultsHandler,
 		AuditPage:        auditPageHandler,
@@ -309,7 +311,8 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	putDefaultsHandler := repositories.NewPutDefaultsHandler(repositoriesDeps)
 	getPolicyHandler := repositories.NewGetPolicyHandler(repositoriesDeps)
 	putPolicyHandler := repositories.NewPutPolicyHandler(repositoriesDeps)
-	policyRoutes := httpapi.NewPolicyRoutes(getDefaultsHandler, putDefaultsHandler, getPolicyHandler, putPolicyHandler)
+	listPolicyServersHandler := repositories.NewListPolicyServersHandler(repositoriesDeps)
+	policyRoutes := httpapi.NewPolicyRoutes(getDefaultsHandler, putDefaultsHandler, getPolicyHandler, putPolicyHandler, listPolicyServersHandler)
 	listAuditHandler := accounts.NewListAuditHandler(deps)
 	auditRoutes := httpapi.NewAuditRoutes(listAuditHandler)
 	metricsRegistry := metrics.New()
@@ -401,6 +404,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		Prompts:          listPromptsHandler,
 		GetPolicy:        getPolicyHandler,
 		PutPolicy:        putPolicyHandler,
+		PolicyServers:    listPolicyServersHandler,
 		GetDefaults:      getDefaultsHandler,
 		PutDefaults:      putDefaultsHandler,
 		AuditPage:        auditPageHandler,

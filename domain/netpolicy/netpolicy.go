@@ -72,13 +72,11 @@ var (
 		"192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15",
 		"198.51.100.0/24", "203.0.113.0/24", "240.0.0.0/4")
 
-	// forbidden6 are never reachable. The unspecified address :: reaches
-	// the local host like 0.0.0.0, so it is forbidden with it. The /128s
-	// are cloud services inside the unique-local range: AWS instance
-	// metadata (fd00:ec2::254), EKS Pod Identity (fd00:ec2::23) and Google
-	// Cloud metadata over IPv6 (fd20:ce::254).
-	forbidden6 = prefixes("::/128", "fe80::/10", "ff00::/8",
-		"fd00:ec2::254/128", "fd00:ec2::23/128", "fd20:ce::254/128")
+	// forbidden6 are never reachable: the unspecified address :: (it
+	// reaches the local host like 0.0.0.0), link-local fe80::/10 (OpenStack
+	// serves its metadata at fe80::a9fe:a9fe there), multicast ff00::/8,
+	// and the cloud vendors' endpoints of [cloudForbidden6].
+	forbidden6 = append(prefixes("::/128", "fe80::/10", "ff00::/8"), cloudPrefixes()...)
 	// private6 are the blocks inside the global unicast range 2000::/3
 	// that IANA's IPv6 special-purpose registry marks not globally
 	// reachable: IETF protocol assignments 2001::/23 (whole, fail closed:
@@ -101,6 +99,59 @@ var (
 	ipv4Compatible = netip.MustParsePrefix("::/96")
 	ipv4Translated = netip.MustParsePrefix("::ffff:0:0:0/96")
 )
+
+// CloudEndpoint is a metadata or credential endpoint a cloud vendor serves
+// inside the unique-local range fc00::/7, where every other address is
+// merely private (reachable through a listed host): an MCP server that
+// resolves to one of these must never be reached, on any edition, listed
+// or not. Each row names the vendor's documentation it comes from
+// (docs/address-table.md has the same table).
+type CloudEndpoint struct {
+	Prefix  string // the forbidden prefix
+	Vendor  string
+	Service string
+	Source  string // where the vendor documents the address
+}
+
+// cloudForbidden6 is the table of [CloudEndpoint]s. Checked and without a
+// row, because they document no IPv6 endpoint inside fc00::/7 (their
+// IPv4 ones are in forbidden4): Microsoft Azure (IMDS 169.254.169.254,
+// WireServer 168.63.129.16), Alibaba Cloud (100.100.100.200),
+// DigitalOcean (169.254.169.254), IBM Cloud VPC (169.254.169.254, also
+// as api.metadata.cloud.ibm.com), Hetzner, Exoscale and Brightbox
+// (169.254.169.254); OpenStack's IPv6 metadata is link-local
+// (fe80::a9fe:a9fe) and Scaleway's IPv4 one too (169.254.42.42).
+var cloudForbidden6 = []CloudEndpoint{
+	// AWS serves every VPC service it puts on IPv6 from one unique-local
+	// /48 (instance metadata ::254, Route 53 Resolver ::253, Time Sync
+	// ::123, EKS Pod Identity ::23): the whole /48 is forbidden, so a
+	// service AWS adds there is covered before this table learns of it.
+	{"fd00:ec2::/48", "Amazon Web Services",
+		"instance metadata (IMDS) fd00:ec2::254, Route 53 Resolver fd00:ec2::253, Time Sync fd00:ec2::123, EKS Pod Identity Agent fd00:ec2::23 (credentials of pods)",
+		"AWS whitepaper IPv6 on AWS, Supporting Amazon VPC services (docs.aws.amazon.com/whitepapers/latest/ipv6-on-aws/supporting-amazon-vpc-services.html); " +
+			"Amazon EC2 user guide, Set the time reference (docs.aws.amazon.com/AWSEC2/latest/UserGuide/configure-ec2-ntp.html); " +
+			"Amazon EKS user guide, Set up the Amazon EKS Pod Identity Agent (docs.aws.amazon.com/eks/latest/userguide/pod-id-agent-setup.html)"},
+	{"fd20:ce::254/128", "Google Cloud", "Compute Engine metadata server (service account tokens) of IPv6-only VMs",
+		"Compute Engine docs, About VM metadata / Access VM metadata (cloud.google.com/compute/docs/metadata/querying-metadata)"},
+	{"fd00:c1::a9fe:a9fe/128", "Oracle Cloud Infrastructure", "instance metadata (IMDS, instance principal certificates) over IPv6",
+		"OCI Python SDK, instance principals signer (github.com/oracle/oci-python-sdk, src/oci/auth/signers/instance_principals_security_token_signer.py), the endpoint the SDK falls back to on IPv6"},
+	{"fd00:42::42/128", "Scaleway", "instance metadata API",
+		"cloud-init docs, Scaleway datasource (docs.cloud-init.io/en/latest/reference/datasources/scaleway.html)"},
+	{"fd00:a9fe:a9fe::1/128", "Akamai Cloud (Linode)", "metadata service (user data, instance token)",
+		"cloud-init docs, Akamai datasource (docs.cloud-init.io/en/latest/reference/datasources/akamai.html)"},
+}
+
+// CloudEndpoints returns the table of cloud endpoints inside fc00::/7
+// that are forbidden (a copy).
+func CloudEndpoints() []CloudEndpoint { return slices.Clone(cloudForbidden6) }
+
+func cloudPrefixes() []netip.Prefix {
+	out := make([]netip.Prefix, len(cloudForbidden6))
+	for i, e := range cloudForbidden6 {
+		out[i] = netip.MustParsePrefix(e.Prefix)
+	}
+	return out
+}
 
 func in(ps []netip.Prefix, a netip.Addr) bool {
 	for _, p := range ps {

@@ -23,9 +23,13 @@ const (
 	ianaV6Space = "IANA Internet Protocol Version 6 Address Space registry (reserved by IETF)"
 	ianaV6Mcast = "IANA IPv6 Multicast Address Space registry"
 	rfc6052     = "RFC 6052 (IPv4-embedded IPv6 addresses) and RFC 8215 (local-use NAT64 prefix)"
-	aws         = "AWS EC2 user guide, instance metadata service (169.254.169.254, fd00:ec2::254)"
+	aws         = "AWS whitepaper IPv6 on AWS, supporting Amazon VPC services (IMDS fd00:ec2::254, DNS ::253, NTP ::123), and the EC2 user guide"
 	eks         = "AWS EKS user guide, set up the EKS Pod Identity Agent (169.254.170.23, fd00:ec2::23)"
 	gcp         = "Google Cloud Compute Engine docs, about VM metadata (169.254.169.254, fd20:ce::254)"
+	oci         = "OCI Python SDK, instance principals signer (IMDS over IPv6 at fd00:c1::a9fe:a9fe)"
+	scaleway    = "cloud-init docs, Scaleway datasource (169.254.42.42, fd00:42::42)"
+	akamai      = "cloud-init docs, Akamai (Linode) datasource (169.254.169.254, fd00:a9fe:a9fe::1)"
+	openstack   = "OpenStack Neutron spec, IPv6 support in the metadata service (fe80::a9fe:a9fe)"
 	azure       = "Microsoft Learn, what is IP address 168.63.129.16 (WireServer and host agent)"
 	oracle      = "Oracle Cloud Infrastructure docs, getting instance metadata (192.0.0.192)"
 	alibaba     = "Alibaba Cloud ECS docs, instance metadata (100.100.100.200)"
@@ -179,9 +183,17 @@ func TestCheckTable(t *testing.T) {
 		{ianaV6 + ": fc00::/7 unique-local", []row{
 			{"fc00::", private}, {"fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", private}, {"fd00::1", private},
 		}},
-		{aws, []row{{"fd00:ec2::254", forbidden}, {"fd00:ec2::253", private}, {"fd00:ec2::255", private}}},
-		{eks, []row{{"fd00:ec2::23", forbidden}, {"fd00:ec2::22", private}, {"fd00:ec2::24", private}}},
+		{aws + ": the whole unique-local /48 fd00:ec2::/48 of the VPC services", []row{
+			{"fd00:ec1:ffff:ffff:ffff:ffff:ffff:ffff", private}, {"fd00:ec2::", forbidden},
+			{"fd00:ec2::254", forbidden}, {"fd00:ec2::253", forbidden}, {"fd00:ec2::123", forbidden}, {"fd00:ec2::255", forbidden},
+			{"fd00:ec2:0:ffff:ffff:ffff:ffff:ffff", forbidden}, {"fd00:ec2:1::", private}, {"fd00:ec2:1::254", private},
+		}},
+		{eks, []row{{"fd00:ec2::23", forbidden}, {"fd00:ec2::22", forbidden}, {"fd00:ec2::24", forbidden}}},
 		{gcp, []row{{"fd20:ce::254", forbidden}, {"fd20:ce::253", private}, {"fd20:ce::255", private}}},
+		{oci, []row{{"fd00:c1::a9fe:a9fe", forbidden}, {"fd00:c1::a9fe:a9fd", private}, {"fd00:c1::a9fe:a9ff", private}}},
+		{scaleway, []row{{"fd00:42::42", forbidden}, {"fd00:42::41", private}, {"fd00:42::43", private}, {"169.254.42.42", forbidden}}},
+		{akamai, []row{{"fd00:a9fe:a9fe::1", forbidden}, {"fd00:a9fe:a9fe::", private}, {"fd00:a9fe:a9fe::2", private}}},
+		{openstack, []row{{"fe80::a9fe:a9fe", forbidden}}},
 		{ianaV6 + ": fe80::/10 link-local unicast", []row{
 			{"fe80::", forbidden}, {"fe80::1", forbidden}, {"febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", forbidden},
 		}},
@@ -410,7 +422,8 @@ func TestNormalizeHost(t *testing.T) {
 
 func FuzzCheck(f *testing.F) {
 	for _, s := range []string{"::ffff:169.254.169.254", "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::", "fd00:ec2::254", "fe80::1", "::1", "2606:4700::1111", "64:ff9b:1::a9fe:a9fe", "2001:0:808:808::5601:5601",
-		"::ffff:168.63.129.16", "fd00:ec2::23", "fd20:ce::254", "5f00::1", "3fff::1", "100::1", "2001:2::1"} {
+		"::ffff:168.63.129.16", "fd00:ec2::23", "fd20:ce::254", "5f00::1", "3fff::1", "100::1", "2001:2::1",
+		"fd00:c1::a9fe:a9fe", "fd00:42::42", "fd00:a9fe:a9fe::1", "fd00:ec2:0:ffff::1"} {
 		b := netip.MustParseAddr(s).As16()
 		f.Add(b[:])
 	}
@@ -418,7 +431,7 @@ func FuzzCheck(f *testing.F) {
 	listed := netpolicy.NewRules(gate.SelfHosted, hosts)
 	forbiddenRanges := prefixes("0.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "255.255.255.255/32",
 		"168.63.129.16/32", "192.0.0.192/32", "100.100.100.200/32",
-		"fe80::/10", "ff00::/8", "fd00:ec2::254/128", "fd00:ec2::23/128", "fd20:ce::254/128")
+		"fe80::/10", "ff00::/8", "fd00:ec2::/48", "fd20:ce::254/128", "fd00:c1::a9fe:a9fe/128", "fd00:42::42/128", "fd00:a9fe:a9fe::1/128")
 	// IPv6 ranges that are never public: the blocks IANA marks not
 	// globally reachable inside 2000::/3, and everything outside it except
 	// the well-known NAT64 prefix (judged by its IPv4).
@@ -462,6 +475,63 @@ func prefixes(ss ...string) []netip.Prefix {
 func contains(ps []netip.Prefix, a netip.Addr) bool {
 	for _, p := range ps {
 		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestCloudEndpoints: every row of the cloud table lies inside the
+// unique-local range (elsewhere another rule decides), names its vendor,
+// service and source, and is forbidden from its first to its last
+// address, on every edition, listed host or not, while the unique-local
+// addresses just outside it stay private.
+func TestCloudEndpoints(t *testing.T) {
+	ula := netip.MustParsePrefix("fc00::/7")
+	hosts, _ := netpolicy.ParsePrivateHosts("wiki.corp.example")
+	listed := netpolicy.NewRules(gate.SelfHosted, hosts)
+	rows := netpolicy.CloudEndpoints()
+	if len(rows) < 5 {
+		t.Fatalf("%d cloud rows", len(rows))
+	}
+	for _, e := range rows {
+		p := netip.MustParsePrefix(e.Prefix)
+		if !ula.Contains(p.Addr()) || p.Bits() < 7 || e.Vendor == "" || e.Service == "" || e.Source == "" {
+			t.Errorf("row %+v: outside fc00::/7 or without vendor, service or source", e)
+		}
+		first, last := p.Masked().Addr(), lastAddr(p)
+		for _, a := range []netip.Addr{first, last} {
+			if got := netpolicy.Classify(a); got != forbidden {
+				t.Errorf("%s (%s) = %v, want forbidden", a, e.Vendor, got)
+			}
+			if err := listed.Check("wiki.corp.example", a); !errors.Is(err, netpolicy.ErrBlocked) {
+				t.Errorf("%s (%s) passes for a listed host", a, e.Vendor)
+			}
+		}
+		for _, a := range []netip.Addr{first.Prev(), last.Next()} {
+			if got := netpolicy.Classify(a); ula.Contains(a) && got != private && !inAnyRow(rows, a) {
+				t.Errorf("%s, next to %s (%s), = %v, want private", a, e.Prefix, e.Vendor, got)
+			}
+		}
+	}
+	// The table is a copy: changing it changes nothing.
+	rows[0].Prefix = "fd00::/8"
+	if netpolicy.CloudEndpoints()[0].Prefix == "fd00::/8" || netpolicy.Classify(netip.MustParseAddr("fd00::1")) != private {
+		t.Error("CloudEndpoints is not a copy")
+	}
+}
+
+func lastAddr(p netip.Prefix) netip.Addr {
+	b := p.Masked().Addr().As16()
+	for i := p.Bits(); i < 128; i++ {
+		b[i/8] |= 1 << (7 - i%8)
+	}
+	return netip.AddrFrom16(b)
+}
+
+func inAnyRow(rows []netpolicy.CloudEndpoint, a netip.Addr) bool {
+	for _, e := range rows {
+		if netip.MustParsePrefix(e.Prefix).Contains(a) {
 			return true
 		}
 	}

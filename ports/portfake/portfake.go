@@ -142,6 +142,9 @@ func viaJSON(details map[string]any) (map[string]any, error) {
 type Settings struct{ Value settings.Settings }
 
 func (f *Settings) Get(context.Context) (settings.Settings, error) { return f.Value, nil }
+
+// GetForUpdate is Get: Tenants serialises the fake's transactions.
+func (f *Settings) GetForUpdate(ctx context.Context) (settings.Settings, error) { return f.Get(ctx) }
 func (f *Settings) Put(_ context.Context, s settings.Settings) error {
 	if s.IsZero() {
 		return errors.New("fake: put zero settings")

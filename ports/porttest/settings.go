@@ -9,8 +9,8 @@ import (
 )
 
 // SettingsRepo is the contract of [ports.SettingsRepo] (uses Tenants and
-// Accounts). The share lock Get holds is the adapter's own test: it needs
-// two concurrent transactions.
+// Accounts). The locks Get and GetForUpdate hold are the adapter's own
+// tests: they need concurrent transactions.
 func SettingsRepo(t *testing.T, open Open) {
 	t.Run("a new tenant has the default settings; Put stores them for that tenant only", func(t *testing.T) {
 		h := open(t)
@@ -28,6 +28,15 @@ func SettingsRepo(t *testing.T, open Open) {
 			}
 			if got := must(tx.Settings().Get(ctx)); got != changed {
 				t.Errorf("Get after Put = %+v, want %+v", got, changed)
+			}
+			if got := must(tx.Settings().GetForUpdate(ctx)); got != changed {
+				t.Errorf("GetForUpdate after Put = %+v, want %+v", got, changed)
+			}
+			return nil
+		})
+		h.in(t, other, func(ctx context.Context, tx ports.TenantTx) error {
+			if got := must(tx.Settings().GetForUpdate(ctx)); got != settings.Default() {
+				t.Errorf("GetForUpdate of another tenant = %+v, want the defaults", got)
 			}
 			return nil
 		})

@@ -2,15 +2,25 @@
 // own, dropped when the test ends.
 //
 // The server is taken from QUAVON_TEST_DATABASE_URL, else
-// QUAVON_DATABASE_URL, else the local development server; its role must be
-// allowed to create databases. A test fails (never skips) when PostgreSQL
-// is unreachable.
+// QUAVON_DATABASE_URL, else the local development server; that admin
+// role must be allowed to create databases and roles. A test fails (never
+// skips) when PostgreSQL is unreachable.
+//
+// Tests run as production runs: every database belongs to a role of its
+// own that is not a superuser and lacks BYPASSRLS, created as README.md
+// ("Install with Helm", the database role) tells operators to create the
+// service's role (LOGIN, CREATEROLE, owner of the database), and the
+// migrations and the service connect as that role. Forced row-level
+// security therefore applies to it outside [postgres.DB.WithSystem]; a
+// test that must look at rows past it uses [SuperuserDSN] or
+// [Superuser].
 package pgtest
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"strings"
@@ -72,7 +82,10 @@ func DSN(t testing.TB) string {
 }
 
 // EmptyDSN creates a fresh database without migrating it and returns its
-// DSN. The database is dropped when the test ends.
+// DSN, which names the database's owner: a new role, not a superuser,
+// without BYPASSRLS, with CREATEROLE (the first migration creates the
+// tenant role when the cluster has none yet). The database and the role
+// are dropped when the test ends.
 func EmptyDSN(t testing.TB) string {
 	t.Helper()
 	admin := AdminDSN()
@@ -82,11 +95,58 @@ func EmptyDSN(t testing.TB) string {
 	defer conn.Close(context.WithoutCancel(ctx))
 
 	name := "codelotse_test_" + randomHex(t)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("pgtest: create database %s: %v", name, err)
+	password := randomHex(t) + randomHex(t)
+	// As README.md tells operators: a login role that owns the database.
+	for _, q := range []string{
+		fmt.Sprintf("CREATE ROLE %s LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB CREATEROLE PASSWORD '%s'", name, password),
+		fmt.Sprintf("CREATE DATABASE %s OWNER %s", name, name),
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("pgtest: %s: %v", strings.Replace(q, password, "…", 1), err)
+		}
 	}
 	t.Cleanup(func() { drop(t, admin, name) })
-	return WithDatabase(admin, name)
+	return withUser(WithDatabase(admin, name), name, password)
+}
+
+// SuperuserDSN returns the admin DSN ([AdminDSN], a superuser in the
+// usual setups) on the database of dsn, for tests that inspect or change
+// rows past row-level security.
+func SuperuserDSN(dsn string) string {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return AdminDSN()
+	}
+	return WithDatabase(AdminDSN(), cfg.Database)
+}
+
+// Superuser opens a pool on db's database as the admin role (see
+// [SuperuserDSN]); it is closed when the test ends.
+func Superuser(t testing.TB, db *postgres.DB) *postgres.DB {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var name string
+	if err := db.Pool().QueryRow(ctx, "SELECT current_database()").Scan(&name); err != nil {
+		t.Fatalf("pgtest: current database: %v", err)
+	}
+	su, closeFn, err := postgres.Open(ctx, WithDatabase(AdminDSN(), name))
+	if err != nil {
+		t.Fatalf("pgtest: open %s as the admin role: %v", name, err)
+	}
+	t.Cleanup(closeFn)
+	return su
+}
+
+// withUser returns dsn with its user and password replaced.
+func withUser(dsn, user, password string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		if u, err := url.Parse(dsn); err == nil {
+			u.User = url.UserPassword(user, password)
+			return u.String()
+		}
+	}
+	return dsn + " user=" + user + " password=" + password // the last value wins
 }
 
 // WithDatabase returns dsn with its database replaced by name.
@@ -115,7 +175,8 @@ func connect(ctx context.Context, t testing.TB, dsn string) *pgx.Conn {
 	return conn
 }
 
-// drop removes the database; WITH (FORCE) terminates its connections first.
+// drop removes the database (WITH (FORCE) terminates its connections
+// first) and then its owner, the role of the same name.
 func drop(t testing.TB, admin, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -124,6 +185,10 @@ func drop(t testing.TB, admin, name string) {
 	defer conn.Close(context.WithoutCancel(ctx))
 	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
 		t.Errorf("pgtest: drop database %s: %v", name, err)
+		return
+	}
+	if _, err := conn.Exec(ctx, "DROP ROLE IF EXISTS "+name); err != nil {
+		t.Errorf("pgtest: drop role %s: %v", name, err)
 	}
 }
 

@@ -1,0 +1,166 @@
+package review
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// wrapResult is structuredContent {"result": v} as the go-sdk client
+// hands it on (json.Marshal: sorted keys, HTML characters escaped).
+func wrapResult(v any) json.RawMessage {
+	b, err := json.Marshal(map[string]any{"result": v})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestResultText: structuredContent that only repeats the single text
+// item is dropped (the text reaches the model once); anything else keeps
+// both, as before.
+func TestResultText(t *testing.T) {
+	const both, once = false, true
+	big := strings.Repeat("x", limits.ToolResultCap)
+	nested := func(depth int) string { return strings.Repeat("[", depth) + "1" + strings.Repeat("]", depth) }
+	tests := []struct {
+		name       string
+		texts      []string
+		structured string
+		once       bool
+	}{
+		// Repeats: the text alone reaches the model.
+		{"FastMCP str result", []string{"The cache was added in ADR-7."}, `{"result":"The cache was added in ADR-7."}`, once},
+		{"FastMCP str with escapes, newlines and HTML", []string{"a<b> & \"c\"\n\tdé\u2028"}, string(wrapResult("a<b> & \"c\"\n\tdé\u2028")), once},
+		{"FastMCP empty str", []string{""}, `{"result":""}`, once},
+		{"FastMCP str that looks like a number", []string{"42"}, `{"result":"42"}`, once},
+		{"FastMCP int", []string{"42"}, `{"result":42}`, once},
+		{"FastMCP float", []string{"1.5"}, `{"result":1.5}`, once},
+		{"FastMCP bool", []string{"true"}, `{"result":true}`, once},
+		{"FastMCP None-valued result", []string{"null"}, `{"result":null}`, once},
+		{"FastMCP model, pydantic indent=2", []string{"{\n  \"title\": \"ADR-7\",\n  \"hits\": 3\n}"}, `{"hits":3,"title":"ADR-7"}`, once},
+		{"FastMCP list as one JSON text", []string{"[\n  1,\n  2\n]"}, `{"result":[1,2]}`, once},
+		{"TypeScript JSON.stringify", []string{`{"title":"ADR-7","tags":["cache","db"],"n":null}`}, `{"n":null,"tags":["cache","db"],"title":"ADR-7"}`, once},
+		{"TypeScript JSON.stringify with indent", []string{"{\n  \"a\": {\n    \"b\": [true, false]\n  }\n}"}, `{"a":{"b":[true,false]}}`, once},
+		{"Go SDK json.Marshal", []string{`{"a":1,"b":"x\u003cy"}`}, `{"a":1,"b":"x\u003cy"}`, once},
+		{"key order and whitespace around the text", []string{" \n{\"b\":2, \"a\":1}\r\n\t"}, `{"a":1,"b":2}`, once},
+		{"primitive structured string", []string{"hello"}, `"hello"`, once},
+		{"primitive structured, JSON text", []string{`"hello"`}, `"hello"`, once},
+		{"a {\"result\": …} text repeats itself", []string{`{"result":"x"}`}, `{"result":"x"}`, once},
+		{"JSON string text of a wrapped str", []string{`"x"`}, `{"result":"x"}`, once},
+		{"numbers equal as doubles: 1.0 and 1", []string{`{"n":1.0}`}, `{"n":1}`, once},
+		{"numbers equal as doubles: exponent", []string{`{"n":1e2}`}, `{"n":100}`, once},
+		{"numbers equal as doubles: -0 and 0", []string{`-0`}, `{"result":0}`, once},
+		{"numbers equal as doubles: a big integer the go-sdk rounded", []string{`{"id":12345678901234567891}`}, `{"id":12345678901234567000}`, once},
+		{"unicode escapes in the text", []string{`{"s":"\u00e9\u0041"}`}, `{"s":"éA"}`, once},
+		{"exactly the cap", []string{big}, string(wrapResult(big)), once},
+
+		// Not repeats: both reach the model.
+		{"differs by one character", []string{"The cache was added in ADR-7."}, `{"result":"The cache was added in ADR-8."}`, both},
+		{"trailing whitespace in the text", []string{"hello "}, `{"result":"hello"}`, both},
+		{"leading newline in the text", []string{"\nhello"}, `{"result":"hello"}`, both},
+		{"whitespace inside a JSON string", []string{`{"a":"x "}`}, `{"a":"x"}`, both},
+		{"case of a letter", []string{"Hello"}, `{"result":"hello"}`, both},
+		{"an extra member next to result", []string{"hello"}, `{"result":"hello","secret":"AKIA"}`, both},
+		{"Result is not result", []string{"hello"}, `{"Result":"hello"}`, both},
+		{"result of another type", []string{"hello"}, `{"result":5}`, both},
+		{"a string is not the number", []string{`"42"`}, `{"result":42}`, both},
+		{"JSON of a different value: member", []string{`{"a":1,"b":[1,2]}`}, `{"a":1,"b":[2,1]}`, both},
+		{"JSON of a different value: missing member", []string{`{"a":1}`}, `{"a":1,"b":2}`, both},
+		{"JSON of a different value: extra member", []string{`{"a":1,"b":2}`}, `{"a":1}`, both},
+		{"JSON of a different value: type", []string{`{"a":"1"}`}, `{"a":1}`, both},
+		{"JSON of a different value: null is not false", []string{`{"a":null}`}, `{"a":false}`, both},
+		{"JSON of a different value: longer array", []string{`[1,2]`}, `{"result":[1,2,3]}`, both},
+		{"JSON of a different value: array is not object", []string{`[]`}, `{}`, both},
+		{"JSON of a different value: nested", []string{`{"a":{"b":{"c":1}}}`}, `{"a":{"b":{"c":2}}}`, both},
+		{"numbers that differ as doubles", []string{`{"n":0.1}`}, `{"n":0.10000000000000002}`, both},
+		{"a number beyond a double", []string{`1e400`}, `{"result":1e400}`, both},
+		{"trailing data after the JSON", []string{`{"a":1} x`}, `{"a":1}`, both},
+		{"two JSON values", []string{`{"a":1}{"a":1}`}, `{"a":1}`, both},
+		{"duplicate member names in the text", []string{`{"a":2,"a":2}`}, `{"a":2}`, both},
+		{"duplicate member names hiding another value", []string{`{"a":1,"a":2}`}, `{"a":2}`, both},
+		{"invalid JSON text", []string{`{"a":1,}`}, `{"a":1}`, both},
+		{"invalid UTF-8 in the text", []string{"caf\xe9"}, `{"result":"caf\ufffd"}`, both},
+		{"invalid UTF-8 inside a JSON string", []string{"{\"a\":\"\xff\"}"}, `{"a":"\ufffd"}`, both},
+		{"two text items, repeated", []string{"hello", "hello"}, `{"result":"hello"}`, both},
+		{"two text items, split", []string{"hel", "lo"}, `{"result":"hello"}`, both},
+		{"two text items, joined as resultText joins them", []string{"a", "b"}, `{"result":"a\n\nb"}`, both},
+		{"FastMCP list as one text per item", []string{"1", "2"}, `{"result":[1,2]}`, both},
+		{"no text item", nil, `{"result":"x"}`, both},
+		{"invalid structured JSON", []string{"x"}, `{"result":"x"`, both},
+		{"nested deeper than the bound", []string{nested(maxRepeatDepth + 1)}, nested(maxRepeatDepth + 1), both},
+		{"over the cap: not compared", []string{big + "x"}, string(wrapResult(big + "x")), both},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := ports.ToolResult{Texts: tt.texts, Structured: json.RawMessage(tt.structured)}
+			got := resultText(out)
+			want := strings.Join(append(append([]string{}, tt.texts...), tt.structured), "\n\n")
+			if tt.once {
+				want = tt.texts[0]
+			}
+			if got != want {
+				t.Errorf("resultText = %.120q, want %.120q", got, want)
+			}
+		})
+	}
+}
+
+// TestResultTextWithoutStructuredContent: text items alone are joined as
+// before.
+func TestResultTextWithoutStructuredContent(t *testing.T) {
+	if got := resultText(ports.ToolResult{Texts: []string{"a", "b"}}); got != "a\n\nb" {
+		t.Errorf("resultText = %q", got)
+	}
+	if got := resultText(ports.ToolResult{}); got != "" {
+		t.Errorf("resultText = %q", got)
+	}
+}
+
+// TestRepeatDepthBound: JSON nested exactly to the bound is still
+// compared (and the bound keeps both beyond it, in TestResultText).
+func TestRepeatDepthBound(t *testing.T) {
+	v := strings.Repeat("[", maxRepeatDepth) + "1" + strings.Repeat("]", maxRepeatDepth)
+	if !repeatsText([]string{v}, []byte(v)) {
+		t.Errorf("JSON nested %d deep is not compared", maxRepeatDepth)
+	}
+}
+
+// FuzzRepeatsText: a structured copy is dropped only when encoding/json,
+// reading both on its own, finds the kept text to be the same value (or
+// the string itself): never for JSON it reads as a different value.
+func FuzzRepeatsText(f *testing.F) {
+	f.Add("hello", `{"result":"hello"}`)
+	f.Add(`{"a":[1,2,{"b":null}]}`, `{"a":[1,2,{"b":null}]}`)
+	f.Add(`{"a":1,"a":2}`, `{"a":2}`)
+	f.Add("42", `{"result":42}`)
+	f.Fuzz(func(t *testing.T, text, structured string) {
+		if !repeatsText([]string{text}, []byte(structured)) {
+			return
+		}
+		var s any
+		if err := json.Unmarshal([]byte(structured), &s); err != nil {
+			t.Fatalf("dropped structured content that is not JSON: %q", structured)
+		}
+		cands := []any{s}
+		if obj, ok := s.(map[string]any); ok && len(obj) == 1 {
+			if v, ok := obj["result"]; ok {
+				cands = append(cands, v)
+			}
+		}
+		var v any
+		textIsJSON := json.Unmarshal([]byte(text), &v) == nil
+		for _, c := range cands {
+			if str, ok := c.(string); ok && str == text {
+				return
+			}
+			if textIsJSON && jsonEqual(c, v) {
+				return
+			}
+		}
+		t.Fatalf("dropped %q as a repeat of %q", structured, text)
+	})
+}
