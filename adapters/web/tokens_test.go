@@ -60,7 +60,7 @@ func TestTokensPage(t *testing.T) {
 		t.Fatalf("the new token's session = %d", p.status)
 	}
 	var id string
-	if err := h.db.Bun().NewRaw("SELECT id::text FROM api_tokens WHERE label = 'ci <nightly>'").Scan(t.Context(), &id); err != nil {
+	if err := h.su.Bun().NewRaw("SELECT id::text FROM api_tokens WHERE label = 'ci <nightly>'").Scan(t.Context(), &id); err != nil {
 		t.Fatal(err)
 	}
 	admin.get("/ui/tokens")
@@ -71,7 +71,7 @@ func TestTokensPage(t *testing.T) {
 		t.Errorf("the revoked token's session still works")
 	}
 	var actions []string
-	if err := h.db.Bun().NewRaw("SELECT action FROM audit_events WHERE target = ? ORDER BY at, action", id).Scan(t.Context(), &actions); err != nil {
+	if err := h.su.Bun().NewRaw("SELECT action FROM audit_events WHERE target = ? ORDER BY at, action", id).Scan(t.Context(), &actions); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(actions, ",") != "token.create,token.revoke" {

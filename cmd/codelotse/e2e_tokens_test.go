@@ -92,8 +92,8 @@ func TestE2ETokenLifecycle(t *testing.T) {
 	short, _ := exp.Body["token"].(string)
 	a.secret(short)
 	shortWeb := newWebSession(t, b.base, short)
-	if _, err := a.db().Exec(context.Background(), `UPDATE api_tokens SET created_at = now() - interval '2 hours', expires_at = now() - interval '1 second' WHERE id = $1`, str(exp.Body, "id")); err != nil {
-		t.Fatal(err)
+	if tag, err := a.db().Exec(context.Background(), `UPDATE api_tokens SET created_at = now() - interval '2 hours', expires_at = now() - interval '1 second' WHERE id = $1`, str(exp.Body, "id")); err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("expire the token: %v, %d rows", err, tag.RowsAffected())
 	}
 	expect(t, "the expired token on B", (&client{in: b, token: short}).do("GET", "/v1/repositories", nil), 401, "unauthenticated")
 	if status, loc, _ := shortWeb.do("GET", "/ui/repositories", nil); status != http.StatusSeeOther || !strings.HasPrefix(loc, "/ui/login") {
