@@ -265,6 +265,7 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 		ApproveTool: registry.NewApproveToolHandler(dd), RemoveTool: registry.NewRemoveToolHandler(dd),
 		TestConnection: registry.NewTestConnectionHandler(sd, dd),
 		StartConnect:   registry.NewStartConnectHandler(cd), FinishConnect: registry.NewFinishConnectHandler(cd),
+		FindIssuer:       registry.NewFindIssuerHandler(sd, cd),
 		CreateRepository: repositories.NewCreateRepositoryHandler(rd), GetRepository: repositories.NewGetRepositoryHandler(rd),
 		UpdateRepository: repositories.NewUpdateRepositoryHandler(rd), ListRepositories: repositories.NewListRepositoriesHandler(rd),
 		GetSettings: accounts.NewGetSettingsHandler(ad), PutSettings: accounts.NewPutSettingsHandler(ad),

@@ -264,6 +264,18 @@ func TestOAuthIssuerOnPage(t *testing.T) {
 	if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, "is required with a client secret") || strings.Contains(p.body, "SUPERSECRET") {
 		t.Fatalf("secret without issuer = %d\n%s", p.status, p.body)
 	}
+	// Find the OAuth issuer fills the field from the server's metadata,
+	// for the admin to confirm; the secret is not kept in the form.
+	b.get("/ui/servers/new")
+	p = b.post("/ui/servers/issuer", url.Values{"name": {"wiki"}, "url": {"https://wiki.example.com/mcp"}, "auth": {"oauth_authorization_code"},
+		"client_id": {"pub-client"}, "client_secret": {clientSecret}})
+	if p.status != http.StatusOK || !strings.Contains(p.body, `id="issuer-found"`) || !strings.Contains(p.body, `name="issuer" type="url" value="`+asIssuer+`"`) ||
+		strings.Contains(p.body, "SUPERSECRET") || h.count("mcp_servers") != 0 {
+		t.Fatalf("find issuer = %d\n%s", p.status, p.body)
+	}
+	if n := len(h.oauth.Issuers); n != 1 || h.oauth.Issuers[0] != "" {
+		t.Errorf("discovery bound to %q", h.oauth.Issuers)
+	}
 	path := b.registerCodeFlow("wiki")
 	p = b.get(path)
 	if !strings.Contains(p.body, `<dd id="oauth-issuer"><code>`+asIssuer+`</code>`) || strings.Contains(p.body, `id="oauth-refused"`) {

@@ -65,6 +65,9 @@ type serverForm struct {
 type newServerPage struct {
 	Form  serverForm
 	Error *formError
+	// IssuerFound: Form.Issuer was just filled in from the server's
+	// OAuth metadata, for the admin to confirm.
+	IssuerFound bool
 	// Test is the result of "Test connection" (nothing stored).
 	Test *connectionTest
 }
@@ -517,4 +520,17 @@ func (u *UI) finishConnect(w http.ResponseWriter, r *http.Request, c *caller) {
 		return
 	}
 	http.Redirect(w, r, "/ui/servers/"+s.ID()+"?done=connected", http.StatusSeeOther)
+}
+
+// findIssuer fills the register form's issuer from the server's OAuth
+// metadata (nothing stored, no credential sent); the admin confirms it.
+func (u *UI) findIssuer(w http.ResponseWriter, r *http.Request, c *caller) {
+	f, _ := authFromForm(r)
+	issuer, err := u.d.FindIssuer.Handle(r.Context(), c.Principal, registry.FindIssuer{URL: f.URL})
+	if err != nil {
+		u.refused(w, r, c, err, "server_new", newServerPage{Form: f, Error: newFormError(err, "register")})
+		return
+	}
+	f.Issuer = issuer
+	u.render(w, r, http.StatusOK, "server_new", c, newServerPage{Form: f, IssuerFound: true})
 }

@@ -56,6 +56,7 @@ type Deps struct {
 	ApproveTool      *registry.ApproveToolHandler
 	RemoveTool       *registry.RemoveToolHandler
 	TestConnection   *registry.TestConnectionHandler
+	FindIssuer       *registry.FindIssuerHandler
 	StartConnect     *registry.StartConnectHandler
 	FinishConnect    *registry.FinishConnectHandler
 	Calls            *registry.ListCallsHandler
@@ -162,6 +163,7 @@ func (u *UI) routes() {
 	u.mux.HandleFunc("GET /ui/servers/new", u.view(app.PermTenantManage, u.newServerPage))
 	u.mux.HandleFunc("POST /ui/servers", u.state(app.PermTenantManage, u.createServer))
 	u.mux.HandleFunc("POST /ui/servers/test", u.state(app.PermTenantManage, u.testNewServer))
+	u.mux.HandleFunc("POST /ui/servers/issuer", u.state(app.PermTenantManage, u.findIssuer))
 	u.mux.HandleFunc("GET /ui/servers/{id}", u.view(app.PermTenantManage, u.serverPage))
 	u.mux.HandleFunc("POST /ui/servers/{id}", u.state(app.PermTenantManage, u.editServer))
 	u.mux.HandleFunc("POST /ui/servers/{id}/enabled", u.state(app.PermTenantManage, u.enableServer))

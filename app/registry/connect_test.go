@@ -563,3 +563,45 @@ func (e *connectEnv) patchAuth(t *testing.T, a registry.ServerAuth) {
 		t.Fatal(err)
 	}
 }
+
+// TestFindIssuer: the register form's prefill asks the server which
+// authorization server it names, behind the gates and the save-time
+// address check, unbound to any issuer; nothing is stored.
+func TestFindIssuer(t *testing.T) {
+	tests := []struct {
+		name  string
+		url   string
+		setup func(e *connectEnv)
+		want  app.Code // "": the issuer
+		asked bool     // discovery ran
+	}{
+		{name: "finds the issuer", url: "https://wiki.example.com/mcp", asked: true},
+		{name: "gates closed", url: "https://wiki.example.com/mcp", setup: func(e *connectEnv) { e.serverEnv.deps.Gates = app.Gates{Instance: gate.InstanceAllowed} }, want: app.CodeNotSignedOff},
+		{name: "http URL", url: "http://wiki.example.com/mcp", want: app.CodeValidationFailed},
+		{name: "private host", url: "https://intra.example/mcp", want: app.CodeEndpointNotPublic},
+		{name: "metadata unusable", url: "https://wiki.example.com/mcp", setup: func(e *connectEnv) { e.oauth.DiscoverErr = ports.ErrOAuthMetadata }, want: app.CodeProtocolError, asked: true},
+		{name: "issuer not https", url: "https://wiki.example.com/mcp", setup: func(e *connectEnv) { e.oauth.Metadata.Issuer = "http://as.example.com" }, want: app.CodeProtocolError, asked: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newConnectEnv(t)
+			if tt.setup != nil {
+				tt.setup(e)
+			}
+			got, err := registry.NewFindIssuerHandler(e.serverEnv.deps, e.deps).Handle(context.Background(), srvPrincipalA, registry.FindIssuer{URL: tt.url})
+			if tt.want == "" {
+				if err != nil || got != cnIssuer {
+					t.Fatalf("FindIssuer = %q, %v", got, err)
+				}
+			} else {
+				srvWantCode(t, err, tt.want)
+			}
+			if (len(e.oauth.Discovered) > 0) != tt.asked || (tt.asked && e.oauth.Issuers[0] != "") {
+				t.Errorf("discovered %v bound to %q, want asked=%v unbound", e.oauth.Discovered, e.oauth.Issuers, tt.asked)
+			}
+			if r := e.repos[srvTenantA]; r != nil && len(r.Rows) != 0 {
+				t.Errorf("stored %d servers", len(r.Rows))
+			}
+		})
+	}
+}

@@ -147,6 +147,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Rand:       reader,
 		DCRIssuers: dcrIssuers,
 	}
+	findIssuerHandler := registry.NewFindIssuerHandler(serverDeps, connectDeps)
 	startConnectHandler := registry.NewStartConnectHandler(connectDeps)
 	finishConnectHandler := registry.NewFinishConnectHandler(connectDeps)
 	listTokensHandler := accounts.NewListTokensHandler(deps)
@@ -170,6 +171,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		ApproveTool:      approveToolHandler,
 		RemoveTool:       removeToolHandler,
 		TestConnection:   testConnectionHandler,
+		FindIssuer:       findIssuerHandler,
 		StartConnect:     startConnectHandler,
 		FinishConnect:    finishConnectHandler,
 		Calls:            listCallsHandler,
@@ -366,6 +368,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		Rand:       reader,
 		DCRIssuers: dcrIssuers,
 	}
+	findIssuerHandler := registry.NewFindIssuerHandler(serverDeps, connectDeps)
 	startConnectHandler := registry.NewStartConnectHandler(connectDeps)
 	finishConnectHandler := registry.NewFinishConnectHandler(connectDeps)
 	listTokensHandler := accounts.NewListTokensHandler(deps)
@@ -389,6 +392,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		ApproveTool:      approveToolHandler,
 		RemoveTool:       removeToolHandler,
 		TestConnection:   testConnectionHandler,
+		FindIssuer:       findIssuerHandler,
 		StartConnect:     startConnectHandler,
 		FinishConnect:    finishConnectHandler,
 		Calls:            listCallsHandler,
