@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	stdjson "encoding/json"
+	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/accounts"
@@ -57,9 +60,34 @@ type createdTokenJSON struct {
 type createTokenRequest struct {
 	Label       string   `json:"label" validate:"max=400"`
 	Permissions []string `json:"permissions" validate:"required,max=2,dive,max=64"`
-	// ExpiresIn is a duration such as "90d", "720h" or "30m"; absent or
-	// "" for a token that never expires.
-	ExpiresIn string `json:"expiresIn" validate:"max=32"`
+	// ExpiresIn is a duration such as "90d", "720h" or "30m", or whole
+	// seconds as a number (OAuth's expires_in); absent, null or "" for a
+	// token that never expires.
+	ExpiresIn lifetimeJSON `json:"expiresIn"`
+}
+
+// lifetimeJSON is expiresIn as given: a duration string, or whole seconds
+// as a JSON number (written "<n>s" for accounts.ParseLifetime).
+type lifetimeJSON string
+
+// UnmarshalJSON takes a string, an integer or null.
+func (l *lifetimeJSON) UnmarshalJSON(b []byte) error {
+	switch {
+	case string(b) == "null":
+		*l = ""
+		return nil
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		err := stdjson.Unmarshal(b, &s)
+		*l = lifetimeJSON(s)
+		return err
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return errors.New("expiresIn must be a duration string or whole seconds")
+	}
+	*l = lifetimeJSON(strconv.FormatInt(n, 10) + "s")
+	return nil
 }
 
 func (g *TokenRoutes) register(rt *router) {
@@ -79,7 +107,7 @@ func (g *TokenRoutes) register(rt *router) {
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err
 		}
-		lifetime, err := accounts.ParseLifetime(req.ExpiresIn)
+		lifetime, err := accounts.ParseLifetime(string(req.ExpiresIn))
 		if err != nil {
 			return 0, nil, err
 		}

@@ -72,6 +72,15 @@ func TestTokenRoutes(t *testing.T) {
 	if rec = callAs(h, "192.0.2.2", tok, "GET", "/v1/tokens", ""); rec.Code != http.StatusUnauthorized {
 		t.Errorf("revoked token = %d", rec.Code)
 	}
+	// expiresIn as whole seconds (OAuth's expires_in) or null.
+	rec = callAs(h, "192.0.2.1", admin, "POST", "/v1/tokens", `{"permissions": ["repo:manage"], "expiresIn": 3600}`)
+	if rec.Code != http.StatusCreated || !strings.Contains(rec.Body.String(), `"expiresAt":"2026-12-01T13:00:00Z"`) {
+		t.Errorf("expiresIn 3600 = %d %s", rec.Code, rec.Body)
+	}
+	rec = callAs(h, "192.0.2.1", admin, "POST", "/v1/tokens", `{"permissions": ["repo:manage"], "expiresIn": null}`)
+	if rec.Code != http.StatusCreated || !strings.Contains(rec.Body.String(), `"expiresAt":null`) {
+		t.Errorf("expiresIn null = %d %s", rec.Code, rec.Body)
+	}
 	for _, tc := range []struct{ method, path, body, code string }{
 		{"DELETE", "/v1/tokens/" + id, "", "not_found"},
 		{"DELETE", "/v1/tokens/nope", "", "not_found"},
@@ -79,6 +88,10 @@ func TestTokenRoutes(t *testing.T) {
 		{"POST", "/v1/tokens", `{"permissions": ["admin"]}`, "validation_failed"},
 		{"POST", "/v1/tokens", `{"permissions": ["repo:manage"], "label": "a\u0000b"}`, "validation_failed"},
 		{"POST", "/v1/tokens", `{"permissions": ["repo:manage"], "token": "mine"}`, "bad_json"},
+		{"POST", "/v1/tokens", `{"permissions": ["repo:manage"], "expiresIn": 0}`, "validation_failed"},
+		{"POST", "/v1/tokens", `{"permissions": ["repo:manage"], "expiresIn": -60}`, "validation_failed"},
+		{"POST", "/v1/tokens", `{"permissions": ["repo:manage"], "expiresIn": 1.5}`, "bad_json"},
+		{"POST", "/v1/tokens", `{"permissions": ["repo:manage"], "expiresIn": true}`, "bad_json"},
 	} {
 		rec = callAs(h, "192.0.2.1", admin, tc.method, tc.path, tc.body)
 		if !strings.Contains(rec.Body.String(), `"code":"`+tc.code+`"`) {
