@@ -400,7 +400,7 @@ func TestInteropTypeScript(t *testing.T) {
 		cell := interopCell{
 			name: strings.TrimPrefix(path, "/"), url: srv.url(path), era: era,
 			tools: tools, keywords: tsKeywords, warned: []string{"notify"}, calls: tsCalls,
-			refused: map[string]string{"filter": "unsupported schema: array in property tags"},
+			refused:  map[string]string{"filter": "unsupported schema: array in property tags"},
 			requests: func(t *testing.T) []serverRequest { return srv.requests(t, path) },
 		}
 		cells = append(cells, cell)
