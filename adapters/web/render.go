@@ -25,7 +25,7 @@ import (
 // components.html, one per page.
 var pageNames = []string{
 	"login", "message", "servers", "server_new", "server", "server_delete",
-	"repositories", "repository", "defaults", "reviews", "review", "audit", "settings", "prompts",
+	"repositories", "repository", "defaults", "reviews", "review", "audit", "settings", "prompts", "tokens",
 	"oauth_continue", "oauth_authorize",
 }
 

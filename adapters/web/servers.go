@@ -58,6 +58,7 @@ type serverForm struct {
 	HeaderName   string
 	TokenURL     string
 	ClientID     string
+	Issuer       string
 	Scopes       string // space-separated, as typed
 	Acknowledged bool
 }
@@ -65,6 +66,9 @@ type serverForm struct {
 type newServerPage struct {
 	Form  serverForm
 	Error *formError
+	// IssuerFound: Form.Issuer was just filled in from the server's
+	// OAuth metadata, for the admin to confirm.
+	IssuerFound bool
 	// Test is the result of "Test connection" (nothing stored).
 	Test *connectionTest
 }
@@ -97,6 +101,7 @@ func authFromForm(r *http.Request) (f serverForm, auth *registry.ServerAuth) {
 		Name: r.PostForm.Get("name"), URL: r.PostForm.Get("url"), AuthType: r.PostForm.Get("auth"),
 		HeaderName: r.PostForm.Get("header_name"), Acknowledged: r.PostForm.Get("acknowledged") == "on",
 		TokenURL: r.PostForm.Get("token_url"), ClientID: r.PostForm.Get("client_id"), Scopes: r.PostForm.Get("scopes"),
+		Issuer: r.PostForm.Get("issuer"),
 	}
 	switch f.AuthType {
 	case "", "keep":
@@ -109,7 +114,7 @@ func authFromForm(r *http.Request) (f serverForm, auth *registry.ServerAuth) {
 		return f, &registry.ServerAuth{Type: f.AuthType, TokenURL: f.TokenURL, ClientID: f.ClientID,
 			ClientSecret: r.PostForm.Get("client_secret"), Scopes: strings.Fields(f.Scopes)}
 	case "oauth_authorization_code":
-		return f, &registry.ServerAuth{Type: f.AuthType, ClientID: f.ClientID,
+		return f, &registry.ServerAuth{Type: f.AuthType, ClientID: f.ClientID, Issuer: f.Issuer,
 			ClientSecret: r.PostForm.Get("client_secret"), Scopes: strings.Fields(f.Scopes)}
 	}
 	return f, &registry.ServerAuth{Type: f.AuthType}
@@ -547,4 +552,17 @@ func (u *UI) finishConnect(w http.ResponseWriter, r *http.Request, c *caller) {
 		return
 	}
 	http.Redirect(w, r, "/ui/servers/"+s.ID()+"?done=connected", http.StatusSeeOther)
+}
+
+// findIssuer fills the register form's issuer from the server's OAuth
+// metadata (nothing stored, no credential sent); the admin confirms it.
+func (u *UI) findIssuer(w http.ResponseWriter, r *http.Request, c *caller) {
+	f, _ := authFromForm(r)
+	issuer, err := u.d.FindIssuer.Handle(r.Context(), c.Principal, registry.FindIssuer{URL: f.URL})
+	if err != nil {
+		u.refused(w, r, c, err, "server_new", newServerPage{Form: f, Error: newFormError(err, "register")})
+		return
+	}
+	f.Issuer = issuer
+	u.render(w, r, http.StatusOK, "server_new", c, newServerPage{Form: f, IssuerFound: true})
 }

@@ -51,7 +51,7 @@ var fieldLabels = map[string]string{
 	"name": "Name", "url": "URL", "acknowledged": "Confirmation",
 	"auth": "Authentication", "auth.type": "Authentication", "auth.token": "Bearer token",
 	"auth.name": "Header name", "auth.value": "Header value", "auth.tokenUrl": "Token URL",
-	"auth.clientId": "Client id", "auth.clientSecret": "Client secret", "auth.scopes": "Scopes",
+	"auth.clientId": "Client id", "auth.clientSecret": "Client secret", "auth.scopes": "Scopes", "auth.issuer": "Issuer",
 	"mcp.mode": "Mode", "mcp.servers": "MCP servers", "mcp.maxCalls": "Calls per review",
 	"visibility": "Visibility", "retentionDays": "Retention", "token": "API token",
 	"debugPrompts.ttlHours": "Keep prompt logs for", "debugPrompts.enabled": "Debug prompt logs",
@@ -77,7 +77,7 @@ var fieldIDs = map[string]string{
 	"name": "name", "url": "url", "acknowledged": "acknowledged",
 	"auth": "auth-kind", "auth.type": "auth-kind", "auth.token": "token",
 	"auth.name": "header_name", "auth.value": "header_value", "auth.tokenUrl": "token_url",
-	"auth.clientId": "client_id", "auth.clientSecret": "client_secret", "auth.scopes": "scopes",
+	"auth.clientId": "client_id", "auth.clientSecret": "client_secret", "auth.scopes": "scopes", "auth.issuer": "issuer",
 	"mcp.mode": "mode", "mcp.servers": "servers", "mcp.maxCalls": "maxCalls",
 	"visibility": "visibility", "token": "token", "retentionDays": "retentionDays",
 	"debugPrompts.enabled": "debugPrompts", "debugPrompts.ttlHours": "ttlHours",
@@ -85,7 +85,7 @@ var fieldIDs = map[string]string{
 
 // fieldOrder is the order of the fields on the forms, for the summary.
 var fieldOrder = []string{"name", "url", "auth", "auth.type", "auth.token", "auth.name", "auth.value", "auth.tokenUrl",
-	"auth.clientId", "auth.clientSecret", "auth.scopes", "acknowledged", "mcp.mode", "mcp.servers", "mcp.maxCalls"}
+	"auth.clientId", "auth.issuer", "auth.clientSecret", "auth.scopes", "acknowledged", "mcp.mode", "mcp.servers", "mcp.maxCalls"}
 
 // sayField turns a field's contract reason into a sentence: a known
 // sentence, else the label followed by the reason ("URL must use
@@ -111,6 +111,9 @@ func sayField(field, reason string) string {
 	if rest, ok := strings.CutPrefix(reason, "is required"); ok {
 		if len(label) > 1 && strings.ToLower(label[1:2]) == label[1:2] {
 			label = strings.ToLower(label[:1]) + label[1:] // "Name" → "name", "URL" stays
+		}
+		if rest != "" && !strings.HasPrefix(rest, ":") {
+			rest = ": it is required" + rest // "is required with a client secret"
 		}
 		return "Fill in the " + label + rest + "."
 	}

@@ -25,6 +25,7 @@ func TestRefusalsInWords(t *testing.T) {
 		{"auth.name", "must match ^x-[a-z0-9-]{1,62}$", "The header name must start with x- and use only lowercase letters, digits and dashes (at most 64 characters)."},
 		{"url", "is required", "Fill in the URL."},
 		{"url", "must use https", "URL must use https."},
+		{"auth.issuer", "is required with a client secret", "Fill in the issuer: it is required with a client secret."},
 		{"auth.clientId", "is required: the authorization server offers no dynamic client registration", "Fill in the client id: the authorization server offers no dynamic client registration."},
 		{"auth.scopes", `must not contain "quotes"`, "Scopes is not in a form this field accepts."},
 		{"mcp.maxCalls", "must be between 1 and 20", "Calls per review must be between 1 and 20."},

@@ -167,6 +167,7 @@ func TestBrowserOAuthConnect(t *testing.T) {
 		chromedp.Click(css(`input[name="auth"][value="oauth_authorization_code"]`)),
 		chromedp.SendKeys(css("#client_id"), oauthpeer.WebClientID),
 		chromedp.SendKeys(css("#client_secret"), webSecret),
+		chromedp.SendKeys(css("#issuer"), p.Issuer),
 		chromedp.SendKeys(css("#scopes"), "openid offline_access"),
 		chromedp.Click(css(`input[name="acknowledged"]`)),
 		chromedp.Submit(css("#name")),
