@@ -32,7 +32,7 @@ func TestBrowserFormsSpeakTheAdminsLanguage(t *testing.T) {
 	// in this browser: CSS alone does it).
 	shown := func() map[string]bool {
 		return must(t, ctx, "visible fields", chromedp.Evaluate[map[string]bool](
-			`Object.fromEntries(["token", "header_name", "header_value", "token_url", "client_id", "client_secret", "scopes"].map(id => [id, document.getElementById(id).checkVisibility()]))`))
+			`Object.fromEntries(["token", "header_name", "header_value", "token_url", "client_id", "issuer", "client_secret", "scopes"].map(id => [id, document.getElementById(id).checkVisibility()]))`))
 	}
 	act(t, ctx, "open the register form", chromedp.Navigate(in.base+"/ui/servers/new"), chromedp.WaitVisible(css("#name")))
 	for _, kind := range []struct {
@@ -43,7 +43,7 @@ func TestBrowserFormsSpeakTheAdminsLanguage(t *testing.T) {
 		{"bearer", []string{"token"}},
 		{"header", []string{"header_name", "header_value"}},
 		{"oauth_client_credentials", []string{"token_url", "client_id", "client_secret", "scopes"}},
-		{"oauth_authorization_code", []string{"client_id", "client_secret", "scopes"}},
+		{"oauth_authorization_code", []string{"client_id", "issuer", "client_secret", "scopes"}},
 	} {
 		act(t, ctx, "choose "+kind.value, chromedp.Click(css(`input[name="auth"][value="`+kind.value+`"]`)))
 		got := shown()
