@@ -119,9 +119,10 @@ check-generate:
 	rm -f $$bak
 
 ## screenshots: the main pages of the web interface as PNG in docs/ui/,
-## taken by the browser test (needs Chromium and PostgreSQL).
+## at 1280 and 390 px, taken by the browser tests (needs Chromium and PostgreSQL).
 screenshots:
-	CODELOTSE_UI_SCREENSHOTS=$(CURDIR)/docs/ui $(GO) test -count=1 -tags signedoff -run '^TestBrowserWalkthrough$$' ./cmd/codelotse
+	CODELOTSE_UI_SCREENSHOTS=$(CURDIR)/docs/ui $(GO) test -count=1 -tags signedoff \
+		-run '^TestBrowser(Walkthrough|ReapprovesOneChangedTool|PolicyWarnsAndTheReviewSaysWhy|EmptySaveAsksFirst|FormsSpeakTheAdminsLanguage)$$' ./cmd/codelotse
 
 # bench-smoke runs every benchmark once (the gitleaks comparison, a
 # module of its own, included) and vets the load test's module, so that

@@ -24,6 +24,7 @@ const (
 	CodeNameTaken               Code = "name_taken"
 	CodeTooManyServers          Code = "too_many_servers"
 	CodeDiscoveryThrottled      Code = "discovery_throttled"
+	CodeRateLimited             Code = "rate_limited"
 	CodeValidationFailed        Code = "validation_failed"
 	CodeNotSignedOff            Code = "not_signed_off"
 	CodeInstanceDisabled        Code = "instance_disabled"
@@ -95,6 +96,7 @@ var statuses = map[Code]int{
 	CodeNameTaken:               http.StatusConflict,
 	CodeTooManyServers:          http.StatusConflict,
 	CodeDiscoveryThrottled:      http.StatusConflict,
+	CodeRateLimited:             http.StatusTooManyRequests,
 	CodeValidationFailed:        http.StatusUnprocessableEntity,
 	CodeNotSignedOff:            http.StatusUnprocessableEntity,
 	CodeInstanceDisabled:        http.StatusUnprocessableEntity,

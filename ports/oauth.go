@@ -21,6 +21,11 @@ var (
 	// registration request (invalid_client, invalid_grant: a wrong
 	// secret, an expired or replayed code, a revoked refresh token).
 	ErrOAuthRejected = errors.New("oauth_rejected")
+	// ErrOAuthIssuer: the MCP server names another authorization server
+	// than the issuer the credential is bound to, or the issuer's
+	// metadata puts the token or registration endpoint on another
+	// origin than the issuer's. Nothing was sent to that server.
+	ErrOAuthIssuer = errors.New("oauth_issuer")
 )
 
 // OAuthMetadata is what discovery learnt about the authorization server
@@ -75,8 +80,13 @@ type OAuthTokens struct {
 type OAuthClient interface {
 	// Discover finds the authorization server of serverURL: RFC 9728
 	// metadata from the server's 401 WWW-Authenticate or its well-known
-	// URL, then RFC 8414 or OpenID metadata, issuer checked.
-	Discover(ctx context.Context, serverURL server.URL) (OAuthMetadata, error)
+	// URL (the challenge's URL only on the server's own origin), then RFC
+	// 8414 or OpenID metadata, issuer checked. When issuer is not empty
+	// the server must name it among its authorization servers
+	// (ErrOAuthIssuer otherwise) and only its metadata is fetched. The
+	// token and registration endpoints must be on the issuer's origin
+	// (ErrOAuthIssuer).
+	Discover(ctx context.Context, serverURL server.URL, issuer string) (OAuthMetadata, error)
 	// Register performs RFC 7591 dynamic client registration at
 	// md.RegistrationEndpoint. Callers allow it only for the issuers the
 	// operator lists (QUAVON_MCP_OAUTH_DCR_ISSUERS).

@@ -19,8 +19,39 @@ type Accounts interface {
 	CreateTenant(ctx context.Context, name string) (id string, err error)
 	// CreateToken stores a token's SHA-256 hash; ErrNotFound for an unknown tenant.
 	CreateToken(ctx context.Context, tenantID string, hash []byte, permissions []string) (id string, err error)
-	// LookupToken finds a token by hash or returns ErrNotFound.
+	// IssueToken stores a token's SHA-256 hash with its label and
+	// optional expiry (zero: none); ErrNotFound for an unknown tenant.
+	IssueToken(ctx context.Context, t NewToken) (id string, err error)
+	// LookupToken finds a token by hash or returns ErrNotFound; a token
+	// past its expiry is not found.
 	LookupToken(ctx context.Context, hash []byte) (Principal, error)
+	// ListTokens returns the tenant's tokens, expired ones included,
+	// oldest first. Never a secret or a hash.
+	ListTokens(ctx context.Context, tenantID string) ([]TokenInfo, error)
+	// RevokeToken deletes a token and with it every web session opened
+	// with it; tenantID "" matches any tenant (the operator's command).
+	// ErrNotFound for an unknown id or one of another tenant.
+	RevokeToken(ctx context.Context, tenantID, id string) (TokenInfo, error)
+}
+
+// NewToken is a token to store: only its hash.
+type NewToken struct {
+	TenantID    string
+	Hash        []byte
+	Permissions []string
+	Label       string
+	ExpiresAt   time.Time // zero: never
+}
+
+// TokenInfo is what may be shown of a token: never the secret.
+type TokenInfo struct {
+	ID          string
+	TenantID    string
+	Label       string
+	Permissions []string
+	CreatedAt   time.Time
+	LastUsedAt  time.Time // zero: never used
+	ExpiresAt   time.Time // zero: never
 }
 
 // EncryptedCredential is one stored credential, for key rotation.

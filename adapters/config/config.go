@@ -30,6 +30,9 @@ const DefaultHTTPAddr = "127.0.0.1:8080"
 // MaxWorkerConcurrency bounds QUAVON_WORKER_CONCURRENCY.
 const MaxWorkerConcurrency = 1000
 
+// MaxAuthFailureLimit bounds QUAVON_AUTH_FAILURE_LIMIT.
+const MaxAuthFailureLimit = 100000
+
 // Key is one entry of the credential key ring.
 type Key struct {
 	ID     string
@@ -58,6 +61,10 @@ type Config struct {
 	// WorkerConcurrency is how many reviews a worker replica runs at once
 	// (QUAVON_WORKER_CONCURRENCY); zero is the worker's default.
 	WorkerConcurrency int
+	// AuthFailureLimit is how many failed authentications one client
+	// address may make per minute before it is answered rate_limited
+	// (QUAVON_AUTH_FAILURE_LIMIT); zero is the default of app/accounts.
+	AuthFailureLimit int
 	// OAuthDCRIssuers are the authorization servers (exact issuer URLs)
 	// at which a code-flow MCP server without a client id may register one
 	// dynamically (QUAVON_MCP_OAUTH_DCR_ISSUERS); empty by default.
@@ -144,6 +151,14 @@ func Load(getenv func(string) string) (Config, error) {
 			errs = append(errs, &Error{"QUAVON_WORKER_CONCURRENCY", fmt.Sprintf("must be 1 to %d", MaxWorkerConcurrency)})
 		} else {
 			c.WorkerConcurrency = n
+		}
+	}
+	if v := getenv("QUAVON_AUTH_FAILURE_LIMIT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxAuthFailureLimit {
+			errs = append(errs, &Error{"QUAVON_AUTH_FAILURE_LIMIT", fmt.Sprintf("must be 1 to %d", MaxAuthFailureLimit)})
+		} else {
+			c.AuthFailureLimit = n
 		}
 	}
 	if c.OAuthDCRIssuers, err = parseIssuers(getenv("QUAVON_MCP_OAUTH_DCR_ISSUERS")); err != nil {

@@ -40,6 +40,7 @@ func TestLoadValues(t *testing.T) {
 		"QUAVON_ENCRYPTION_KEYS":     "k2:" + key32 + ",k1:" + key32,
 		"QUAVON_MCP_CALL_TIMEOUT_MS": "250",
 		"QUAVON_WORKER_CONCURRENCY":  "100",
+		"QUAVON_AUTH_FAILURE_LIMIT":  "50",
 		"QUAVON_LLM_PROVIDER":        "scripted",
 		"QUAVON_LLM_SCRIPT":          "script.json",
 		"QUAVON_PUBLIC_URL":          "https://Review.Example.com/",
@@ -64,6 +65,9 @@ func TestLoadValues(t *testing.T) {
 	}
 	if c.WorkerConcurrency != 100 {
 		t.Errorf("WorkerConcurrency = %d, want 100", c.WorkerConcurrency)
+	}
+	if c.AuthFailureLimit != 50 {
+		t.Errorf("AuthFailureLimit = %d, want 50", c.AuthFailureLimit)
 	}
 }
 
@@ -106,6 +110,8 @@ func TestLoadRefusesBadValuesOnOneLine(t *testing.T) {
 		{"concurrency zero", "QUAVON_WORKER_CONCURRENCY", "0", "QUAVON_WORKER_CONCURRENCY must be 1 to 1000"},
 		{"concurrency above the cap", "QUAVON_WORKER_CONCURRENCY", "1001", "QUAVON_WORKER_CONCURRENCY"},
 		{"concurrency not a number", "QUAVON_WORKER_CONCURRENCY", "many", "QUAVON_WORKER_CONCURRENCY"},
+		{"auth failure limit zero", "QUAVON_AUTH_FAILURE_LIMIT", "0", "QUAVON_AUTH_FAILURE_LIMIT must be 1 to 100000"},
+		{"auth failure limit not a number", "QUAVON_AUTH_FAILURE_LIMIT", "lots", "QUAVON_AUTH_FAILURE_LIMIT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

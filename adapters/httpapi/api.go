@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"reflect"
 	"slices"
@@ -96,14 +97,32 @@ func (rt *router) authenticate(r *http.Request) (ports.Principal, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 		return ports.Principal{}, app.Fail(app.CodeUnauthenticated, "a bearer token is required")
 	}
-	p, err := rt.auth.Handle(r.Context(), accounts.Authenticate{Token: strings.TrimSpace(token)})
+	client := ClientAddr(r)
+	p, err := rt.auth.Handle(r.Context(), accounts.Authenticate{Token: strings.TrimSpace(token), Client: client})
 	if err != nil {
+		e := app.AsError(err)
 		if errors.Is(err, ports.ErrNotFound) {
-			return ports.Principal{}, app.Fail(app.CodeUnauthenticated, "unknown token")
+			e = app.Fail(app.CodeUnauthenticated, "unknown token")
+		}
+		if e.Code == app.CodeUnauthenticated || e.Code == app.CodeRateLimited {
+			// Failed bearer authentications are logged with the client's
+			// address (never the token).
+			hlog.FromRequest(r).Warn().Str("client", client).Str("code", string(e.Code)).Str("route", r.Pattern).Msg("authentication failed")
+			return ports.Principal{}, e
 		}
 		return ports.Principal{}, err
 	}
 	return p, nil
+}
+
+// ClientAddr is the address of the request's peer (the TCP connection's,
+// not a header a client can set).
+func ClientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 func hasPermission(p ports.Principal, perm string) bool { return slices.Contains(p.Permissions, perm) }

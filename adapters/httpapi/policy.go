@@ -129,7 +129,7 @@ func (g *PolicyRoutes) register(rt *router) {
 		}
 		out := policyServersJSON{Servers: make([]policyServerJSON, 0, len(list))}
 		for _, s := range list {
-			out.Servers = append(out.Servers, policyServerJSON(s))
+			out.Servers = append(out.Servers, policyServerJSON{ID: s.ID, Name: s.Name, Enabled: s.Enabled})
 		}
 		return http.StatusOK, out, nil
 	})

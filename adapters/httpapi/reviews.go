@@ -7,6 +7,7 @@ import (
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/limits"
+	dreview "github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -59,16 +60,39 @@ type statsJSON struct {
 }
 
 type mcpStatsJSON struct {
-	Prompt  *string `json:"prompt"`
-	Calls   int     `json:"calls"`
-	Bytes   int     `json:"bytes"`
-	Blocked int     `json:"blocked"`
+	Prompt  *string             `json:"prompt"`
+	Calls   int                 `json:"calls"`
+	Bytes   int                 `json:"bytes"`
+	Blocked int                 `json:"blocked"`
+	Servers []serverOutcomeJSON `json:"servers"`
+}
+
+// serverOutcomeJSON is one server of a run: offered, or skipped and why
+// (openapi.yaml: ServerOutcome).
+type serverOutcomeJSON struct {
+	ID      string  `json:"id"`
+	Name    string  `json:"name"`
+	Offered bool    `json:"offered"`
+	Reason  *string `json:"reason"`
+}
+
+func newMcpStatsJSON(m dreview.McpStats) mcpStatsJSON {
+	v := mcpStatsJSON{Prompt: m.Prompt, Calls: m.Calls, Bytes: m.Bytes, Blocked: m.Blocked, Servers: make([]serverOutcomeJSON, 0, len(m.Servers))}
+	for _, s := range m.Servers {
+		o := serverOutcomeJSON{ID: s.ID, Name: s.Name, Offered: s.Offered}
+		if s.Reason != "" {
+			reason := string(s.Reason)
+			o.Reason = &reason
+		}
+		v.Servers = append(v.Servers, o)
+	}
+	return v
 }
 
 func newReviewJSON(r ports.ReviewRun) reviewJSON {
 	v := reviewJSON{
 		ID: r.ID, Status: string(r.Status), Findings: make([]findingJSON, 0, len(r.Findings)), Summary: r.Summary,
-		Stats:     statsJSON{Mcp: mcpStatsJSON(r.Stats.Mcp)},
+		Stats:     statsJSON{Mcp: newMcpStatsJSON(r.Stats.Mcp)},
 		CreatedAt: timeJSON(r.CreatedAt), FinishedAt: timeJSON(r.FinishedAt),
 	}
 	for _, f := range r.Findings {

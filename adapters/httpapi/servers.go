@@ -60,6 +60,9 @@ type ServerAuthView struct {
 	ClientID   *string              `json:"clientId,omitempty"`
 	Scopes     *[]string            `json:"scopes,omitempty"` // [] for an OAuth kind without scopes
 	Connection *OAuthConnectionView `json:"connection,omitempty"`
+	// Issuer is the code flow's authorization server: the admin's, or
+	// the one a registration or connection pinned.
+	Issuer string `json:"issuer,omitempty"`
 }
 
 // OAuthConnectionView is the code flow's connection: "connected" with
@@ -68,6 +71,8 @@ type OAuthConnectionView struct {
 	State string  `json:"state"`
 	By    *string `json:"by"`
 	At    *string `json:"at"`
+	// Refused is why the last Connect was refused (issuer_mismatch).
+	Refused string `json:"refused,omitempty"`
 }
 
 // Connection states of [OAuthConnectionView].
@@ -98,6 +103,8 @@ func newServerAuthView(s *server.Server) ServerAuthView {
 			by := o.ConnectedBy
 			a.Connection = &OAuthConnectionView{State: ConnectionConnected, By: &by, At: timeJSON(o.ConnectedAt)}
 		}
+		a.Connection.Refused = o.Refused
+		a.Issuer = o.Issuer
 	}
 	return a
 }
@@ -209,6 +216,7 @@ type serverAuthRequest struct {
 	TokenURL     string   `json:"tokenUrl" validate:"max=2048"`
 	ClientID     string   `json:"clientId" validate:"max=256"`
 	ClientSecret string   `json:"clientSecret" validate:"max=4096"`
+	Issuer       string   `json:"issuer" validate:"max=2048"`
 	Scopes       []string `json:"scopes" validate:"omitnil,max=20,dive,max=128"`
 }
 
@@ -217,7 +225,7 @@ func (a *serverAuthRequest) auth() *registry.ServerAuth {
 		return nil
 	}
 	return &registry.ServerAuth{Type: a.Type, Token: a.Token, Name: a.Name, Value: a.Value,
-		TokenURL: a.TokenURL, ClientID: a.ClientID, ClientSecret: a.ClientSecret, Scopes: a.Scopes}
+		TokenURL: a.TokenURL, ClientID: a.ClientID, ClientSecret: a.ClientSecret, Issuer: a.Issuer, Scopes: a.Scopes}
 }
 
 // createServerRequest is the body of POST /v1/mcp/servers. There is no

@@ -65,7 +65,7 @@ func must[T any](v T, err error) T {
 
 func TestServerAuthViewConnected(t *testing.T) {
 	at := time.Date(2026, 3, 2, 8, 30, 0, 0, time.UTC)
-	c, _ := server.NewOAuthAuthorizationCode("pub", "", []string{"a"})
+	c, _ := server.NewOAuthAuthorizationCode("pub", "", "", []string{"a"})
 	u, _ := server.ParseURL("https://as.example.com/token")
 	c, err := c.WithConnection("https://as.example.com", u, "refresh-SUPERSECRET", "token:t1", at)
 	if err != nil {
@@ -82,6 +82,17 @@ func TestServerAuthViewConnected(t *testing.T) {
 	conn := auth["connection"].(map[string]any)
 	if conn["state"] != "connected" || conn["by"] != "token:t1" || conn["at"] != "2026-03-02T08:30:00Z" || strings.Contains(string(raw), "SUPERSECRET") {
 		t.Errorf("connected view %s", raw)
+	}
+	if auth["issuer"] != "https://as.example.com" || conn["refused"] != nil {
+		t.Errorf("issuer and refusal in %s", raw)
+	}
+	// A Connect refused because the MCP server named another
+	// authorization server: the view says why.
+	s.RefuseConnection(server.RefusedIssuerMismatch)
+	raw, _ = json.Marshal(NewServerView(s))
+	v := srvJSON(t, raw)
+	if conn := v["auth"].(map[string]any)["connection"].(map[string]any); conn["refused"] != "issuer_mismatch" || v["lastError"] != "server_unauthorized" || v["status"] != "unauthorized" {
+		t.Errorf("refused view %s", raw)
 	}
 }
 

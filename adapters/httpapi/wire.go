@@ -10,12 +10,12 @@ import "github.com/google/wire"
 var ProviderSet = wire.NewSet(
 	NewServerRoutes, NewStatusRoutes, NewRepositoryRoutes, NewPolicyRoutes,
 	NewAuditRoutes, NewDiscoveryRoutes, NewReviewRoutes, NewMetricsRoutes,
-	NewSettingsRoutes, NewUIRoutes, NewToolApprovalRoutes, NewRoutes, NewServer,
+	NewSettingsRoutes, NewUIRoutes, NewToolApprovalRoutes, NewTokenRoutes, NewRoutes, NewServer,
 )
 
 // NewRoutes is every route group the API serves.
 func NewRoutes(s *ServerRoutes, st *StatusRoutes, r *RepositoryRoutes,
 	p *PolicyRoutes, a *AuditRoutes, d *DiscoveryRoutes,
-	rv *ReviewRoutes, m *MetricsRoutes, ts *SettingsRoutes, ui *UIRoutes, ta *ToolApprovalRoutes) []Routes {
-	return []Routes{s, st, r, p, a, d, rv, m, ts, ui, ta}
+	rv *ReviewRoutes, m *MetricsRoutes, ts *SettingsRoutes, ui *UIRoutes, ta *ToolApprovalRoutes, tk *TokenRoutes) []Routes {
+	return []Routes{s, st, r, p, a, d, rv, m, ts, ui, ta, tk}
 }

@@ -67,7 +67,7 @@ func applyConformanceAuth(scenario string, cctx conformanceContext, opts *Option
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	oc := NewOAuthClient(*opts)
-	md, err := oc.Discover(ctx, target.URL)
+	md, err := oc.Discover(ctx, target.URL, "")
 	if err != nil {
 		return fmt.Errorf("Discover: %w", err)
 	}
@@ -107,7 +107,7 @@ func conformanceConnect(ctx context.Context, oc *OAuthClient, md ports.OAuthMeta
 			return none, fmt.Errorf("Register: %w", err)
 		}
 	}
-	cred, err := server.NewOAuthAuthorizationCode(clientID, secret, nil)
+	cred, err := server.NewOAuthAuthorizationCode(clientID, secret, md.Issuer, nil)
 	if err != nil {
 		return none, fmt.Errorf("credential: %w", err)
 	}

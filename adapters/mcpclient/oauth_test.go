@@ -278,7 +278,7 @@ func TestWrongClientSecretIsUnauthorizedAtOpen(t *testing.T) {
 
 func TestUnconnectedCodeFlowSendsNothing(t *testing.T) {
 	e := startPeer(t, oauthpeer.Options{})
-	cred, err := server.NewOAuthAuthorizationCode(oauthpeer.WebClientID, "web-secret", nil)
+	cred, err := server.NewOAuthAuthorizationCode(oauthpeer.WebClientID, "web-secret", e.peer.Issuer, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func pkce() (string, string) {
 func (e *peerEnv) connect(t *testing.T, clientID, secret string) (server.Credential, ports.OAuthMetadata) {
 	t.Helper()
 	ctx := context.Background()
-	md, err := e.oc.Discover(ctx, e.mcpURL(t))
+	md, err := e.oc.Discover(ctx, e.mcpURL(t), e.peer.Issuer)
 	if err != nil {
 		t.Fatalf("Discover: %v\n%s", err, e.logs)
 	}
@@ -342,7 +342,7 @@ func (e *peerEnv) connect(t *testing.T, clientID, secret string) (server.Credent
 	})
 	wantCode(t, err, ports.ErrOAuthRejected)
 
-	cred, err := server.NewOAuthAuthorizationCode(clientID, secret, []string{"openid", "offline_access"})
+	cred, err := server.NewOAuthAuthorizationCode(clientID, secret, md.Issuer, []string{"openid", "offline_access"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +445,7 @@ func TestPublicClientExchangeSendsClientIDInTheBody(t *testing.T) {
 func TestRegistersAClientDynamically(t *testing.T) {
 	e := startPeer(t, oauthpeer.Options{})
 	ctx := context.Background()
-	md, err := e.oc.Discover(ctx, e.mcpURL(t))
+	md, err := e.oc.Discover(ctx, e.mcpURL(t), e.peer.Issuer)
 	if err != nil {
 		t.Fatal(err)
 	}

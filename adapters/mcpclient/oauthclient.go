@@ -67,15 +67,15 @@ const initializeProbe = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":
 // whose issuer must equal the URL it was fetched for. The token,
 // authorization and registration endpoints must be https URLs whose hosts
 // pass the address rules now (and are checked again when used).
-func (c *OAuthClient) Discover(ctx context.Context, serverURL server.URL) (ports.OAuthMetadata, error) {
-	md, f := c.discover(ctx, serverURL)
+func (c *OAuthClient) Discover(ctx context.Context, serverURL server.URL, issuer string) (ports.OAuthMetadata, error) {
+	md, f := c.discover(ctx, serverURL, issuer)
 	if f != nil {
 		return ports.OAuthMetadata{}, c.failed(ctx, "discover", f)
 	}
 	return md, nil
 }
 
-func (c *OAuthClient) discover(ctx context.Context, serverURL server.URL) (ports.OAuthMetadata, *failure) {
+func (c *OAuthClient) discover(ctx context.Context, serverURL server.URL, want string) (ports.OAuthMetadata, *failure) {
 	if serverURL.IsZero() {
 		return ports.OAuthMetadata{}, metadataError("no server URL")
 	}
@@ -89,7 +89,9 @@ func (c *OAuthClient) discover(ctx context.Context, serverURL server.URL) (ports
 	}
 	var candidates []string
 	if probe != nil && probe.status == http.StatusUnauthorized {
-		if rm := resourceMetadataURL(probe.header.Values("WWW-Authenticate")); rm != "" {
+		// Followed only on the server's own origin (MC13): a challenge
+		// that points elsewhere is ignored for the well-known URLs.
+		if rm := resourceMetadataURL(probe.header.Values("WWW-Authenticate")); rm != "" && sameOrigin(rm, serverURL.Origin()) {
 			candidates = append(candidates, rm)
 		}
 	}
@@ -104,6 +106,14 @@ func (c *OAuthClient) discover(ctx context.Context, serverURL server.URL) (ports
 		return ports.OAuthMetadata{}, metadataError("protected-resource metadata names no authorization server")
 	}
 	issuer := prm.AuthorizationServers[0]
+	if want != "" {
+		// The credential is bound to this issuer: the server must name
+		// it, and nothing goes to another (never a silent switch).
+		if !slices.Contains(prm.AuthorizationServers, want) {
+			return ports.OAuthMetadata{}, fail(ports.ErrOAuthIssuer, errors.New("the server names another authorization server"))
+		}
+		issuer = want
+	}
 	asm, f := c.authServer(ctx, issuer)
 	if f != nil {
 		return ports.OAuthMetadata{}, f
@@ -130,6 +140,14 @@ func (c *OAuthClient) discover(ctx context.Context, serverURL server.URL) (ports
 	if md.RegistrationEndpoint, f = c.endpoint(ctx, asm.RegistrationEndpoint, false); f != nil {
 		return ports.OAuthMetadata{}, f
 	}
+	// The code, a client secret and the refresh token go to the token
+	// endpoint, a registration to the registration endpoint: both must be
+	// on the issuer's own origin, the one the admin named or confirmed.
+	iu, _ := server.ParseURL(issuer) // parsed by authServer
+	if md.TokenEndpoint.Origin() != iu.Origin() ||
+		(!md.RegistrationEndpoint.IsZero() && md.RegistrationEndpoint.Origin() != iu.Origin()) {
+		return ports.OAuthMetadata{}, fail(ports.ErrOAuthIssuer, errors.New("an endpoint is not on the issuer's origin"))
+	}
 	return md, nil
 }
 
@@ -147,6 +165,12 @@ func resourceMetadataURL(headers []string) string {
 		}
 	}
 	return ""
+}
+
+// sameOrigin reports whether raw is an https URL on origin.
+func sameOrigin(raw, origin string) bool {
+	u, err := server.ParseURL(raw)
+	return err == nil && u.Origin() == origin
 }
 
 // wellKnownResourceURLs are RFC 9728 §3.1's URL (the well-known suffix

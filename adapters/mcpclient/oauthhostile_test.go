@@ -148,7 +148,10 @@ func writeDoc(w http.ResponseWriter, v any) {
 }
 
 func TestDiscoveryControls(t *testing.T) {
-	type env struct{ origin string }
+	// origin serves the MCP server and its authorization server; other
+	// is a hostile server on another origin (another port) serving
+	// well-formed documents of its own: it must never receive a request.
+	type env struct{ origin, other string }
 	good := func(e env) *asDocs {
 		return &asDocs{
 			challenge: `Bearer error="invalid_token", resource_metadata="` + e.origin + `/prm"`,
@@ -165,48 +168,73 @@ func TestDiscoveryControls(t *testing.T) {
 		name   string
 		change func(e env, d *asDocs)
 		want   error // nil: discovery succeeds
+		// bound is the issuer the credential is bound to ("" none).
+		bound bool
 	}{
-		{"well-behaved", func(env, *asDocs) {}, nil},
+		{"well-behaved", func(env, *asDocs) {}, nil, false},
+		{"well-behaved, bound to its issuer", func(env, *asDocs) {}, nil, true},
+		{"bound issuer among several named", func(e env, d *asDocs) {
+			d.prm["authorization_servers"] = []string{e.other, e.origin}
+		}, nil, true},
+		{"server names another authorization server than the bound issuer", func(e env, d *asDocs) {
+			d.prm["authorization_servers"] = []string{e.other}
+		}, ports.ErrOAuthIssuer, true},
+		{"token endpoint on another origin", func(e env, d *asDocs) {
+			d.asm["token_endpoint"] = e.other + "/token"
+		}, ports.ErrOAuthIssuer, false},
+		{"token endpoint on another origin, bound issuer", func(e env, d *asDocs) {
+			d.asm["token_endpoint"] = e.other + "/token"
+		}, ports.ErrOAuthIssuer, true},
+		{"registration endpoint on another origin", func(e env, d *asDocs) {
+			d.asm["registration_endpoint"] = e.other + "/register"
+		}, ports.ErrOAuthIssuer, false},
+		{"resource_metadata on another origin: the well-known URL instead", func(e env, d *asDocs) {
+			d.challenge = `Bearer resource_metadata="` + e.other + `/prm"`
+			d.prmPath = "/.well-known/oauth-protected-resource/mcp"
+		}, nil, false},
+		{"resource_metadata on another origin, nothing at the well-known URL", func(e env, d *asDocs) {
+			d.challenge = `Bearer resource_metadata="` + e.other + `/prm"`
+		}, ports.ErrOAuthMetadata, false},
 		{"no challenge: RFC 9728 well-known URL", func(_ env, d *asDocs) {
 			d.challenge, d.prmPath = "", "/.well-known/oauth-protected-resource/mcp"
-		}, nil},
+		}, nil, false},
 		{"no RFC 8414 document: OpenID configuration", func(_ env, d *asDocs) {
 			d.asmPath = "/.well-known/openid-configuration"
-		}, nil},
+		}, nil, false},
 		{"protected resource names another resource", func(_ env, d *asDocs) {
 			d.prm["resource"] = "https://other.test/mcp"
-		}, ports.ErrOAuthMetadata},
+		}, ports.ErrOAuthMetadata, false},
 		{"issuer differs (mix-up)", func(_ env, d *asDocs) {
 			d.asm["issuer"] = "https://evil.test"
-		}, ports.ErrOAuthMetadata},
+		}, ports.ErrOAuthMetadata, false},
 		{"token endpoint over http", func(e env, d *asDocs) {
 			d.asm["token_endpoint"] = strings.Replace(e.origin, "https:", "http:", 1) + "/token"
-		}, ports.ErrOAuthMetadata},
+		}, ports.ErrOAuthMetadata, false},
 		{"registration endpoint over http", func(e env, d *asDocs) {
 			d.asm["registration_endpoint"] = strings.Replace(e.origin, "https:", "http:", 1) + "/register"
-		}, ports.ErrOAuthMetadata},
+		}, ports.ErrOAuthMetadata, false},
 		{"token endpoint on a private address", func(_ env, d *asDocs) {
 			d.asm["token_endpoint"] = "https://10.0.0.1/token"
-		}, ports.ErrAddressBlocked},
+		}, ports.ErrAddressBlocked, false},
 		{"authorization endpoint on loopback, not listed", func(_ env, d *asDocs) {
 			d.asm["authorization_endpoint"] = "https://127.0.0.1/authorize"
-		}, ports.ErrAddressBlocked},
-		{"no token endpoint", func(_ env, d *asDocs) { delete(d.asm, "token_endpoint") }, ports.ErrOAuthMetadata},
+		}, ports.ErrAddressBlocked, false},
+		{"no token endpoint", func(_ env, d *asDocs) { delete(d.asm, "token_endpoint") }, ports.ErrOAuthMetadata, false},
 		{"no PKCE S256", func(_ env, d *asDocs) {
 			d.asm["code_challenge_methods_supported"] = []string{"plain"}
-		}, ports.ErrOAuthMetadata},
+		}, ports.ErrOAuthMetadata, false},
 		{"no authorization server", func(_ env, d *asDocs) {
 			d.prm["authorization_servers"] = []string{}
-		}, ports.ErrOAuthMetadata},
+		}, ports.ErrOAuthMetadata, false},
 		{"authorization server over http", func(e env, d *asDocs) {
 			d.prm["authorization_servers"] = []string{strings.Replace(e.origin, "https:", "http:", 1)}
-		}, ports.ErrOAuthMetadata},
+		}, ports.ErrOAuthMetadata, false},
 		{"resource metadata over http", func(e env, d *asDocs) {
 			d.challenge = `Bearer resource_metadata="` + strings.Replace(e.origin, "https:", "http:", 1) + `/prm"`
-		}, ports.ErrOAuthMetadata},
-		{"resource metadata on a private address", func(_ env, d *asDocs) {
+		}, ports.ErrOAuthMetadata, false},
+		{"resource metadata on a private address (another origin: not followed)", func(_ env, d *asDocs) {
 			d.challenge = `Bearer resource_metadata="https://10.0.0.1/prm"`
-		}, ports.ErrAddressBlocked},
+		}, ports.ErrOAuthMetadata, false},
 		{"metadata redirect", func(e env, d *asDocs) {
 			d.handler = func(w http.ResponseWriter, r *http.Request) bool {
 				if r.URL.Path == "/prm" {
@@ -215,10 +243,10 @@ func TestDiscoveryControls(t *testing.T) {
 				}
 				return false
 			}
-		}, ports.ErrRedirectRefused},
+		}, ports.ErrRedirectRefused, false},
 		{"oversized metadata", func(_ env, d *asDocs) {
 			d.asm["pad"] = strings.Repeat("x", MaxOAuthResponseBytes)
-		}, ports.ErrResponseTooLarge},
+		}, ports.ErrResponseTooLarge, false},
 		{"slow metadata", func(_ env, d *asDocs) {
 			d.handler = func(_ http.ResponseWriter, r *http.Request) bool {
 				if r.URL.Path == "/.well-known/oauth-authorization-server" {
@@ -230,20 +258,29 @@ func TestDiscoveryControls(t *testing.T) {
 				}
 				return false
 			}
-		}, ports.ErrTimeout},
-		{"no metadata at all", func(_ env, d *asDocs) { d.prm = nil }, ports.ErrOAuthMetadata},
+		}, ports.ErrTimeout, false},
+		{"no metadata at all", func(_ env, d *asDocs) { d.prm = nil }, ports.ErrOAuthMetadata, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			docs := &asDocs{}
-			ts := startServer(t, docs)
-			e := env{origin: fmt.Sprintf("https://%s:%d", testHost, ts.port())}
+			docs, hostile := &asDocs{}, &asDocs{}
+			ts, otherSrv := startServer(t, docs), startServer(t, hostile)
+			e := env{origin: fmt.Sprintf("https://%s:%d", testHost, ts.port()), other: fmt.Sprintf("https://%s:%d", testHost, otherSrv.port())}
 			*docs = *good(e)
+			*hostile = *good(env{origin: e.other})
+			hostile.prm["resource"] = e.origin + "/mcp"
 			tc.change(e, docs)
 			c, dials := newTestConnector(t, selfHosted(t), loopbackResolver(), hostileTimeout)
 			oc := NewOAuthClient(c.opts)
 			oc.connect = c.connect
-			md, err := oc.Discover(context.Background(), mustURL(t, e.origin+"/mcp"))
+			bound := ""
+			if tc.bound {
+				bound = e.origin
+			}
+			md, err := oc.Discover(context.Background(), mustURL(t, e.origin+"/mcp"), bound)
+			if n := len(otherSrv.requests()); n != 0 {
+				t.Errorf("the server on another origin received %d requests", n)
+			}
 			if tc.want == nil {
 				if err != nil {
 					t.Fatalf("Discover: %v", err)
@@ -267,7 +304,7 @@ func TestDiscoveryControls(t *testing.T) {
 		c, dials := newTestConnector(t, selfHosted(t), loopbackResolver(), hostileTimeout)
 		oc := NewOAuthClient(c.opts)
 		oc.connect = c.connect
-		_, err := oc.Discover(context.Background(), mustURL(t, fmt.Sprintf("https://127.0.0.1:%d/mcp", ts.port())))
+		_, err := oc.Discover(context.Background(), mustURL(t, fmt.Sprintf("https://127.0.0.1:%d/mcp", ts.port())), "")
 		wantCode(t, err, ports.ErrAddressBlocked)
 		if len(ts.requests()) != 0 || len(dials.all()) != 0 {
 			t.Errorf("sent %d requests, dialled %v", len(ts.requests()), dials.all())
@@ -428,6 +465,64 @@ func TestWellKnownURLs(t *testing.T) {
 		}
 		if got := authServerMetadataURLs(u); strings.Join(got, " ") != strings.Join(tc.as, " ") {
 			t.Errorf("authServerMetadataURLs(%s) = %v, want %v", tc.in, got, tc.as)
+		}
+	}
+}
+
+// TestClientCredentialsSecretGoesOnlyToTheAdminsTokenURL: a hostile MCP
+// server answers every request with a 401 whose challenge names its own
+// resource metadata and authorization server (both on a hostile origin,
+// serving well-formed documents). The connector never follows them: the
+// secret goes only to the token URL the admin entered, twice at most
+// (the token and the one refresh after a 401), and nothing at all reaches
+// the hostile origin.
+func TestClientCredentialsSecretGoesOnlyToTheAdminsTokenURL(t *testing.T) {
+	const secret = "cc-secret-admin-only"
+	tokenSrv := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeTokenJSON(w, 200, `{"access_token":"at-1","token_type":"Bearer","expires_in":600}`)
+	}))
+	hostile := &asDocs{}
+	hostileSrv := startServer(t, hostile)
+	evil := fmt.Sprintf("https://%s:%d", testHost, hostileSrv.port())
+	mcpSrv := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource":
+			writeDoc(w, map[string]any{"resource": "https://" + r.Host + "/mcp", "authorization_servers": []string{evil}})
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", resource_metadata="`+evil+`/prm"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	*hostile = asDocs{
+		prmPath: "/prm",
+		prm:     map[string]any{"resource": mcpSrv.url(t).String(), "authorization_servers": []string{evil}},
+		asmPath: "/.well-known/oauth-authorization-server",
+		asm: map[string]any{"issuer": evil, "authorization_endpoint": evil + "/authorize", "token_endpoint": evil + "/token",
+			"code_challenge_methods_supported": []string{"S256"}},
+	}
+	c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), hostileTimeout)
+	tokenURL := fmt.Sprintf("https://%s:%d/token", testHost, tokenSrv.port())
+	cred, err := server.NewOAuthClientCredentials(tokenURL, "client-1", secret, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Open(context.Background(), ports.MCPTarget{ServerID: "s", URL: mcpSrv.url(t), Credential: cred}, 1<<20)
+	wantCode(t, err, ports.ErrServerUnauthorized)
+	if n := len(hostileSrv.requests()); n != 0 {
+		t.Fatalf("the hostile origin received %d requests", n)
+	}
+	toks := tokenSrv.requests()
+	if len(toks) != 2 {
+		t.Fatalf("token requests = %d, want 2 (the token and one refresh after the 401)", len(toks))
+	}
+	for _, r := range toks {
+		if _, pass, ok := basicAuth(r.Header.Get("Authorization")); !ok || pass != secret {
+			t.Errorf("token request without the admin's client_secret_basic")
+		}
+	}
+	for _, r := range mcpSrv.requests() {
+		if strings.Contains(fmt.Sprint(r.Header), secret) || strings.Contains(string(r.Body), secret) {
+			t.Errorf("the MCP server received the client secret")
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
@@ -39,6 +40,14 @@ func (a *Accounts) CreateTenant(ctx context.Context, name string) (string, error
 // permissions. ErrNotFound for an unknown tenant, ErrConflict for a hash
 // already stored.
 func (a *Accounts) CreateToken(ctx context.Context, tenantID string, hash []byte, permissions []string) (string, error) {
+	return a.IssueToken(ctx, ports.NewToken{TenantID: tenantID, Hash: hash, Permissions: permissions})
+}
+
+// IssueToken stores the SHA-256 hash of a token (32 bytes) with its
+// permissions, label and optional expiry. ErrNotFound for an unknown
+// tenant, ErrConflict for a hash already stored.
+func (a *Accounts) IssueToken(ctx context.Context, t ports.NewToken) (string, error) {
+	tenantID, hash, permissions := t.TenantID, t.Hash, t.Permissions
 	if !isUUID(tenantID) {
 		return "", fmt.Errorf("postgres: create token: tenant: %w", ports.ErrNotFound)
 	}
@@ -50,8 +59,12 @@ func (a *Accounts) CreateToken(ctx context.Context, tenantID string, hash []byte
 	}
 	var id string
 	err := a.db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
-		return tx.NewRaw("INSERT INTO api_tokens (tenant_id, token_hash, permissions) VALUES (?, ?, ?) RETURNING id::text",
-			tenantID, hash, pgdialect.Array(permissions)).Scan(ctx, &id)
+		var expires *time.Time
+		if !t.ExpiresAt.IsZero() {
+			expires = &t.ExpiresAt
+		}
+		return tx.NewRaw("INSERT INTO api_tokens (tenant_id, token_hash, permissions, label, expires_at) VALUES (?, ?, ?, ?, ?) RETURNING id::text",
+			tenantID, hash, pgdialect.Array(permissions), t.Label, expires).Scan(ctx, &id)
 	})
 	switch code, _ := pgError(err); {
 	case code == codeForeignKeyViolation:
@@ -79,7 +92,7 @@ func (a *Accounts) LookupToken(ctx context.Context, hash []byte) (ports.Principa
 	var p ports.Principal
 	b := &pgx.Batch{}
 	b.Queue("SELECT set_config('app.system', 'on', true)")
-	b.Queue("SELECT id::text, tenant_id::text, permissions FROM api_tokens WHERE token_hash = $1", hash).
+	b.Queue("SELECT id::text, tenant_id::text, permissions FROM api_tokens WHERE token_hash = $1 AND (expires_at IS NULL OR expires_at > now())", hash).
 		QueryRow(func(row pgx.Row) error { return row.Scan(&p.TokenID, &p.TenantID, &p.Permissions) })
 	b.Queue(`UPDATE api_tokens SET last_used_at = now()
 		WHERE token_hash = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, hash)
@@ -91,4 +104,69 @@ func (a *Accounts) LookupToken(ctx context.Context, hash []byte) (ports.Principa
 		return ports.Principal{}, fmt.Errorf("postgres: look up token: %w", err)
 	}
 	return p, nil
+}
+
+// tokenRow is a row of api_tokens as listed: never the hash.
+type tokenRow struct {
+	ID          string     `bun:"id"`
+	TenantID    string     `bun:"tenant_id"`
+	Label       string     `bun:"label"`
+	Permissions []string   `bun:"permissions,array"`
+	CreatedAt   time.Time  `bun:"created_at"`
+	LastUsedAt  *time.Time `bun:"last_used_at"`
+	ExpiresAt   *time.Time `bun:"expires_at"`
+}
+
+func (r tokenRow) info() ports.TokenInfo {
+	t := ports.TokenInfo{ID: r.ID, TenantID: r.TenantID, Label: r.Label, Permissions: r.Permissions, CreatedAt: r.CreatedAt}
+	if t.Permissions == nil {
+		t.Permissions = []string{}
+	}
+	if r.LastUsedAt != nil {
+		t.LastUsedAt = *r.LastUsedAt
+	}
+	if r.ExpiresAt != nil {
+		t.ExpiresAt = *r.ExpiresAt
+	}
+	return t
+}
+
+const tokenColumns = "id::text AS id, tenant_id::text AS tenant_id, label, permissions, created_at, last_used_at, expires_at"
+
+// ListTokens returns the tenant's tokens, oldest first (id breaks ties).
+func (a *Accounts) ListTokens(ctx context.Context, tenantID string) ([]ports.TokenInfo, error) {
+	if !isUUID(tenantID) {
+		return []ports.TokenInfo{}, nil
+	}
+	var rows []tokenRow
+	err := a.db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
+		return tx.NewRaw("SELECT "+tokenColumns+" FROM api_tokens WHERE tenant_id = ? ORDER BY created_at, id", tenantID).Scan(ctx, &rows)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list tokens: %w", err)
+	}
+	out := make([]ports.TokenInfo, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r.info())
+	}
+	return out, nil
+}
+
+// RevokeToken deletes the token (its web sessions go with it, ON DELETE
+// CASCADE); tenantID "" matches any tenant.
+func (a *Accounts) RevokeToken(ctx context.Context, tenantID, id string) (ports.TokenInfo, error) {
+	if !isUUID(id) || (tenantID != "" && !isUUID(tenantID)) {
+		return ports.TokenInfo{}, fmt.Errorf("postgres: revoke token: %w", ports.ErrNotFound)
+	}
+	var rows []tokenRow
+	err := a.db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
+		return tx.NewRaw("DELETE FROM api_tokens WHERE id = ? AND (? = '' OR tenant_id::text = ?) RETURNING "+tokenColumns, id, tenantID, tenantID).Scan(ctx, &rows)
+	})
+	if err != nil {
+		return ports.TokenInfo{}, fmt.Errorf("postgres: revoke token: %w", err)
+	}
+	if len(rows) == 0 {
+		return ports.TokenInfo{}, fmt.Errorf("postgres: revoke token: %w", ports.ErrNotFound)
+	}
+	return rows[0].info(), nil
 }

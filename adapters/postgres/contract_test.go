@@ -32,6 +32,7 @@ func TestContractReviewRepo(t *testing.T)        { porttest.ReviewRepo(t, contra
 func TestContractSettingsRepo(t *testing.T)      { porttest.SettingsRepo(t, contract(t)) }
 func TestContractPromptLogRepo(t *testing.T)     { porttest.PromptLogRepo(t, contract(t)) }
 func TestContractAccounts(t *testing.T)          { porttest.Accounts(t, contract(t)) }
+func TestContractTokenLifecycle(t *testing.T)    { porttest.TokenLifecycle(t, contract(t)) }
 func TestContractCredentialRotator(t *testing.T) { porttest.CredentialRotator(t, contract(t)) }
 func TestContractPromptLogRotator(t *testing.T)  { porttest.PromptLogRotator(t, contract(t)) }
 

@@ -50,10 +50,36 @@ type statsRow struct {
 }
 
 type mcpStatsRow struct {
-	Prompt  *string `json:"prompt"`
-	Calls   int     `json:"calls"`
-	Bytes   int     `json:"bytes"`
-	Blocked int     `json:"blocked"`
+	Prompt  *string            `json:"prompt"`
+	Calls   int                `json:"calls"`
+	Bytes   int                `json:"bytes"`
+	Blocked int                `json:"blocked"`
+	Servers []serverOutcomeRow `json:"servers,omitempty"`
+}
+
+// serverOutcomeRow is one element of stats.mcp.servers (runs finished
+// before it was kept have none).
+type serverOutcomeRow struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Offered bool   `json:"offered"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+func newMcpStatsRow(m review.McpStats) mcpStatsRow {
+	row := mcpStatsRow{Prompt: m.Prompt, Calls: m.Calls, Bytes: m.Bytes, Blocked: m.Blocked}
+	for _, s := range m.Servers {
+		row.Servers = append(row.Servers, serverOutcomeRow{ID: s.ID, Name: s.Name, Offered: s.Offered, Reason: string(s.Reason)})
+	}
+	return row
+}
+
+func (m mcpStatsRow) toDomain() review.McpStats {
+	out := review.McpStats{Prompt: m.Prompt, Calls: m.Calls, Bytes: m.Bytes, Blocked: m.Blocked}
+	for _, s := range m.Servers {
+		out.Servers = append(out.Servers, review.ServerOutcome{ID: s.ID, Name: s.Name, Offered: s.Offered, Reason: review.ServerReason(s.Reason)})
+	}
+	return out
 }
 
 func (r reviewRow) toPort() ports.ReviewRun {
@@ -61,7 +87,7 @@ func (r reviewRow) toPort() ports.ReviewRun {
 		ID: r.ID, RepositoryID: r.RepositoryID, Status: review.RunStatus(r.Status),
 		Title: r.Title, Description: r.Description, Diff: r.Diff, Files: r.Files,
 		PromptVersion: r.PromptVersion.String, Findings: make([]review.Finding, 0, len(r.Findings)), Summary: r.Summary,
-		Stats:     review.Stats{Mcp: review.McpStats(r.Stats.Mcp)},
+		Stats:     review.Stats{Mcp: r.Stats.Mcp.toDomain()},
 		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt.Time, FinishedAt: r.FinishedAt.Time,
 	}
 	if run.Files == nil {
@@ -198,7 +224,7 @@ func (rr reviewRepo) Finish(ctx context.Context, r ports.ReviewRun) error {
 	if err != nil {
 		return fmt.Errorf("postgres: finish review: findings: %w", err)
 	}
-	statsJSON, err := json.Marshal(statsRow{Mcp: mcpStatsRow(r.Stats.Mcp)})
+	statsJSON, err := json.Marshal(statsRow{Mcp: newMcpStatsRow(r.Stats.Mcp)})
 	if err != nil {
 		return fmt.Errorf("postgres: finish review: stats: %w", err)
 	}

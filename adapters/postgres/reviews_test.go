@@ -262,7 +262,7 @@ func TestReviewRepo(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if got.Status != review.Failed || got.Stats != (review.Stats{}) || got.PromptVersion != "" || got.FinishedAt.IsZero() {
+		if got.Status != review.Failed || cmp.Diff(got.Stats, review.Stats{}) != "" || got.PromptVersion != "" || got.FinishedAt.IsZero() {
 			t.Errorf("failed run = %s, stats %+v, prompt %q, finished %v; want failed, zero stats, no prompt, a finish time",
 				got.Status, got.Stats, got.PromptVersion, got.FinishedAt)
 		}

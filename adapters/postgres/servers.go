@@ -84,6 +84,8 @@ type authPublicJSON struct {
 	ConnectedAt *time.Time `json:"connectedAt,omitempty"`
 	// ExpiresAt ends a connection without a refresh token.
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// Refused is why the last Connect was refused (a fixed code).
+	Refused string `json:"refused,omitempty"`
 }
 
 func newAuthPublic(s *server.Server) *authPublicJSON {
@@ -91,7 +93,7 @@ func newAuthPublic(s *server.Server) *authPublicJSON {
 		return nil
 	}
 	v := s.OAuth()
-	a := &authPublicJSON{TokenURL: v.TokenURL, ClientID: v.ClientID, Scopes: v.Scopes, Issuer: v.Issuer, ConnectedBy: v.ConnectedBy}
+	a := &authPublicJSON{TokenURL: v.TokenURL, ClientID: v.ClientID, Scopes: v.Scopes, Issuer: v.Issuer, ConnectedBy: v.ConnectedBy, Refused: v.Refused}
 	if a.Scopes == nil {
 		a.Scopes = []string{}
 	}
@@ -110,7 +112,7 @@ func (a *authPublicJSON) view() server.OAuthView {
 	if a == nil {
 		return server.OAuthView{}
 	}
-	v := server.OAuthView{TokenURL: a.TokenURL, ClientID: a.ClientID, Scopes: a.Scopes, Issuer: a.Issuer, ConnectedBy: a.ConnectedBy}
+	v := server.OAuthView{TokenURL: a.TokenURL, ClientID: a.ClientID, Scopes: a.Scopes, Issuer: a.Issuer, ConnectedBy: a.ConnectedBy, Refused: a.Refused}
 	if a.ConnectedAt != nil {
 		v.ConnectedAt = *a.ConnectedAt
 	}

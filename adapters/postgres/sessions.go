@@ -37,7 +37,7 @@ func (s *Sessions) Create(ctx context.Context, hash []byte, p ports.Principal, a
 	var n int64
 	err := s.db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewRaw(`INSERT INTO web_sessions (id_hash, tenant_id, token_id, created_at, last_seen_at)
-			SELECT ?, t.tenant_id, t.id, ?, ? FROM api_tokens t WHERE t.id = ?`, hash, at, at, p.TokenID).Exec(ctx)
+			SELECT ?, t.tenant_id, t.id, ?, ? FROM api_tokens t WHERE t.id = ? AND (t.expires_at IS NULL OR t.expires_at > now())`, hash, at, at, p.TokenID).Exec(ctx)
 		if err != nil {
 			return err
 		}
@@ -54,13 +54,14 @@ func (s *Sessions) Create(ctx context.Context, hash []byte, p ports.Principal, a
 }
 
 // Lookup returns the session with its token's current permissions; a
-// session whose token was deleted is gone with it.
+// session whose token was deleted (revoked) is gone with it, and one whose
+// token expired is not found.
 func (s *Sessions) Lookup(ctx context.Context, hash []byte) (ports.WebSession, error) {
 	var ws ports.WebSession
 	err := s.db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
 		return tx.NewRaw(`SELECT t.id::text, t.tenant_id::text, t.permissions, s.created_at, s.last_seen_at
 			FROM web_sessions s JOIN api_tokens t ON t.id = s.token_id AND t.tenant_id = s.tenant_id
-			WHERE s.id_hash = ?`, hash).
+			WHERE s.id_hash = ? AND (t.expires_at IS NULL OR t.expires_at > now())`, hash).
 			Scan(ctx, &ws.Principal.TokenID, &ws.Principal.TenantID, pgdialect.Array(&ws.Principal.Permissions),
 				&ws.CreatedAt, &ws.LastSeenAt)
 	})

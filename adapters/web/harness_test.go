@@ -115,6 +115,9 @@ type harness struct {
 	base   string
 	tenant string
 	admin  accounts.Deps
+	// ui is the handler the test server serves (for requests from
+	// another client address).
+	ui http.Handler
 }
 
 // newHarness serves the web interface with gates on a fresh database.
@@ -127,12 +130,12 @@ func newHarness(t *testing.T, gates app.Gates) *harness {
 	t.Cleanup(srv.Close)
 	h.base = srv.URL
 
-	h.admin = accounts.Deps{Accounts: postgres.NewAccounts(db), Rand: rand.Reader}
+	h.admin = accounts.Deps{Accounts: postgres.NewAccounts(db), Tenants: postgres.NewTenants(db), Clock: h.clock, Rand: rand.Reader}
 	ui, err := web.New(web.PublicURL(srv.URL), h.depsOf(gates), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	handler = ui
+	handler, h.ui = ui, ui
 	h.tenant, err = accounts.NewCreateTenantHandler(h.admin).Handle(t.Context(), accounts.CreateTenant{Name: "acme"})
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +248,7 @@ func (h *harness) count(table string) int {
 func (h *harness) depsOf(gates app.Gates) web.Deps {
 	tenants := postgres.NewTenants(h.db)
 	store := postgres.NewAccounts(h.db)
-	ad := accounts.Deps{Accounts: store, Tenants: tenants, Sessions: postgres.NewSessions(h.db), Clock: h.clock, Rand: rand.Reader}
+	ad := accounts.Deps{Accounts: store, Tenants: tenants, Sessions: postgres.NewSessions(h.db), Clock: h.clock, Rand: rand.Reader, Limiter: accounts.NewAuthLimiter(h.clock)}
 	vd := review.Deps{Tenants: tenants, Cipher: xorCipher{}, Clock: h.clock, NewID: uuid.NewString}
 	sd := registry.ServerDeps{Tenants: tenants, Cipher: xorCipher{}, Resolver: publicResolver{}, Clock: h.clock, Gates: gates,
 		Rules: netpolicy.NewRules(gate.SelfHosted, netpolicy.PrivateHosts{}), NewID: uuid.NewString}
@@ -262,9 +265,12 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 		ApproveTool: registry.NewApproveToolHandler(dd), RemoveTool: registry.NewRemoveToolHandler(dd),
 		TestConnection: registry.NewTestConnectionHandler(sd, dd),
 		StartConnect:   registry.NewStartConnectHandler(cd), FinishConnect: registry.NewFinishConnectHandler(cd),
+		FindIssuer:       registry.NewFindIssuerHandler(sd, cd),
 		CreateRepository: repositories.NewCreateRepositoryHandler(rd), GetRepository: repositories.NewGetRepositoryHandler(rd),
 		UpdateRepository: repositories.NewUpdateRepositoryHandler(rd), ListRepositories: repositories.NewListRepositoriesHandler(rd),
+		UsingServer: repositories.NewRepositoriesUsingServerHandler(rd),
 		GetSettings: accounts.NewGetSettingsHandler(ad), PutSettings: accounts.NewPutSettingsHandler(ad),
+		ListTokens: accounts.NewListTokensHandler(ad), CreateToken: accounts.NewCreateTokenHandler(ad), RevokeToken: accounts.NewRevokeTokenHandler(ad),
 		Prompts:   review.NewListPromptsHandler(vd),
 		GetPolicy: repositories.NewGetPolicyHandler(rd), PutPolicy: repositories.NewPutPolicyHandler(rd),
 		PolicyServers: repositories.NewListPolicyServersHandler(rd),

@@ -47,7 +47,7 @@ func (b *browser) registerCodeFlow(name string) string {
 	b.h.t.Helper()
 	b.get("/ui/servers/new")
 	p := b.post("/ui/servers", url.Values{"name": {name}, "url": {"https://" + name + ".example.com/mcp"}, "auth": {"oauth_authorization_code"},
-		"client_id": {"pub-client"}, "client_secret": {clientSecret}, "scopes": {"mcp:read  offline_access"}, "acknowledged": {"on"}})
+		"client_id": {"pub-client"}, "client_secret": {clientSecret}, "issuer": {asIssuer}, "scopes": {"mcp:read  offline_access"}, "acknowledged": {"on"}})
 	loc := p.header.Get("Location")
 	if p.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/ui/servers/") {
 		b.h.t.Fatalf("register %s = %d %q\n%s", name, p.status, loc, p.body)
@@ -248,5 +248,50 @@ func TestRegisterClientCredentialsForm(t *testing.T) {
 	}
 	if strings.Contains(p.body, "SUPERSECRET") || strings.Contains(p.body, `id="oauth-connect"`) {
 		t.Errorf("server page:\n%s", p.body)
+	}
+}
+
+// TestOAuthIssuerOnPage: the register form asks for the issuer with a
+// client secret; the server page shows the bound issuer, and a Connect
+// refused because the MCP server names another authorization server says
+// so on the page, with nothing sent and nothing stored.
+func TestOAuthIssuerOnPage(t *testing.T) {
+	h := newHarness(t, openGates)
+	b, _ := h.signIn(app.PermTenantManage)
+	b.get("/ui/servers/new")
+	p := b.post("/ui/servers", url.Values{"name": {"wiki"}, "url": {"https://wiki.example.com/mcp"}, "auth": {"oauth_authorization_code"},
+		"client_id": {"pub-client"}, "client_secret": {clientSecret}, "acknowledged": {"on"}})
+	if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.body, "is required with a client secret") || strings.Contains(p.body, "SUPERSECRET") {
+		t.Fatalf("secret without issuer = %d\n%s", p.status, p.body)
+	}
+	// Find the OAuth issuer fills the field from the server's metadata,
+	// for the admin to confirm; the secret is not kept in the form.
+	b.get("/ui/servers/new")
+	p = b.post("/ui/servers/issuer", url.Values{"name": {"wiki"}, "url": {"https://wiki.example.com/mcp"}, "auth": {"oauth_authorization_code"},
+		"client_id": {"pub-client"}, "client_secret": {clientSecret}})
+	if p.status != http.StatusOK || !strings.Contains(p.body, `id="issuer-found"`) || !strings.Contains(p.body, `name="issuer" type="url" value="`+asIssuer+`"`) ||
+		strings.Contains(p.body, "SUPERSECRET") || h.count("mcp_servers") != 0 {
+		t.Fatalf("find issuer = %d\n%s", p.status, p.body)
+	}
+	if n := len(h.oauth.Issuers); n != 1 || h.oauth.Issuers[0] != "" {
+		t.Errorf("discovery bound to %q", h.oauth.Issuers)
+	}
+	path := b.registerCodeFlow("wiki")
+	p = b.get(path)
+	if !strings.Contains(p.body, `<dd id="oauth-issuer"><code>`+asIssuer+`</code>`) || strings.Contains(p.body, `id="oauth-refused"`) {
+		t.Fatalf("server page lacks the issuer:\n%s", p.body)
+	}
+	h.oauth.Metadata.Issuer = "https://evil.example.com"
+	b.get(path)
+	p = b.post(path+"/connect", nil)
+	if p.status == http.StatusOK || !strings.Contains(p.body, "another authorization server") || authorizeLink.MatchString(p.body) {
+		t.Fatalf("connect with another issuer = %d\n%s", p.status, p.body)
+	}
+	if n := h.count("oauth_connect_states"); n != 0 {
+		t.Errorf("%d pending states after a refused connect", n)
+	}
+	p = b.get(path)
+	if !strings.Contains(p.body, `id="oauth-refused" data-reason="issuer_mismatch"`) || !strings.Contains(p.body, `data-status="needs_connection"`) {
+		t.Errorf("server page after the refusal:\n%s", p.body)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/limits"
+	dreview "github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/rs/zerolog"
@@ -24,7 +25,7 @@ import (
 // components.html, one per page.
 var pageNames = []string{
 	"login", "message", "servers", "server_new", "server", "server_delete",
-	"repositories", "repository", "defaults", "reviews", "review", "audit", "settings", "prompts",
+	"repositories", "repository", "defaults", "reviews", "review", "audit", "settings", "prompts", "tokens",
 	"oauth_continue", "oauth_authorize",
 }
 
@@ -193,6 +194,28 @@ func (f *formError) Field(name string) string {
 	return f.Fields[name]
 }
 
+// fieldError is a field's reason in words and the id its input's
+// aria-describedby names.
+type fieldError struct {
+	ID   string
+	Text string
+}
+
+// Said is the reason for one field in words (nil when none): the
+// contract's reason said as a sentence (sayField), or the refusal's words
+// for a reason shown next to a button.
+func (f *formError) Said(name string) *fieldError {
+	reason := f.Field(name)
+	if reason == "" {
+		return nil
+	}
+	text := sayField(name, reason)
+	if app.Code(f.Code) != app.CodeValidationFailed && reason == f.Message {
+		text = f.Words() // a refusal placed next to its field or button
+	}
+	return &fieldError{ID: "err-" + strings.NewReplacer(".", "-", "[", "-", "]", "").Replace(name), Text: text}
+}
+
 // lastErrorWords explains a server's lastError to a person; the code is
 // shown next to it.
 var lastErrorWords = map[string]string{
@@ -231,17 +254,25 @@ var funcs = template.FuncMap{
 	},
 	"host":        hostOf,
 	"statusWords": func(st server.Status) string { return statusWords[st] },
+	"skipWords":   func(r dreview.ServerReason) string { return serverReasonWords[r] },
 	"statusClass": statusClass,
 	"pathEscape":  url.PathEscape,
-	"fe":          func(f *formError, name string) string { return f.Field(name) },
-	"join":        strings.Join,
-	"limit":       func(name string) int { return limitsByName[name] },
-	"runes":       func(s string) int { return len([]rune(s)) },
-	"add":         func(a, b int) int { return a + b },
-	"writeHint":   writeHint,
-	"pretty":      prettyJSON,
-	"dict":        dict,
-	"list":        func(v ...string) []string { return v },
+	"fe":          func(f *formError, name string) *fieldError { return f.Said(name) },
+	// errText is a free-standing field error (a tool row's description).
+	"errText": func(id, text string) *fieldError {
+		if text == "" {
+			return nil
+		}
+		return &fieldError{ID: id, Text: text}
+	},
+	"join":      strings.Join,
+	"limit":     func(name string) int { return limitsByName[name] },
+	"runes":     func(s string) int { return len([]rune(s)) },
+	"add":       func(a, b int) int { return a + b },
+	"writeHint": writeHint,
+	"pretty":    prettyJSON,
+	"dict":      dict,
+	"list":      func(v ...string) []string { return v },
 	"details": func(d map[string]any) string {
 		b, err := json.Marshal(d)
 		if err != nil {

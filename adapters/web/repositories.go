@@ -87,12 +87,19 @@ type serverChoice struct {
 }
 
 type repositoryPage struct {
-	Repo       ports.Repository
-	Policy     *repositories.PolicyView
-	Form       policyForm
-	Servers    []serverChoice
-	Names      map[string]string
-	Inactive   []string
+	Repo     ports.Repository
+	Policy   *repositories.PolicyView
+	Form     policyForm
+	Servers  []serverChoice
+	Names    map[string]string
+	Inactive []string
+	// Warnings are the servers of the effective policy that a review
+	// would not use now, each with why; Offering are those it would.
+	Warnings []serverWarning
+	Offering []string
+	// Active: the gate is open and at least one selected server would
+	// offer a tool: only then does the page say MCP context is active.
+	Active     bool
 	Reviews    []ports.ReviewRun
 	Error      *formError
 	Visibility *formError
@@ -135,6 +142,8 @@ func (u *UI) loadRepositoryPage(r *http.Request, c *caller) (repositoryPage, err
 		return repositoryPage{}, err
 	}
 	p.Servers, p.Names = policyChoices(list, p.Form.Servers)
+	p.Warnings, p.Offering = serverWarnings(list, view.Effective.Servers())
+	p.Active = view.McpActive && len(p.Offering) > 0
 	p.Inactive = u.whyInactive(r, repo, view)
 	if p.Reviews, err = u.d.ListReviews.Handle(r.Context(), c.Principal, review.ListReviews{RepositoryID: repo.ID}); err != nil {
 		return repositoryPage{}, err
@@ -160,6 +169,51 @@ func serverChoices(list []*server.Server, checked []string) ([]serverChoice, map
 		names[s.ID()] = s.Name().String()
 	}
 	return out, names
+}
+
+// serverWarning is a selected server a review would not use now.
+type serverWarning struct {
+	ID, Name string
+	Status   server.Status
+	Text     string
+}
+
+// serverWarnings checks each server of the effective policy as the next
+// review would use it: enabled, connected (OAuth code flow), not failing
+// at its last listing, and with at least one pinned tool (changed and
+// gone tools are not offered). offering names the servers that pass.
+func serverWarnings(list []repositories.PolicyServer, selected []string) (warnings []serverWarning, offering []string) {
+	byID := make(map[string]repositories.PolicyServer, len(list))
+	for _, s := range list {
+		byID[s.ID] = s
+	}
+	for _, id := range selected {
+		s, ok := byID[id]
+		if !ok {
+			continue // deleted: the policy's effective list no longer counts it
+		}
+		var text string
+		switch {
+		case s.Status == server.StatusDisabled:
+			text = "is disabled: reviews skip it until an admin enables it."
+		case s.Status == server.StatusNeedsConnection:
+			text = "needs an OAuth connection: an admin must connect it on its page before a review can use it."
+		case s.Status == server.StatusUnauthorized:
+			text = "currently fails: it refused the credential at its last listing; an admin must fix its authentication."
+		case s.Status == server.StatusUnreachable:
+			text = "currently fails: its last listing did not work (unreachable, too slow, or not speaking MCP as expected)."
+		case s.PinnedTools == 0 && s.Status == server.StatusToolsChanged:
+			text = "has no pinned tool: every allowlisted tool changed or is gone from the server; an admin must approve or remove them."
+		case s.PinnedTools == 0:
+			text = "has no pinned tool: an admin must select some of its tools (or approve or remove the changed and gone ones)."
+		}
+		if text != "" {
+			warnings = append(warnings, serverWarning{ID: id, Name: s.Name, Status: s.Status, Text: text})
+			continue
+		}
+		offering = append(offering, s.Name)
+	}
+	return warnings, offering
 }
 
 // whyInactive gives the reasons the gate closes for this repository, in

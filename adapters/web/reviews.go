@@ -2,11 +2,13 @@ package web
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/codelotse/codelotse/app/accounts"
 	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/app/review"
+	dreview "github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -32,9 +34,72 @@ func (u *UI) reviewsPage(w http.ResponseWriter, r *http.Request, c *caller) {
 }
 
 type reviewPage struct {
-	Run   ports.ReviewRun
-	Repo  ports.Repository
-	Calls []ports.ToolCall
+	Run     ports.ReviewRun
+	Repo    ports.Repository
+	Calls   []callRow
+	Servers []serverOutcome
+}
+
+// serverOutcome is one server of the run with the tools that were not
+// offered because they changed after their approval (from the run's
+// call records).
+type serverOutcome struct {
+	dreview.ServerOutcome
+	Changed []string
+}
+
+// changedTool reports whether a record is a tool blocked at listing
+// because it changed (see callWords).
+func changedTool(c ports.ToolCall) bool {
+	return c.Status == dreview.CallBlocked && c.ArgumentsHash == ""
+}
+
+// callRow is one call record of a review with its server's name and the
+// outcome in words.
+type callRow struct {
+	ports.ToolCall
+	Server string
+	Reason string
+}
+
+// serverReasonWords say why a review skipped a server.
+var serverReasonWords = map[dreview.ServerReason]string{
+	dreview.ServerUnreachable:   "the server could not be reached (or did not answer in time, or did not speak MCP as expected)",
+	dreview.ServerUnauthorized:  "the server refused the credential; an admin must fix the authentication",
+	dreview.ServerNoPinnedTools: "none of its allowlisted tools could be offered (none is pinned, or each changed or is gone from the server)",
+	dreview.ServerDisabled:      "the server is disabled",
+}
+
+// callWords says in words what became of one call. The three kinds of
+// blocked records are told apart by what they carry: a changed tool is
+// recorded when the tools are listed, before any call (no arguments
+// hash); arguments that look like a secret are never sent (no response);
+// a result with a secret is dropped after it arrived.
+func callWords(c ports.ToolCall) string {
+	switch c.Status {
+	case dreview.CallOK:
+		return "answered; the result reached the model marked as untrusted context"
+	case dreview.CallError:
+		return "the server answered with an error, or the call failed"
+	case dreview.CallBlocked:
+		switch {
+		case c.ArgumentsHash == "":
+			return "not offered: the tool changed after its approval and is blocked until an admin approves it again"
+		case c.ResponseBytes == 0:
+			return "blocked: the arguments looked like a secret or personal data; nothing was sent"
+		default:
+			return "blocked: the result contained a secret and was dropped"
+		}
+	case dreview.CallTooLarge:
+		return "dropped: the answer was larger than allowed"
+	case dreview.CallUnavailable:
+		return "failed: the server could not be reached during the call"
+	case dreview.CallBudgetExhausted:
+		return "not sent: the review had used up its calls or bytes"
+	case dreview.CallInvalidArguments:
+		return "not sent: the arguments did not match the tool's input schema"
+	}
+	return string(c.Status)
 }
 
 func (p reviewPage) title() (string, string) { return "Review " + p.Run.Title, "reviews" }
@@ -50,7 +115,21 @@ func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, c *caller) {
 		u.refused(w, r, c, err, "message", nil)
 		return
 	}
-	p := reviewPage{Run: run, Calls: calls}
+	names := make(map[string]string, len(run.Stats.Mcp.Servers))
+	for _, o := range run.Stats.Mcp.Servers {
+		names[o.ID] = o.Name
+	}
+	p := reviewPage{Run: run, Calls: make([]callRow, 0, len(calls))}
+	changed := map[string][]string{}
+	for _, cl := range calls {
+		p.Calls = append(p.Calls, callRow{ToolCall: cl, Server: names[cl.ServerID], Reason: callWords(cl)})
+		if changedTool(cl) && !slices.Contains(changed[cl.ServerID], cl.Tool) {
+			changed[cl.ServerID] = append(changed[cl.ServerID], cl.Tool)
+		}
+	}
+	for _, o := range run.Stats.Mcp.Servers {
+		p.Servers = append(p.Servers, serverOutcome{ServerOutcome: o, Changed: changed[o.ID]})
+	}
 	if repo, err := u.d.GetRepository.Handle(r.Context(), c.Principal, repositories.GetRepository{ID: run.RepositoryID}); err == nil {
 		p.Repo = repo
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/registry"
+	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
@@ -57,6 +58,7 @@ type serverForm struct {
 	HeaderName   string
 	TokenURL     string
 	ClientID     string
+	Issuer       string
 	Scopes       string // space-separated, as typed
 	Acknowledged bool
 }
@@ -64,6 +66,9 @@ type serverForm struct {
 type newServerPage struct {
 	Form  serverForm
 	Error *formError
+	// IssuerFound: Form.Issuer was just filled in from the server's
+	// OAuth metadata, for the admin to confirm.
+	IssuerFound bool
 	// Test is the result of "Test connection" (nothing stored).
 	Test *connectionTest
 }
@@ -96,6 +101,7 @@ func authFromForm(r *http.Request) (f serverForm, auth *registry.ServerAuth) {
 		Name: r.PostForm.Get("name"), URL: r.PostForm.Get("url"), AuthType: r.PostForm.Get("auth"),
 		HeaderName: r.PostForm.Get("header_name"), Acknowledged: r.PostForm.Get("acknowledged") == "on",
 		TokenURL: r.PostForm.Get("token_url"), ClientID: r.PostForm.Get("client_id"), Scopes: r.PostForm.Get("scopes"),
+		Issuer: r.PostForm.Get("issuer"),
 	}
 	switch f.AuthType {
 	case "", "keep":
@@ -108,7 +114,7 @@ func authFromForm(r *http.Request) (f serverForm, auth *registry.ServerAuth) {
 		return f, &registry.ServerAuth{Type: f.AuthType, TokenURL: f.TokenURL, ClientID: f.ClientID,
 			ClientSecret: r.PostForm.Get("client_secret"), Scopes: strings.Fields(f.Scopes)}
 	case "oauth_authorization_code":
-		return f, &registry.ServerAuth{Type: f.AuthType, ClientID: f.ClientID,
+		return f, &registry.ServerAuth{Type: f.AuthType, ClientID: f.ClientID, Issuer: f.Issuer,
 			ClientSecret: r.PostForm.Get("client_secret"), Scopes: strings.Fields(f.Scopes)}
 	}
 	return f, &registry.ServerAuth{Type: f.AuthType}
@@ -171,6 +177,16 @@ type serverPage struct {
 	ToolForms  map[string]approveForm
 	// Test is the result of "Test connection".
 	Test *connectionTest
+	// ConfirmEmpty asks before a save with no tool selected empties the
+	// allowlist of a server repositories use.
+	ConfirmEmpty *confirmEmpty
+}
+
+// confirmEmpty is the question before an empty save: the repositories
+// that lose the server, and the discovery to post again.
+type confirmEmpty struct {
+	Repositories []ports.Repository
+	Blob         string
 }
 
 // ChangedCount is the number of changed tools.
@@ -396,6 +412,27 @@ func (u *UI) saveTools(w http.ResponseWriter, r *http.Request, c *caller) {
 		choices = append(choices, ch)
 		byName[name] = ch
 	}
+	if len(choices) == 0 && r.PostForm.Get("confirm_empty") != "yes" {
+		using, err := u.d.UsingServer.Handle(r.Context(), c.Principal, repositories.RepositoriesUsingServer{ServerID: id})
+		if err != nil {
+			u.internal(w, r, c, err)
+			return
+		}
+		if len(using) > 0 {
+			p, err := u.loadServerPage(r, c)
+			if err != nil {
+				u.refused(w, r, c, err, "message", nil)
+				return
+			}
+			blob := r.PostForm.Get("discovery")
+			if tools := decodeBlob(blob); len(tools) > 0 {
+				p.Discovery = newDiscoveryView(p.S, tools, byName)
+			}
+			p.ConfirmEmpty = &confirmEmpty{Repositories: using, Blob: blob}
+			u.render(w, r, http.StatusOK, "server", c, p)
+			return
+		}
+	}
 	if _, err := u.d.SaveTools.Handle(r.Context(), c.Principal, registry.SaveTools{ID: id, Tools: choices}); err != nil {
 		u.showRefusal(w, r, c, err, func(p *serverPage) {
 			tools := decodeBlob(r.PostForm.Get("discovery"))
@@ -515,4 +552,17 @@ func (u *UI) finishConnect(w http.ResponseWriter, r *http.Request, c *caller) {
 		return
 	}
 	http.Redirect(w, r, "/ui/servers/"+s.ID()+"?done=connected", http.StatusSeeOther)
+}
+
+// findIssuer fills the register form's issuer from the server's OAuth
+// metadata (nothing stored, no credential sent); the admin confirms it.
+func (u *UI) findIssuer(w http.ResponseWriter, r *http.Request, c *caller) {
+	f, _ := authFromForm(r)
+	issuer, err := u.d.FindIssuer.Handle(r.Context(), c.Principal, registry.FindIssuer{URL: f.URL})
+	if err != nil {
+		u.refused(w, r, c, err, "server_new", newServerPage{Form: f, Error: newFormError(err, "register")})
+		return
+	}
+	f.Issuer = issuer
+	u.render(w, r, http.StatusOK, "server_new", c, newServerPage{Form: f, IssuerFound: true})
 }

@@ -501,8 +501,26 @@ func TestPolicyRefusalsAndWhyMCPIsInactive(t *testing.T) {
 	if p := b.post(private+"/policy", url.Values{"mode": {"on"}, "servers": {serverID}, "maxCalls": {"5"}}); p.status != http.StatusSeeOther {
 		t.Fatalf("a valid policy = %d", p.status)
 	}
-	if page := b.get(private); !strings.Contains(page.body, "MCP context is active") {
-		t.Error("the policy page does not say MCP context is active")
+	// On, with a server that has no pinned tool: not active, and why.
+	page = b.get(private)
+	if strings.Contains(page.body, "MCP context is active") || !strings.Contains(page.body, `<li data-server="wiki" data-status="never_discovered"><strong>wiki</strong> has no pinned tool`) {
+		t.Errorf("a policy whose only server has no pinned tool: %s", section(page.body, `class="effective"`, "</div>"))
+	}
+	h.mcp.set(t, [3]string{"search", "Searches the wiki.", `{"readOnlyHint":true}`})
+	b.get(server)
+	p = b.post(server+"/discover", nil)
+	if p := b.post(server+"/tools", url.Values{"select": {"search"}, "desc:search": {"Search."}, "discovery": {blobOf(t, p.body)}}); p.status != http.StatusSeeOther {
+		t.Fatalf("save = %d", p.status)
+	}
+	if page := b.get(private); !strings.Contains(page.body, "MCP context is active: the next review may call the pinned tools of wiki.") || strings.Contains(page.body, `id="server-warnings"`) {
+		t.Errorf("the policy page with a pinned tool: %s", section(page.body, `class="effective"`, "</div>"))
+	}
+	b.get(server)
+	if p := b.post(server+"/enabled", url.Values{"enabled": {"false"}}); p.status != http.StatusSeeOther {
+		t.Fatalf("disable = %d", p.status)
+	}
+	if page := b.get(private); strings.Contains(page.body, "MCP context is active") || !strings.Contains(page.body, `<strong>wiki</strong> is disabled`) {
+		t.Errorf("a policy whose only server is disabled: %s", section(page.body, `class="effective"`, "</div>"))
 	}
 }
 

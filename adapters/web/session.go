@@ -4,8 +4,11 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"math"
+	"net"
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/accounts"
@@ -164,14 +167,23 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 		u.render(w, r, http.StatusBadRequest, "login", nil, loginPage{Error: &formError{Code: "bad_request", Message: "the form could not be read"}})
 		return
 	}
-	s, err := u.d.SignIn.Handle(r.Context(), accounts.SignIn{Token: r.PostForm.Get("token")})
+	client := clientAddr(r)
+	s, err := u.d.SignIn.Handle(r.Context(), accounts.SignIn{Token: r.PostForm.Get("token"), Client: client})
 	if err != nil {
 		e := app.AsError(err)
-		if e.Code != app.CodeUnauthenticated {
+		switch e.Code {
+		case app.CodeUnauthenticated, app.CodeRateLimited:
+		default:
 			u.internal(w, r, nil, err)
 			return
 		}
-		u.render(w, r, http.StatusUnauthorized, "login", nil, loginPage{Error: newFormError(err, "token")})
+		// Failed sign-ins are logged with the client's address (never
+		// the token); past the limit the answer is 429 with Retry-After.
+		u.logFor(r).Warn().Str("client", client).Str("code", string(e.Code)).Msg("web: sign-in failed")
+		if e.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+		}
+		u.render(w, r, e.Code.Status(), "login", nil, loginPage{Error: newFormError(err, "token")})
 		return
 	}
 	// A session the browser still held ends: one browser, one session.
@@ -205,4 +217,14 @@ func (u *UI) home(w http.ResponseWriter, r *http.Request, c *caller) {
 func (u *UI) forbidden(w http.ResponseWriter, r *http.Request, c *caller, perm string) {
 	u.render(w, r, http.StatusForbidden, "message", c, messagePage{Heading: "Not allowed",
 		Text: "This page needs the permission " + perm + ", which the token you signed in with does not have."})
+}
+
+// clientAddr is the address of the request's peer (the connection's, not
+// a header a client can set).
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }

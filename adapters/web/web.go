@@ -56,6 +56,7 @@ type Deps struct {
 	ApproveTool      *registry.ApproveToolHandler
 	RemoveTool       *registry.RemoveToolHandler
 	TestConnection   *registry.TestConnectionHandler
+	FindIssuer       *registry.FindIssuerHandler
 	StartConnect     *registry.StartConnectHandler
 	FinishConnect    *registry.FinishConnectHandler
 	Calls            *registry.ListCallsHandler
@@ -63,8 +64,12 @@ type Deps struct {
 	GetRepository    *repositories.GetRepositoryHandler
 	UpdateRepository *repositories.UpdateRepositoryHandler
 	ListRepositories *repositories.ListRepositoriesHandler
+	UsingServer      *repositories.RepositoriesUsingServerHandler
 	GetSettings      *accounts.GetSettingsHandler
 	PutSettings      *accounts.PutSettingsHandler
+	ListTokens       *accounts.ListTokensHandler
+	CreateToken      *accounts.CreateTokenHandler
+	RevokeToken      *accounts.RevokeTokenHandler
 	Prompts          *review.ListPromptsHandler
 	GetPolicy        *repositories.GetPolicyHandler
 	PutPolicy        *repositories.PutPolicyHandler
@@ -159,6 +164,7 @@ func (u *UI) routes() {
 	u.mux.HandleFunc("GET /ui/servers/new", u.view(app.PermTenantManage, u.newServerPage))
 	u.mux.HandleFunc("POST /ui/servers", u.state(app.PermTenantManage, u.createServer))
 	u.mux.HandleFunc("POST /ui/servers/test", u.state(app.PermTenantManage, u.testNewServer))
+	u.mux.HandleFunc("POST /ui/servers/issuer", u.state(app.PermTenantManage, u.findIssuer))
 	u.mux.HandleFunc("GET /ui/servers/{id}", u.view(app.PermTenantManage, u.serverPage))
 	u.mux.HandleFunc("POST /ui/servers/{id}", u.state(app.PermTenantManage, u.editServer))
 	u.mux.HandleFunc("POST /ui/servers/{id}/enabled", u.state(app.PermTenantManage, u.enableServer))
@@ -186,6 +192,9 @@ func (u *UI) routes() {
 	u.mux.HandleFunc("GET /ui/audit", u.view(app.PermTenantManage, u.auditPage))
 	u.mux.HandleFunc("GET /ui/settings", u.view(app.PermTenantManage, u.settingsPage))
 	u.mux.HandleFunc("POST /ui/settings", u.state(app.PermTenantManage, u.putSettings))
+	u.mux.HandleFunc("GET /ui/tokens", u.view(app.PermTenantManage, u.tokensPage))
+	u.mux.HandleFunc("POST /ui/tokens", u.state(app.PermTenantManage, u.createToken))
+	u.mux.HandleFunc("POST /ui/tokens/{id}/revoke", u.state(app.PermTenantManage, u.revokeToken))
 
 	u.mux.HandleFunc("/ui/", u.noSuchPage)
 }

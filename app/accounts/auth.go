@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -30,8 +32,12 @@ func TokenHash(token string) []byte {
 }
 
 // Authenticate is the query behind every API request: the principal of
-// a bearer token.
-type Authenticate struct{ Token string }
+// a bearer token presented by Client (the client's address, for the
+// limit on failed authentications).
+type Authenticate struct {
+	Token  string
+	Client string
+}
 
 // AuthenticateHandler resolves API tokens to their principal (it
 // implements the HTTP adapter's Authenticator). Safe for concurrent use.
@@ -43,12 +49,26 @@ func NewAuthenticateHandler(d Deps) *AuthenticateHandler { return &AuthenticateH
 // Handle hashes the token and looks the hash up. A token that is not of
 // our format, or whose hash is unknown, gives an error wrapping
 // [ports.ErrNotFound]; other errors are the store's.
+//
+// Failed authentications are counted per client address and per token
+// prefix ([AuthLimiter]); past the limit the answer is rate_limited with
+// the time to wait, before the token is looked up.
 func (h *AuthenticateHandler) Handle(ctx context.Context, q Authenticate) (ports.Principal, error) {
 	token := q.Token
+	if wait := h.d.Limiter.Wait(q.Client, token); wait > 0 {
+		// A refused attempt counts too: a client that keeps trying
+		// reaches its own limit whatever the prefix.
+		h.d.Limiter.Failed(q.Client, token)
+		return ports.Principal{}, &app.Error{Code: app.CodeRateLimited, Message: "too many failed authentications from this client; retry later", RetryAfter: wait}
+	}
 	if len(token) != tokenLen || !strings.HasPrefix(token, TokenPrefix) {
+		h.d.Limiter.Failed(q.Client, token)
 		return ports.Principal{}, fmt.Errorf("malformed token: %w", ports.ErrNotFound)
 	}
 	p, err := h.d.Accounts.LookupToken(ctx, TokenHash(token))
+	if errors.Is(err, ports.ErrNotFound) {
+		h.d.Limiter.Failed(q.Client, token)
+	}
 	if err != nil {
 		return ports.Principal{}, fmt.Errorf("look up token: %w", err)
 	}

@@ -41,7 +41,11 @@ type Session struct {
 // A session carries the tenant and the permissions of the token it was
 // opened with, read again from the token on every request: deleting the
 // token ends the session.
-type SignIn struct{ Token string }
+type SignIn struct {
+	Token string
+	// Client is the client's address (the limit on failed sign-ins).
+	Client string
+}
 
 // SignInHandler opens sessions. Safe for concurrent use.
 type SignInHandler struct{ d Deps }
@@ -71,7 +75,7 @@ func NewSignOutHandler(d Deps) *SignOutHandler { return &SignOutHandler{d: d} }
 // for a malformed or unknown token. Expired sessions of every tenant are
 // removed on the way, so the table holds live sessions only.
 func (h *SignInHandler) Handle(ctx context.Context, cmd SignIn) (Session, error) {
-	p, err := NewAuthenticateHandler(h.d).Handle(ctx, Authenticate{Token: cmd.Token})
+	p, err := NewAuthenticateHandler(h.d).Handle(ctx, Authenticate{Token: cmd.Token, Client: cmd.Client})
 	if errors.Is(err, ports.ErrNotFound) {
 		return Session{}, app.Fail(app.CodeUnauthenticated, "unknown token")
 	}

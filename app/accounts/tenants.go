@@ -22,6 +22,8 @@ type Deps struct {
 	Cipher   ports.Cipher
 	Clock    ports.Clock
 	Rand     io.Reader
+	// Limiter counts failed authentications (nil: no limit).
+	Limiter *AuthLimiter
 }
 
 // CreateTenant is the operator's command `codelotse tenants create`. It

@@ -65,7 +65,7 @@ func TestParsePermissions(t *testing.T) {
 func TestCreateTokenStoresOnlyTheHash(t *testing.T) {
 	ctx := context.Background()
 	store := portfake.NewAccounts()
-	d := accounts.Deps{Accounts: store, Rand: rand.Reader}
+	d := tokenDeps(store, rand.Reader)
 	tenant, err := accounts.NewCreateTenantHandler(d).Handle(ctx, accounts.CreateTenant{Name: "Acme GmbH"})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func TestCreateTokenStoresOnlyTheHash(t *testing.T) {
 func TestCreateTokenRefuses(t *testing.T) {
 	ctx := context.Background()
 	store := portfake.NewAccounts()
-	d := accounts.Deps{Accounts: store, Rand: rand.Reader}
+	d := tokenDeps(store, rand.Reader)
 	tenant, _ := accounts.NewCreateTenantHandler(d).Handle(ctx, accounts.CreateTenant{Name: "Acme"})
 	tests := []struct {
 		name   string
@@ -183,11 +183,11 @@ func (failingRand) Read([]byte) (int, error) { return 0, errors.New("no entropy"
 func TestCreateTokenWithoutRandomnessStoresNothing(t *testing.T) {
 	ctx := context.Background()
 	store := portfake.NewAccounts()
-	tenant, err := accounts.NewCreateTenantHandler(accounts.Deps{Accounts: store, Rand: rand.Reader}).Handle(ctx, accounts.CreateTenant{Name: "Acme"})
+	tenant, err := accounts.NewCreateTenantHandler(tokenDeps(store, rand.Reader)).Handle(ctx, accounts.CreateTenant{Name: "Acme"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	token, err := accounts.NewCreateTokenHandler(accounts.Deps{Accounts: store, Rand: failingRand{}}).Handle(ctx, accounts.CreateToken{TenantID: tenant, Permissions: []string{"repo:manage"}})
+	token, err := accounts.NewCreateTokenHandler(tokenDeps(store, failingRand{})).Handle(ctx, accounts.CreateToken{TenantID: tenant, Permissions: []string{"repo:manage"}})
 	if err == nil || token != "" || len(store.Hashes) != 0 {
 		t.Errorf("CreateToken with a failing source = %q, %v, %d hashes stored; want an error and nothing stored", token, err, len(store.Hashes))
 	}

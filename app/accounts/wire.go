@@ -7,6 +7,7 @@ import "github.com/google/wire"
 var ProviderSet = wire.NewSet(
 	wire.Struct(new(Deps), "*"),
 	NewCreateTenantHandler, NewCreateTokenHandler, NewAuthenticateHandler,
+	NewListTokensHandler, NewRevokeTokenHandler,
 	NewSignInHandler, NewResumeSessionHandler, NewSignOutHandler,
 	NewGetSettingsHandler, NewPutSettingsHandler,
 	NewListAuditHandler, NewAuditPageHandler,

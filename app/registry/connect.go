@@ -36,6 +36,14 @@ const ConnectStateTTL = 10 * time.Minute
 // ActionServerConnect is the audit action of a completed connection.
 const ActionServerConnect = "server.connect"
 
+// ActionServerRegisterClient is the audit action of a client registered
+// dynamically at an authorization server (kept for the next connections).
+const ActionServerRegisterClient = "server.register_client"
+
+// issuerRefused is the reason shown when the MCP server names another
+// authorization server than the one the credential is bound to.
+const issuerRefused = "the MCP server names another authorization server than the issuer this server's authentication is bound to, or that server's token endpoint is on another origin; nothing was sent to it. Check the issuer and save the authentication again to confirm a new one"
+
 // maxCallbackParam bounds the callback's state, code, iss and error.
 const maxCallbackParam = 2048
 
@@ -91,6 +99,8 @@ func oauthFailure(what string, err error) error {
 	switch {
 	case errors.Is(err, ports.ErrOAuthRejected):
 		return &app.Error{Code: app.CodeServerUnauthorized, Message: what + ": the authorization server refused the request", Cause: err}
+	case errors.Is(err, ports.ErrOAuthIssuer):
+		return &app.Error{Code: app.CodeServerUnauthorized, Message: what + ": " + issuerRefused, Cause: err}
 	case errors.Is(err, ports.ErrOAuthMetadata):
 		return &app.Error{Code: app.CodeProtocolError, Message: what + ": the server's OAuth metadata is missing or unusable", Cause: err}
 	}
@@ -150,9 +160,22 @@ func (h *StartConnectHandler) Handle(ctx context.Context, p ports.Principal, cmd
 	if !ok {
 		return "", app.Invalid(map[string]string{"auth.type": "must be oauth_authorization_code to connect"})
 	}
-	md, err := h.d.OAuth.Discover(ctx, s.URL())
+	if o.NeedsIssuer() {
+		return "", app.Invalid(map[string]string{"auth.issuer": "is required with a client secret: edit the authentication and name the authorization server's issuer"})
+	}
+	// Metadata comes only from the issuer the credential is bound to (the
+	// admin's, or the one a registration or connection pinned); an MCP
+	// server that names another is refused, never followed.
+	md, err := h.d.OAuth.Discover(ctx, s.URL(), o.Issuer)
+	if errors.Is(err, ports.ErrOAuthIssuer) {
+		h.recordUnauthorized(ctx, p, s.ID())
+	}
 	if err != nil {
 		return "", oauthFailure("OAuth discovery", err)
+	}
+	if o.Issuer != "" && md.Issuer != o.Issuer {
+		h.recordUnauthorized(ctx, p, s.ID())
+		return "", oauthFailure("OAuth discovery", ports.ErrOAuthIssuer)
 	}
 	if md.Issuer == "" || md.AuthorizationEndpoint.IsZero() || md.TokenEndpoint.IsZero() {
 		return "", oauthFailure("OAuth discovery", ports.ErrOAuthMetadata)
@@ -175,6 +198,13 @@ func (h *StartConnectHandler) Handle(ctx context.Context, p ports.Principal, cmd
 		if clientID == "" {
 			return "", oauthFailure("OAuth client registration", ports.ErrOAuthRejected)
 		}
+		// One registration per server and issuer: the client is kept
+		// with the credential (issuer pinned) before the admin leaves, so
+		// the next Connect reuses it instead of registering again.
+		if enc, err = h.keepRegistration(ctx, p, s, enc, cred, clientID, clientSecret, md.Issuer); err != nil {
+			return "", err
+		}
+		clientSecret = ""
 	}
 
 	state, err := randomToken(h.d.Rand)
@@ -226,6 +256,58 @@ func (h *StartConnectHandler) Handle(ctx context.Context, p ports.Principal, cmd
 	q.Set("code_challenge_method", "S256")
 	q.Set("resource", s.URL().String())
 	return md.AuthorizationEndpoint.String() + "?" + q.Encode(), nil
+}
+
+// recordUnauthorized notes server_unauthorized as the server's last error
+// and issuer_mismatch as the connection's refusal (its view and status say
+// so) after the MCP server named another authorization server. Best
+// effort: the refusal stands either way.
+func (h *StartConnectHandler) recordUnauthorized(ctx context.Context, p ports.Principal, id string) {
+	_ = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		_, err := tx.Servers().Update(ctx, id, func(s *server.Server) (ports.CredentialUpdate, error) {
+			s.RefuseConnection(server.RefusedIssuerMismatch)
+			return ports.CredentialUpdate{}, nil
+		})
+		return err
+	})
+}
+
+// keepRegistration stores the dynamically registered client with the
+// credential, over the credential read before (else the admin changed it:
+// validation_failed), audits it and returns the new sealed credential.
+func (h *StartConnectHandler) keepRegistration(ctx context.Context, p ports.Principal, s *server.Server, enc []byte, cred server.Credential, clientID, clientSecret, issuer string) ([]byte, error) {
+	registered, err := cred.WithRegisteredClient(clientID, clientSecret, issuer)
+	if err != nil {
+		return nil, &app.Error{Code: app.CodeProtocolError, Message: "OAuth client registration: the authorization server's answer is unusable", Cause: errors.New("registered client refused by the domain")}
+	}
+	sealed, err := app.SealCredential(h.d.Cipher, s.ID(), registered)
+	if err != nil {
+		return nil, err
+	}
+	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		_, err := tx.Servers().Update(ctx, s.ID(), func(cur *server.Server) (ports.CredentialUpdate, error) {
+			stored, err := tx.Servers().Credential(ctx, cur.ID())
+			if err != nil {
+				return ports.CredentialUpdate{}, err
+			}
+			if !bytes.Equal(stored, enc) {
+				return ports.CredentialUpdate{}, refused("auth", "changed since the connection started; connect again")
+			}
+			if err := cur.RegisterClient(registered, h.d.Clock.Now()); err != nil {
+				return ports.CredentialUpdate{}, srvDomainError(err)
+			}
+			return ports.CredentialUpdate{Replace: true, Encrypted: sealed}, nil
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Audit().Append(ctx, ports.AuditEvent{Action: ActionServerRegisterClient, Actor: app.Actor(p), Target: s.ID(), At: h.d.Clock.Now(),
+			Details: map[string]any{"clientId": clientID, "issuer": issuer}})
+	})
+	if err != nil {
+		return nil, srvStoreError(err)
+	}
+	return sealed, nil
 }
 
 // FinishConnect is the authorization server's callback: the query's
@@ -344,7 +426,7 @@ func (h *FinishConnectHandler) Handle(ctx context.Context, p ports.Principal, cm
 	}
 	o, _ := cred.OAuth()
 	if o.NeedsRegistration() {
-		if cred, err = cred.WithRegisteredClient(cs.ClientID, cs.ClientSecret); err != nil {
+		if cred, err = cred.WithRegisteredClient(cs.ClientID, cs.ClientSecret, st.Issuer); err != nil {
 			return nil, srvDomainError(err)
 		}
 	} else if cs.ClientID != o.ClientID {

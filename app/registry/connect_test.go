@@ -181,12 +181,40 @@ func TestConnectDynamicRegistration(t *testing.T) {
 	e := newConnectEnv(t)
 	e.deps.DCRIssuers = registry.DCRIssuers{"https://other.example", cnIssuer}
 	s := e.codeServer(t, "")
-	authURL, err := e.start(srvPrincipalA, s.ID())
-	if err != nil {
-		t.Fatalf("StartConnect = %v", err)
+	// Connect three times (two abandoned at the authorization server):
+	// one registration per server and issuer, kept with the credential.
+	var authURL string
+	for i := range 3 {
+		var err error
+		authURL, err = e.start(srvPrincipalA, s.ID())
+		if err != nil {
+			t.Fatalf("StartConnect %d = %v", i, err)
+		}
+		if u, _ := url.Parse(authURL); u.Query().Get("client_id") != "dcr-client-1" || len(e.oauth.Registered) != 1 || e.oauth.Registered[0] != cnRedirect {
+			t.Fatalf("start %d: authorization URL %s, registered %v", i, authURL, e.oauth.Registered)
+		}
 	}
-	if u, _ := url.Parse(authURL); u.Query().Get("client_id") != "dcr-client-1" || len(e.oauth.Registered) != 1 || e.oauth.Registered[0] != cnRedirect {
-		t.Fatalf("authorization URL %s, registered %v", authURL, e.oauth.Registered)
+	if e.oauth.Issuers[1] != cnIssuer || e.oauth.Issuers[2] != cnIssuer {
+		t.Errorf("later discoveries not bound to the registration's issuer: %q", e.oauth.Issuers)
+	}
+	kept, err := app.OpenCredential(e.cipher, s.ID(), e.repos[srvTenantA].Creds[s.ID()])
+	if o, _ := kept.OAuth(); err != nil || o.ClientID != "dcr-client-1" || o.ClientSecret != cnDCRSecret || o.Issuer != cnIssuer || o.Connected() {
+		t.Fatalf("kept registration: %v %+v", err, o.ClientID)
+	}
+	var registrations int
+	for _, ev := range e.audit(srvTenantA) {
+		if ev.Action == registry.ActionServerRegisterClient {
+			registrations++
+			if ev.Details["issuer"] != cnIssuer || ev.Details["clientId"] != "dcr-client-1" || strings.Contains(fmt.Sprint(ev), cnDCRSecret) {
+				t.Errorf("audit %+v", ev)
+			}
+		}
+	}
+	if registrations != 1 {
+		t.Errorf("%d register_client events, want 1", registrations)
+	}
+	if v := e.repos[srvTenantA].Rows[s.ID()].OAuth(); v.ClientID != "dcr-client-1" || v.Issuer != cnIssuer {
+		t.Errorf("view after registration %+v", v)
 	}
 	got, err := e.finish(srvPrincipalA, callback(t, authURL))
 	if err != nil {
@@ -409,9 +437,171 @@ func TestConnectRefusals(t *testing.T) {
 	}
 }
 
+// confAuth is a confidential code-flow client bound to cnIssuer.
+func confAuth() registry.ServerAuth {
+	a := codeAuth("client-1")
+	a.ClientSecret, a.Issuer = srvClientSecret, cnIssuer
+	return a
+}
+
+// TestConnectBoundIssuer: a client secret goes only to the authorization
+// server the admin named. An MCP server that names another is
+// server_unauthorized, recorded as the server's last error, and nothing
+// is stored or exchanged; a public client's first connection pins its
+// issuer the same way.
+func TestConnectBoundIssuer(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, e *connectEnv) // after the server exists
+		want  app.Code                          // "": connects
+		field string
+		// asked is the issuer Discover is bound to.
+		asked string
+	}{
+		{name: "confidential client at its issuer", asked: cnIssuer},
+		{name: "the MCP server names another authorization server", setup: func(t *testing.T, e *connectEnv) {
+			e.oauth.Metadata.Issuer = "https://evil.example"
+		}, want: app.CodeServerUnauthorized, asked: cnIssuer},
+		{name: "the OAuth client refused the issuer", setup: func(t *testing.T, e *connectEnv) {
+			e.oauth.DiscoverErr = ports.ErrOAuthIssuer
+		}, want: app.CodeServerUnauthorized, asked: cnIssuer},
+		{name: "a secret stored without issuer cannot connect", setup: func(t *testing.T, e *connectEnv) {
+			legacy, err := server.UnmarshalCredentialSecret([]byte(`{"type":"oauth_authorization_code","clientId":"client-1","clientSecret":"` + srvClientSecret + `"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sealed, err := app.SealCredential(e.cipher, e.srv.ID(), legacy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.repos[srvTenantA].Creds[e.srv.ID()] = sealed
+		}, want: app.CodeValidationFailed, field: "auth.issuer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newConnectEnv(t)
+			e.srv = e.create(t, srvPrincipalA, registry.CreateServer{Name: "wiki", URL: "https://wiki.example.com/mcp", Auth: confAuth(), Acknowledged: true})
+			if tt.setup != nil {
+				tt.setup(t, e)
+			}
+			authURL, err := e.start(srvPrincipalA, e.srv.ID())
+			if tt.asked == "" && len(e.oauth.Issuers) != 0 {
+				t.Errorf("discovered %v", e.oauth.Issuers)
+			}
+			if tt.asked != "" && (len(e.oauth.Issuers) != 1 || e.oauth.Issuers[0] != tt.asked) {
+				t.Errorf("Discover bound to %q, want %q", e.oauth.Issuers, tt.asked)
+			}
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("StartConnect = %v", err)
+				}
+				got, err := e.finish(srvPrincipalA, callback(t, authURL))
+				if err != nil {
+					t.Fatalf("FinishConnect = %v", err)
+				}
+				if got.OAuth().Issuer != cnIssuer || e.oauth.Exchanges[0].ClientSecret != srvClientSecret || e.oauth.Exchanges[0].TokenURL.String() != "https://as.example.com/token" {
+					t.Errorf("connected %+v", got.OAuth())
+				}
+				return
+			}
+			got := srvWantCode(t, err, tt.want, srvClientSecret)
+			if tt.field != "" {
+				if _, ok := got.Fields[tt.field]; !ok {
+					t.Errorf("fields %v, want %s", got.Fields, tt.field)
+				}
+			}
+			if n := len(e.tenants.Txs[srvTenantA].OAuthStateRepo.Rows); n != 0 || len(e.oauth.Registered) != 0 {
+				t.Errorf("a refused start stored %d states, registered %d", n, len(e.oauth.Registered))
+			}
+			if tt.want == app.CodeServerUnauthorized {
+				stored := e.repos[srvTenantA].Rows[e.srv.ID()]
+				if stored.LastError() != "server_unauthorized" || stored.OAuth().Refused != server.RefusedIssuerMismatch || !strings.Contains(got.Message, "another authorization server") {
+					t.Errorf("lastError %q, refused %q, message %q", stored.LastError(), stored.OAuth().Refused, got.Message)
+				}
+			}
+		})
+	}
+
+	// A public client without issuer: the first connection pins the
+	// issuer; an MCP server that later names another is refused.
+	t.Run("public client: first connection pins the issuer", func(t *testing.T) {
+		e := newConnectEnv(t)
+		e.srv = e.codeServer(t, "client-1")
+		authURL, err := e.start(srvPrincipalA, e.srv.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.finish(srvPrincipalA, callback(t, authURL)); err != nil {
+			t.Fatal(err)
+		}
+		e.oauth.Metadata.Issuer = "https://evil.example"
+		_, err = e.start(srvPrincipalA, e.srv.ID())
+		srvWantCode(t, err, app.CodeServerUnauthorized)
+		if len(e.oauth.Issuers) != 2 || e.oauth.Issuers[0] != "" || e.oauth.Issuers[1] != cnIssuer {
+			t.Errorf("Discover bound to %q", e.oauth.Issuers)
+		}
+		stored := e.repos[srvTenantA].Rows[e.srv.ID()]
+		if stored.Status(srvT0) != server.StatusUnauthorized || stored.OAuth().Issuer != cnIssuer || stored.OAuth().Refused != server.RefusedIssuerMismatch {
+			t.Errorf("status %s, issuer %q, refused %q", stored.Status(srvT0), stored.OAuth().Issuer, stored.OAuth().Refused)
+		}
+		// Connecting again at the bound issuer ends the refusal.
+		e.oauth.Metadata.Issuer = cnIssuer
+		authURL, err = e.start(srvPrincipalA, e.srv.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.finish(srvPrincipalA, callback(t, authURL))
+		if err != nil || got.OAuth().Refused != "" {
+			t.Errorf("reconnect: %v, refused %q", err, got.OAuth().Refused)
+		}
+	})
+}
+
 func (e *connectEnv) patchAuth(t *testing.T, a registry.ServerAuth) {
 	t.Helper()
 	if _, err := registry.NewPatchServerHandler(e.serverEnv.deps).Handle(context.Background(), srvPrincipalA, registry.PatchServer{ID: e.srv.ID(), Auth: &a}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFindIssuer: the register form's prefill asks the server which
+// authorization server it names, behind the gates and the save-time
+// address check, unbound to any issuer; nothing is stored.
+func TestFindIssuer(t *testing.T) {
+	tests := []struct {
+		name  string
+		url   string
+		setup func(e *connectEnv)
+		want  app.Code // "": the issuer
+		asked bool     // discovery ran
+	}{
+		{name: "finds the issuer", url: "https://wiki.example.com/mcp", asked: true},
+		{name: "gates closed", url: "https://wiki.example.com/mcp", setup: func(e *connectEnv) { e.serverEnv.deps.Gates = app.Gates{Instance: gate.InstanceAllowed} }, want: app.CodeNotSignedOff},
+		{name: "http URL", url: "http://wiki.example.com/mcp", want: app.CodeValidationFailed},
+		{name: "private host", url: "https://intra.example/mcp", want: app.CodeEndpointNotPublic},
+		{name: "metadata unusable", url: "https://wiki.example.com/mcp", setup: func(e *connectEnv) { e.oauth.DiscoverErr = ports.ErrOAuthMetadata }, want: app.CodeProtocolError, asked: true},
+		{name: "issuer not https", url: "https://wiki.example.com/mcp", setup: func(e *connectEnv) { e.oauth.Metadata.Issuer = "http://as.example.com" }, want: app.CodeProtocolError, asked: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newConnectEnv(t)
+			if tt.setup != nil {
+				tt.setup(e)
+			}
+			got, err := registry.NewFindIssuerHandler(e.serverEnv.deps, e.deps).Handle(context.Background(), srvPrincipalA, registry.FindIssuer{URL: tt.url})
+			if tt.want == "" {
+				if err != nil || got != cnIssuer {
+					t.Fatalf("FindIssuer = %q, %v", got, err)
+				}
+			} else {
+				srvWantCode(t, err, tt.want)
+			}
+			if (len(e.oauth.Discovered) > 0) != tt.asked || (tt.asked && e.oauth.Issuers[0] != "") {
+				t.Errorf("discovered %v bound to %q, want asked=%v unbound", e.oauth.Discovered, e.oauth.Issuers, tt.asked)
+			}
+			if r := e.repos[srvTenantA]; r != nil && len(r.Rows) != 0 {
+				t.Errorf("stored %d servers", len(r.Rows))
+			}
+		})
 	}
 }

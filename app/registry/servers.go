@@ -45,6 +45,9 @@ type ServerAuth struct {
 	TokenURL     string
 	ClientID     string
 	ClientSecret string
+	// Issuer is the code flow's authorization server (required with a
+	// client secret).
+	Issuer string
 	// Scopes nil means the field was absent.
 	Scopes []string
 }
@@ -68,7 +71,7 @@ func (a ServerAuth) credential() (server.Credential, error) {
 	set := map[string]bool{
 		"auth.token": a.Token != "", "auth.name": a.Name != "", "auth.value": a.Value != "",
 		"auth.tokenUrl": a.TokenURL != "", "auth.clientId": a.ClientID != "",
-		"auth.clientSecret": a.ClientSecret != "", "auth.scopes": a.Scopes != nil,
+		"auth.clientSecret": a.ClientSecret != "", "auth.scopes": a.Scopes != nil, "auth.issuer": a.Issuer != "",
 	}
 	var allowed []string
 	switch kind {
@@ -79,10 +82,10 @@ func (a ServerAuth) credential() (server.Credential, error) {
 	case server.KindOAuthClientCredentials:
 		allowed = []string{"auth.tokenUrl", "auth.clientId", "auth.clientSecret", "auth.scopes"}
 	case server.KindOAuthAuthorizationCode:
-		allowed = []string{"auth.clientId", "auth.clientSecret", "auth.scopes"}
+		allowed = []string{"auth.clientId", "auth.clientSecret", "auth.scopes", "auth.issuer"}
 	}
 	// In a fixed order, so the same request names the same field.
-	for _, name := range []string{"auth.token", "auth.name", "auth.value", "auth.tokenUrl", "auth.clientId", "auth.clientSecret", "auth.scopes"} {
+	for _, name := range []string{"auth.token", "auth.name", "auth.value", "auth.tokenUrl", "auth.clientId", "auth.clientSecret", "auth.scopes", "auth.issuer"} {
 		if set[name] && !slices.Contains(allowed, name) {
 			return server.Credential{}, &field.Error{Field: name, Reason: "must be empty for auth type " + kind.String()}
 		}
@@ -95,18 +98,31 @@ func (a ServerAuth) credential() (server.Credential, error) {
 	case server.KindOAuthClientCredentials:
 		return server.NewOAuthClientCredentials(a.TokenURL, a.ClientID, a.ClientSecret, a.Scopes)
 	case server.KindOAuthAuthorizationCode:
-		return server.NewOAuthAuthorizationCode(a.ClientID, a.ClientSecret, a.Scopes)
+		return server.NewOAuthAuthorizationCode(a.ClientID, a.ClientSecret, a.Issuer, a.Scopes)
 	}
 	return server.NoCredential(), nil
 }
 
 // checkTokenURL is the save-time address check of a client-credentials
-// token URL: the same rules as the server's own URL (MC1), answered with
+// token URL and of a code flow's issuer: the same rules as the server's own URL (MC1), answered with
 // the same endpoint_not_public. The transport checks again on every
 // token request.
 func (d ServerDeps) checkTokenURL(ctx context.Context, cred server.Credential) error {
 	o, ok := cred.OAuth()
-	if !ok || o.TokenURL.IsZero() {
+	if !ok {
+		return nil
+	}
+	if o.Issuer != "" {
+		// The code flow's issuer: its metadata is fetched from there.
+		iu, err := server.ParseURL(o.Issuer)
+		if err != nil {
+			return app.Invalid(map[string]string{"auth.issuer": "must be an https URL"})
+		}
+		if err := d.checkEndpoint(ctx, iu); err != nil {
+			return err
+		}
+	}
+	if o.TokenURL.IsZero() {
 		return nil
 	}
 	return d.checkEndpoint(ctx, o.TokenURL)

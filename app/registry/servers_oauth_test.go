@@ -72,6 +72,24 @@ func TestCreateOAuthServerErrors(t *testing.T) {
 			code: app.CodeValidationFailed, fields: []string{"auth.token"}},
 		{name: "code flow secret without client id", auth: func() registry.ServerAuth { a := codeAuth(""); a.ClientSecret = srvClientSecret; return a }(),
 			code: app.CodeValidationFailed, fields: []string{"auth.clientSecret"}},
+		{name: "code flow secret without issuer", auth: func() registry.ServerAuth { a := codeAuth("c"); a.ClientSecret = srvClientSecret; return a }(),
+			code: app.CodeValidationFailed, fields: []string{"auth.issuer"}},
+		{name: "code flow issuer over http", auth: func() registry.ServerAuth {
+			a := codeAuth("c")
+			a.ClientSecret, a.Issuer = srvClientSecret, "http://docs.example.com"
+			return a
+		}(), code: app.CodeValidationFailed, fields: []string{"auth.issuer"}},
+		{name: "code flow issuer on a private host", auth: func() registry.ServerAuth {
+			a := codeAuth("c")
+			a.ClientSecret, a.Issuer = srvClientSecret, "https://intra.example"
+			return a
+		}(), code: app.CodeEndpointNotPublic},
+		{name: "client credentials with issuer", auth: func() registry.ServerAuth {
+			a := ccAuth("https://docs.example.com/t")
+			a.Issuer = "https://docs.example.com"
+			return a
+		}(),
+			code: app.CodeValidationFailed, fields: []string{"auth.issuer"}},
 		{name: "bearer with scopes", auth: registry.ServerAuth{Type: "bearer", Token: srvSecretToken, Scopes: []string{}},
 			code: app.CodeValidationFailed, fields: []string{"auth.scopes"}},
 		{name: "header with client id", auth: registry.ServerAuth{Type: "header", Name: "x-a", Value: "v", ClientID: "c"},

@@ -64,6 +64,7 @@ func newServerEnv(t *testing.T) *serverEnv {
 			"wiki.example.com":  srvAddrs("93.184.216.34", "2606:2800:220:1::1"),
 			"docs.example.com":  srvAddrs("93.184.216.35"),
 			"evil.example":      srvAddrs("93.184.216.36"),
+			"as.example.com":    srvAddrs("93.184.216.38"),
 			"wiki.corp.example": srvAddrs("10.0.0.5"),
 			"intra.example":     srvAddrs("10.0.0.6"),
 			"mixed.example":     srvAddrs("93.184.216.37", "169.254.169.254"),

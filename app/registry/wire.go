@@ -12,5 +12,5 @@ var ProviderSet = wire.NewSet(
 	NewDiscoverServerHandler, NewSaveToolsHandler, NewListCallsHandler,
 	NewApproveToolHandler, NewRemoveToolHandler, NewTestConnectionHandler,
 	wire.Struct(new(ConnectDeps), "*"),
-	NewStartConnectHandler, NewFinishConnectHandler,
+	NewStartConnectHandler, NewFinishConnectHandler, NewFindIssuerHandler,
 )

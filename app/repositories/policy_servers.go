@@ -6,6 +6,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/id"
+	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -14,10 +15,18 @@ import (
 // repo:manage may read (GET /v1/repositories/{id}/policy/servers and the
 // repository page of the web interface, one rule for both); the URL, the
 // credential, the tools and the calls stay tenant:manage's.
+//
+// Status and PinnedTools say whether a review could use the server now
+// (its status at a glance, and how many allowlisted tools are in state
+// pinned): the web's repository page warns about a selected server that
+// would not be used, without naming the server's URL, credential, tools or
+// last error. The API's PolicyServer JSON does not carry them.
 type PolicyServer struct {
-	ID      string
-	Name    string
-	Enabled bool
+	ID          string
+	Name        string
+	Enabled     bool
+	Status      server.Status
+	PinnedTools int
 }
 
 // ListPolicyServers is the query of GET /v1/repositories/{id}/policy/servers.
@@ -50,7 +59,14 @@ func (h *ListPolicyServersHandler) Handle(ctx context.Context, p ports.Principal
 		}
 		out = make([]PolicyServer, 0, len(list))
 		for _, s := range list {
-			out = append(out, PolicyServer{ID: s.ID(), Name: s.Name().String(), Enabled: s.Enabled()})
+			pinned := 0
+			for _, t := range s.Tools() {
+				if s.ToolStatus(t.Name()).State == server.ToolPinned {
+					pinned++
+				}
+			}
+			out = append(out, PolicyServer{ID: s.ID(), Name: s.Name().String(), Enabled: s.Enabled(),
+				Status: s.Status(h.d.Clock.Now()), PinnedTools: pinned})
 		}
 		return nil
 	})

@@ -8,5 +8,5 @@ var ProviderSet = wire.NewSet(
 	wire.Struct(new(Deps), "*"),
 	NewCreateRepositoryHandler, NewGetRepositoryHandler, NewUpdateRepositoryHandler,
 	NewListRepositoriesHandler, NewGetPolicyHandler, NewPutPolicyHandler, NewListPolicyServersHandler,
-	NewGetDefaultsHandler, NewPutDefaultsHandler,
+	NewGetDefaultsHandler, NewPutDefaultsHandler, NewRepositoriesUsingServerHandler,
 )

@@ -53,6 +53,17 @@ type mcpRun struct {
 
 	mu       sync.Mutex
 	sessions []ports.MCPSession
+	// servers is what became of each server of the effective policy
+	// (stats.mcp.servers): the disabled and unreadable ones first, then
+	// the others in the policy's order.
+	servers []dreview.ServerOutcome
+}
+
+// outcome notes what became of one server of the run.
+func (r *mcpRun) outcome(s *server.Server, reason dreview.ServerReason) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.servers = append(r.servers, dreview.ServerOutcome{ID: s.ID(), Name: s.Name().String(), Offered: reason == "", Reason: reason})
 }
 
 // close closes every session, concurrently; safe to call more than once.
@@ -98,6 +109,9 @@ func (r *mcpRun) stats(ctx context.Context, promptUsed bool) dreview.McpStats {
 		return st
 	}
 	st.Calls, st.Bytes, st.Blocked = u.Sent, u.Bytes, u.Blocked
+	r.mu.Lock()
+	st.Servers = append([]dreview.ServerOutcome(nil), r.servers...)
+	r.mu.Unlock()
 	return st
 }
 
@@ -135,12 +149,14 @@ func (r *mcpRun) loadServers(ctx context.Context, ids []string) []mcpServer {
 			continue
 		}
 		if !s.Enabled() || !s.Acknowledged() {
+			r.outcome(s, dreview.ServerDisabled)
 			continue
 		}
 		cred, err := app.OpenCredential(r.deps.Cipher, s.ID(), enc)
 		if err != nil {
 			r.warn("mcp server skipped: credential cannot be opened", s)
 			r.deps.Metrics.McpCall(dreview.CallUnavailable)
+			r.outcome(s, dreview.ServerUnreachable)
 			continue
 		}
 		out = append(out, mcpServer{srv: s, target: app.Target(r.deps.Tenants, r.deps.Cipher, r.tenantID, s, cred, enc)})
@@ -194,8 +210,14 @@ func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalT
 			r.warn("mcp server skipped: "+connectorCode(res.err), ms.srv)
 			r.deps.Metrics.McpCall(dreview.CallUnavailable)
 			r.unauthorized(ctx, ms.srv.ID(), res.err)
+			reason := dreview.ServerUnreachable
+			if errors.Is(res.err, ports.ErrServerUnauthorized) {
+				reason = dreview.ServerUnauthorized
+			}
+			r.outcome(ms.srv, reason)
 			continue
 		}
+		offered := 0
 		live := make(map[string]ports.ListedTool, len(res.tools))
 		for _, lt := range res.tools {
 			live[lt.Name] = lt
@@ -218,10 +240,16 @@ func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalT
 				continue // a rename made it too long, or two servers collide
 			}
 			names[name] = true
+			offered++
 			tools = append(tools, &mcpTool{run: r, srv: ms.srv, snap: snap, session: res.sess, modelName: name})
 		}
 		if len(changed) > 0 {
 			r.markChanged(ctx, ms.srv.ID(), changed)
+		}
+		if offered == 0 {
+			r.outcome(ms.srv, dreview.ServerNoPinnedTools)
+		} else {
+			r.outcome(ms.srv, "")
 		}
 	}
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Spec().Name < tools[j].Spec().Name })

@@ -18,8 +18,11 @@ import (
 func TestAdminAPI(t *testing.T) {
 	t.Parallel()
 	_, key := newKey(t)
+	// The subtests try unknown tokens on every route in parallel from one
+	// address: the limit on failed authentications is raised for them
+	// (TestE2ETokenLifecycle tests the default).
 	in := startInstance(t, "QUAVON_MCP_CONTEXT=allowed", "QUAVON_MCP_PRIVATE_HOSTS=localhost",
-		"QUAVON_ENCRYPTION_KEYS=k1:"+key)
+		"QUAVON_ENCRYPTION_KEYS=k1:"+key, "QUAVON_AUTH_FAILURE_LIMIT=100000")
 	in.secret(key)
 	t.Cleanup(func() { in.checkLogsHoldNoSecrets(t) })
 

@@ -248,6 +248,22 @@ func TestConcurrentWritersOnEveryWriteRoute(t *testing.T) {
 		expectTally(t, "mixed", all, nil, "200", "202")
 	})
 
+	t.Run("POST and DELETE /v1/tokens", func(t *testing.T) {
+		c := c.on(t)
+		rs := race(c, writers, "POST", same("/v1/tokens"), func(i int) any {
+			return map[string]any{"label": fmt.Sprintf("t%02d", i), "permissions": []string{"repo:manage"}, "expiresIn": "1h"}
+		})
+		expectTally(t, "create tokens", rs, map[string]int{"201": writers})
+		for _, r := range rs {
+			if tok, _ := r.Body["token"].(string); tok != "" {
+				in.secret(tok)
+			}
+		}
+		id := str(rs[0].Body, "id")
+		rs = race(c, writers, "DELETE", same("/v1/tokens/"+id), nil)
+		expectTally(t, "revoke one token", rs, map[string]int{"204": 1, "404 not_found": writers - 1})
+	})
+
 	t.Run("DELETE /v1/mcp/servers/{id}", func(t *testing.T) {
 		c := c.on(t)
 		rs := race(c, writers, "DELETE", same(serverPath), nil)

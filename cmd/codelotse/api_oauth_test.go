@@ -38,6 +38,24 @@ func testOAuthCredentials(t *testing.T, in *instance) {
 	}
 	ccID := str(cc.Body, "id")
 
+	// A client secret of the code flow is bound to the issuer the admin
+	// names: without one it is refused; with one the view shows it.
+	r0 := c.do("POST", "/v1/mcp/servers", map[string]any{"name": "conf", "url": "https://93.184.216.34/conf", "acknowledged": true,
+		"auth": map[string]any{"type": "oauth_authorization_code", "clientId": "web", "clientSecret": secret}})
+	expect(t, "code flow secret without issuer", r0, 422, "validation_failed")
+	if f := fmt.Sprint(r0.Body["error"]); !strings.Contains(f, "auth.issuer") {
+		t.Errorf("error = %s, want the field auth.issuer", f)
+	}
+	r0 = c.do("POST", "/v1/mcp/servers", map[string]any{"name": "conf", "url": "https://93.184.216.34/conf", "acknowledged": true,
+		"auth": map[string]any{"type": "oauth_authorization_code", "clientId": "web", "clientSecret": secret, "issuer": "https://93.184.216.36"}})
+	expect(t, "code flow secret with issuer", r0, 201, "")
+	if a, _ := r0.Body["auth"].(map[string]any); a["issuer"] != "https://93.184.216.36" {
+		t.Errorf("auth = %v, want the issuer", a)
+	}
+	r0 = c.do("POST", "/v1/mcp/servers", map[string]any{"name": "conf2", "url": "https://93.184.216.34/conf", "acknowledged": true,
+		"auth": map[string]any{"type": "oauth_authorization_code", "clientId": "web", "clientSecret": secret, "issuer": "https://169.254.169.254"}})
+	expect(t, "issuer on the metadata address", r0, 422, "endpoint_not_public")
+
 	// Any URL change of an OAuth server needs auth again, a path change too.
 	r := c.do("PATCH", "/v1/mcp/servers/"+ccID, map[string]any{"url": "https://93.184.216.34/v2", "acknowledged": true})
 	expect(t, "path change without auth", r, 422, "credential_required")

@@ -431,6 +431,7 @@ func testAudit(t *testing.T, in *instance) {
 		{"server.update", str(s1.Body, "id")},
 		{"server.create", str(s1.Body, "id")},
 		{"repository.create", str(repo.Body, "id")},
+		{"token.create", tokenID}, // the operator's `tokens create`
 	}
 	r := c.do("GET", "/v1/audit", nil)
 	expect(t, "GET /v1/audit", r, 200, "")
@@ -444,6 +445,12 @@ func testAudit(t *testing.T, in *instance) {
 		ev := e.(map[string]any)
 		if ev["action"] != want[i].action || (want[i].target != "" && ev["target"] != want[i].target) {
 			t.Errorf("event %d = %v %v, want %s %s", i, ev["action"], ev["target"], want[i].action, want[i].target)
+		}
+		if want[i].action == "token.create" {
+			if ev["actor"] != "operator" {
+				t.Errorf("event %d: actor %v, want operator", i, ev["actor"])
+			}
+			continue
 		}
 		if ev["actor"] != "token:"+tokenID {
 			t.Errorf("event %d: actor %v, want token:%s", i, ev["actor"], tokenID)

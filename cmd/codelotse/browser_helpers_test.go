@@ -115,18 +115,26 @@ func textOf(t *testing.T, ctx context.Context, sel string) string {
 	return must(t, ctx, "read "+sel, chromedp.Text(css(sel)))
 }
 
-// screenshot writes the page as docs/ui/<name>.png when
-// CODELOTSE_UI_SCREENSHOTS names a directory (make screenshots).
+// screenshot writes the page as docs/ui/<name>.png (1280 px wide) and
+// docs/ui/<name>-390.png (a phone's 390 px) when CODELOTSE_UI_SCREENSHOTS
+// names a directory (make screenshots).
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	dir := os.Getenv("CODELOTSE_UI_SCREENSHOTS")
 	if dir == "" {
 		return
 	}
-	png := must(t, ctx, "screenshot "+name, chromedp.FullScreenshot(100))
-	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-		t.Fatal(err)
+	for _, w := range []struct {
+		width  int64
+		suffix string
+	}{{1280, ""}, {390, "-390"}} {
+		act(t, ctx, "width for "+name, chromedp.EmulateViewport(w.width, 1000))
+		png := must(t, ctx, "screenshot "+name, chromedp.FullScreenshot(100))
+		if err := os.WriteFile(filepath.Join(dir, name+w.suffix+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
+	act(t, ctx, "width back", chromedp.EmulateViewport(1280, 1000))
 }
 
 // checkNotice signs in and checks that the pages show the notice with
@@ -139,6 +147,7 @@ func checkNotice(t *testing.T, ctx context.Context, base, token, heading string)
 		if got := textOf(t, ctx, ".notice h2"); got != heading {
 			t.Errorf("%s: notice %q, want %q", path, got, heading)
 		}
+		checkPage(t, ctx, path+" with the notice")
 	}
 	act(t, ctx, "open the register form", chromedp.Navigate(base+"/ui/servers/new"), chromedp.WaitVisible(css("#name")))
 	disabled := must(t, ctx, "read the fieldset", chromedp.Evaluate[bool](`document.querySelector("form[action='/ui/servers'] fieldset").disabled`))

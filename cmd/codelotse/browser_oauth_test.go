@@ -167,6 +167,7 @@ func TestBrowserOAuthConnect(t *testing.T) {
 		chromedp.Click(css(`input[name="auth"][value="oauth_authorization_code"]`)),
 		chromedp.SendKeys(css("#client_id"), oauthpeer.WebClientID),
 		chromedp.SendKeys(css("#client_secret"), webSecret),
+		chromedp.SendKeys(css("#issuer"), p.Issuer),
 		chromedp.SendKeys(css("#scopes"), "openid offline_access"),
 		chromedp.Click(css(`input[name="acknowledged"]`)),
 		chromedp.Submit(css("#name")),
@@ -180,6 +181,7 @@ func TestBrowserOAuthConnect(t *testing.T) {
 	if got := textOf(t, ctx, "#oauth-connection"); got != "needs connection" {
 		t.Errorf("#oauth-connection = %q before connecting, want needs connection", got)
 	}
+	checkPage(t, ctx, "an OAuth server that needs connection")
 	if got := textOf(t, ctx, "dl.facts"); strings.Contains(got, webSecret) {
 		t.Errorf("the server page shows the client secret: %q", got)
 	}
@@ -207,6 +209,7 @@ func TestBrowserOAuthConnect(t *testing.T) {
 	if !regexp.MustCompile(`^connected by token:\S+ at .*20[0-9]{2}`).MatchString(connected) {
 		t.Errorf("#oauth-connection = %q, want connected by token:… at a date", connected)
 	}
+	checkPage(t, ctx, "a connected OAuth server")
 	screenshot(t, ctx, "oauth-connected")
 	// The authorization server's redirect arrives without the cookie
 	// (SameSite=Strict): the continue page, then the same URL with

@@ -92,6 +92,7 @@ func TestBrowserReapprovesOneChangedTool(t *testing.T) {
 	if got := textOf(t, ctx, `#changed-fetch_page tr[data-field="Annotations"] td:last-child ins`); !strings.Contains(got, "destructiveHint") {
 		t.Errorf("fetch_page's marked annotations = %q", got)
 	}
+	checkPage(t, ctx, "three changed tools")
 	screenshot(t, ctx, "reapprove")
 
 	// Approve fetch_page without the confirmation its new definition needs.
@@ -106,6 +107,7 @@ func TestBrowserReapprovesOneChangedTool(t *testing.T) {
 	if got := textOf(t, ctx, `#changed-fetch_page .refusal`); !strings.Contains(got, "write_not_confirmed") {
 		t.Errorf("the refusal reads %q", got)
 	}
+	checkPage(t, ctx, "a refused approval")
 	act(t, ctx, "approve fetch_page",
 		chromedp.Click(css(`#changed-fetch_page input[name="confirm"]`)),
 		chromedp.Click(css(`#changed-fetch_page form.approve button[type="submit"]`)),
@@ -118,6 +120,7 @@ func TestBrowserReapprovesOneChangedTool(t *testing.T) {
 	if got := textOf(t, ctx, "#server-status"); got != "2 tools changed · blocked" {
 		t.Errorf("the status reads %q", got)
 	}
+	checkPage(t, ctx, "one tool approved")
 	act(t, ctx, "open the list", chromedp.Navigate(in.base+"/ui/servers"), chromedp.WaitVisible(css("#servers")))
 	if got := textOf(t, ctx, `#servers tr[data-server="wiki"]`); !strings.Contains(got, "2 tools changed · blocked") {
 		t.Errorf("the list's row reads %q", got)

@@ -40,6 +40,7 @@ func TestBrowserWalkthrough(t *testing.T) {
 	if !strings.HasSuffix(loc, "/ui/servers") {
 		t.Fatalf("a tenant admin starts at %s, want /ui/servers", loc)
 	}
+	checkPage(t, ctx, "the empty server list")
 
 	// Register the server.
 	act(t, ctx, "register",
@@ -69,6 +70,7 @@ func TestBrowserWalkthrough(t *testing.T) {
 	if !strings.Contains(tools, "search") || !strings.Contains(tools, "delete_page") || !strings.Contains(tools, "may change data") {
 		t.Errorf("the discovery lists %q, want both tools and delete_page as write-capable", tools)
 	}
+	checkPage(t, ctx, "the discovery")
 	screenshot(t, ctx, "discovery")
 	const description = "Search the team's design wiki for a term."
 	act(t, ctx, "select search",
@@ -83,7 +85,7 @@ func TestBrowserWalkthrough(t *testing.T) {
 	act(t, ctx, "save",
 		chromedp.Click(css(`form.tools button[type="submit"]`)),
 		chromedp.WaitVisible(css(`p.info`)))
-	pinned := textOf(t, ctx, "#h-pinned + p + table")
+	pinned := textOf(t, ctx, "#allowlist")
 	if !strings.Contains(pinned, "search") || !strings.Contains(pinned, description) || strings.Contains(pinned, "delete_page") {
 		t.Errorf("pinned tools = %q, want search with the admin description only", pinned)
 	}
@@ -106,6 +108,7 @@ func TestBrowserWalkthrough(t *testing.T) {
 	if got := textOf(t, ctx, ".effective"); !strings.Contains(got, "mode on") || !strings.Contains(got, "wiki") || !strings.Contains(got, "at most 3 calls") || !strings.Contains(got, "MCP context is active") {
 		t.Errorf("the effective policy reads %q, want on, wiki, 3 calls, active", got)
 	}
+	checkPage(t, ctx, "the saved policy")
 	screenshot(t, ctx, "policy")
 
 	// A review through the API; the browser reads its result.
@@ -122,16 +125,18 @@ func TestBrowserWalkthrough(t *testing.T) {
 	if got := textOf(t, ctx, "#h-findings + article"); !strings.Contains(got, "Unbounded cache") {
 		t.Errorf("findings = %q", got)
 	}
-	if got := textOf(t, ctx, "#h-calls + table tbody"); !strings.Contains(got, "mcp_wiki_search") && !strings.Contains(got, "search") {
+	if got := textOf(t, ctx, "#review-calls tbody"); !strings.Contains(got, "mcp_wiki_search") && !strings.Contains(got, "search") {
 		t.Errorf("the review's call rows = %q, want the search call", got)
 	}
+	checkPage(t, ctx, "the review")
 	screenshot(t, ctx, "review")
 
 	// The server page lists the call.
 	act(t, ctx, "open the server", chromedp.Navigate(in.base+serverPath), chromedp.WaitVisible(css("#h-calls")))
-	if got := textOf(t, ctx, "#h-calls + p + table tbody"); !strings.Contains(got, "search") || !strings.Contains(got, "ok") {
+	if got := textOf(t, ctx, "#server-calls tbody"); !strings.Contains(got, "search") || !strings.Contains(got, "ok") {
 		t.Errorf("recent calls = %q, want the ok search call", got)
 	}
+	checkPage(t, ctx, "the server with a call")
 	screenshot(t, ctx, "server")
 
 	// Another instance on the same database that disables MCP context:

@@ -417,3 +417,78 @@ func TestE2EOAuthCodeFlowPublicClient(t *testing.T) {
 	in.secret(tokens...)
 	checkNothingHolds(t, in, []response{c.do("GET", "/v1/mcp/servers/"+id, nil), c.do("GET", "/v1/audit?limit=100", nil)}, tokens...)
 }
+
+// peersTrust is peerTrust for several peers: one CA file with every
+// peer's certificates.
+func peersTrust(t *testing.T, peers ...*oauthpeer.Peer) string {
+	t.Helper()
+	pemData := append([]byte{}, e2ePKI().CAPEM...)
+	for _, p := range peers {
+		for _, raw := range []string{p.Issuer, p.MCPURL} {
+			u, err := url.Parse(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn, err := tls.Dial("tcp", u.Host, &tls.Config{RootCAs: p.Pool, ServerName: u.Hostname()})
+			if err != nil {
+				t.Fatalf("handshake with the peer: %v", err)
+			}
+			pemData = append(pemData, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: conn.ConnectionState().PeerCertificates[0].Raw})...)
+			_ = conn.Close()
+		}
+	}
+	file := filepath.Join(t.TempDir(), "ca-oauth-peers.pem")
+	if err := os.WriteFile(file, pemData, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return "SSL_CERT_FILE=" + file
+}
+
+// TestE2EOAuthIssuerBinding: through the binary, a confidential code-flow
+// client is bound to the issuer the admin named. A hostile MCP server
+// (its own peer) names its own authorization server: Connect is refused
+// with server_unauthorized, the server's view says why
+// (auth.connection.refused issuer_mismatch, lastError server_unauthorized),
+// and neither the hostile authorization server nor the admin's receives
+// a request, so the client secret goes nowhere. A secret without an
+// issuer is refused at registration.
+func TestE2EOAuthIssuerBinding(t *testing.T) {
+	t.Parallel()
+	addr := freeAddr(t)
+	base := "http://" + addr
+	admins := oauthpeer.Start(t, oauthpeer.Options{ASHost: "localhost", MCPHost: "localhost", RedirectURIs: []string{base + "/ui/oauth/callback"}})
+	hostile := oauthpeer.Start(t, oauthpeer.Options{ASHost: "localhost", MCPHost: "localhost", RedirectURIs: []string{base + "/ui/oauth/callback"}})
+	in, _ := scriptedInstance(t, echoScript("wiki"), peersTrust(t, admins, hostile), "QUAVON_HTTP_ADDR="+addr, "QUAVON_PUBLIC_URL="+base)
+	_, c := in.tenant("oauth-issuer", "tenant:manage,repo:manage")
+	const secret = "web-secret-canary-issuer-7788"
+	in.secret(secret)
+
+	noIssuer := c.do("POST", "/v1/mcp/servers", map[string]any{"name": "wiki", "url": hostile.MCPURL, "acknowledged": true,
+		"auth": map[string]any{"type": "oauth_authorization_code", "clientId": oauthpeer.WebClientID, "clientSecret": secret}})
+	expect(t, "a secret without issuer", noIssuer, 422, "validation_failed")
+	created := c.do("POST", "/v1/mcp/servers", map[string]any{"name": "wiki", "url": hostile.MCPURL, "acknowledged": true,
+		"auth": map[string]any{"type": "oauth_authorization_code", "clientId": oauthpeer.WebClientID, "clientSecret": secret, "issuer": admins.Issuer}})
+	expect(t, "register bound to the admin's issuer", created, 201, "")
+	id := str(created.Body, "id")
+
+	ws := newWebSession(t, base, c.token)
+	ws.do("GET", "/ui/servers/"+id, nil)
+	status, _, body := ws.do("POST", "/ui/servers/"+id+"/connect", url.Values{})
+	if status != http.StatusBadGateway || !strings.Contains(body, "another authorization server") || strings.Contains(body, `id="oauth-authorize"`) {
+		t.Fatalf("connect = %d\n%.600s", status, body)
+	}
+	if n := len(hostile.ASRequests()) + len(admins.ASRequests()); n != 0 {
+		t.Errorf("the authorization servers received %d requests", n)
+	}
+	view := c.do("GET", "/v1/mcp/servers/"+id, nil)
+	expect(t, "GET server", view, 200, "")
+	auth, _ := view.Body["auth"].(map[string]any)
+	conn, _ := auth["connection"].(map[string]any)
+	if auth["issuer"] != admins.Issuer || conn["refused"] != "issuer_mismatch" || conn["state"] != "needs_connection" || view.Body["lastError"] != "server_unauthorized" {
+		t.Errorf("view = %s", view.Raw)
+	}
+	if _, _, page := ws.do("GET", "/ui/servers/"+id, nil); !strings.Contains(page, `id="oauth-refused" data-reason="issuer_mismatch"`) {
+		t.Errorf("the server page does not say why")
+	}
+	checkNothingHolds(t, in, []response{view, c.do("GET", "/v1/audit?limit=100", nil)}, secret)
+}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -11,8 +12,10 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/codelotse/codelotse/adapters/config"
 	"github.com/codelotse/codelotse/adapters/logging"
@@ -37,8 +40,10 @@ commands:
   worker                                  the review worker alone
   migrate                                 apply the database migrations
   tenants create --name NAME              create a tenant, print its id
-  tokens create --tenant ID --permissions tenant:manage,repo:manage
+  tokens create --tenant ID --permissions tenant:manage,repo:manage [--label TEXT] [--expires-in DURATION]
                                           create an API token, print it once
+  tokens list --tenant ID                 list a tenant's tokens (never the secret)
+  tokens revoke ID                        revoke a token at once (and its web sessions)
   keys rotate                             re-encrypt every credential under the primary key
   version                                 print version, protocol versions and sign-off
 `
@@ -190,15 +195,32 @@ func runTenants(ctx context.Context, cfg config.Config, rest []string, stdout io
 }
 
 func runTokens(ctx context.Context, cfg config.Config, rest []string, stdout io.Writer) error {
-	args, err := subcommand("tokens", rest, "create")
-	if err != nil {
-		return err
+	if len(rest) == 0 {
+		return usageError("usage: codelotse tokens create|list|revoke …")
 	}
+	switch rest[0] {
+	case "create":
+		return runTokensCreate(ctx, cfg, rest[1:], stdout)
+	case "list":
+		return runTokensList(ctx, cfg, rest[1:], stdout)
+	case "revoke":
+		return runTokensRevoke(ctx, cfg, rest[1:], stdout)
+	}
+	return usageError("usage: codelotse tokens create|list|revoke …")
+}
+
+func runTokensCreate(ctx context.Context, cfg config.Config, args []string, stdout io.Writer) error {
 	fs := newFlags("tokens create")
 	tenant := fs.String("tenant", "", "the tenant's id")
 	perms := fs.String("permissions", "", "comma-separated: tenant:manage, repo:manage")
+	label := fs.String("label", "", "a label to tell the token apart (at most 100 characters)")
+	expiresIn := fs.String("expires-in", "", "the token expires this long after its creation: 90d, 720h, 30m (default: never)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	lifetime, err := accounts.ParseLifetime(*expiresIn)
+	if err != nil {
+		return userError(err)
 	}
 	admin, cleanup, err := initAccountAdmin(ctx, cfg)
 	if err != nil {
@@ -209,11 +231,64 @@ func runTokens(ctx context.Context, cfg config.Config, rest []string, stdout io.
 	if *perms != "" {
 		list = strings.Split(*perms, ",")
 	}
-	token, err := admin.CreateToken.Handle(ctx, accounts.CreateToken{TenantID: *tenant, Permissions: list})
+	token, err := admin.CreateToken.Handle(ctx, accounts.CreateToken{TenantID: *tenant, Permissions: list, Label: *label, ExpiresIn: lifetime})
 	if err != nil {
 		return userError(err)
 	}
 	_, err = fmt.Fprintln(stdout, token)
+	return err
+}
+
+// runTokensList prints one token a line, tab-separated: id, label
+// (quoted), permissions, created, last used, expires ("-" for none).
+func runTokensList(ctx context.Context, cfg config.Config, args []string, stdout io.Writer) error {
+	fs := newFlags("tokens list")
+	tenant := fs.String("tenant", "", "the tenant's id")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	admin, cleanup, err := initAccountAdmin(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	list, err := admin.ListTokens.Handle(ctx, accounts.ListTokens{TenantID: *tenant})
+	if err != nil {
+		return userError(err)
+	}
+	w := bufio.NewWriter(stdout)
+	fmt.Fprintln(w, "ID\tLABEL\tPERMISSIONS\tCREATED\tLAST USED\tEXPIRES")
+	when := func(t time.Time) string {
+		if t.IsZero() {
+			return "-"
+		}
+		return t.UTC().Format(time.RFC3339)
+	}
+	for _, t := range list {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, strconv.Quote(t.Label), strings.Join(t.Permissions, ","),
+			when(t.CreatedAt), when(t.LastUsedAt), when(t.ExpiresAt))
+	}
+	return w.Flush()
+}
+
+func runTokensRevoke(ctx context.Context, cfg config.Config, args []string, stdout io.Writer) error {
+	fs := newFlags("tokens revoke")
+	if err := fs.Parse(args); err != nil {
+		return usageError(fmt.Sprintf("%s: %v", fs.Name(), err))
+	}
+	if fs.NArg() != 1 {
+		return usageError("usage: codelotse tokens revoke ID")
+	}
+	admin, cleanup, err := initAccountAdmin(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	info, err := admin.RevokeToken.Handle(ctx, accounts.RevokeToken{ID: fs.Arg(0)})
+	if err != nil {
+		return userError(err)
+	}
+	_, err = fmt.Fprintf(stdout, "revoked %s of tenant %s\n", info.ID, info.TenantID)
 	return err
 }
 

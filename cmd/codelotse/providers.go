@@ -149,10 +149,12 @@ func provideWorkerOptions(retention *operations.RetentionJob, m worker.Metrics, 
 }
 
 // accountCommands are the operator's commands on tenants and tokens; they
-// need the database and randomness, no key ring and no clock.
+// need the database, the clock and randomness, no key ring.
 type accountCommands struct {
 	CreateTenant *accounts.CreateTenantHandler
 	CreateToken  *accounts.CreateTokenHandler
+	ListTokens   *accounts.ListTokensHandler
+	RevokeToken  *accounts.RevokeTokenHandler
 }
 
 // service is what `codelotse serve` runs: the API and the worker; and
@@ -168,6 +170,12 @@ func provideProbeServer(addr httpapi.Addr, log zerolog.Logger, ready ports.Readi
 	return httpapi.NewServer(addr, log, ready, nil, gates, []httpapi.Routes{m}, hm)
 }
 
+// provideAuthLimiter counts failed authentications of this process
+// (QUAVON_AUTH_FAILURE_LIMIT per client address and minute).
+func provideAuthLimiter(cfg config.Config, clock ports.Clock) *accounts.AuthLimiter {
+	return accounts.NewAuthLimiterWith(clock, cfg.AuthFailureLimit)
+}
+
 // baseSet holds what every process shares: gates, address rules, the
 // resolver, and the three sources of what differs between two runs, each
 // injected the same way into every use case: the clock (ports.Clock), new
@@ -177,7 +185,7 @@ var baseSet = wire.NewSet(provideGates, provideRules, provideResolver, provideCl
 // appSet builds every use case the API serves, module by module.
 var appSet = wire.NewSet(
 	app.ProviderSet, registry.ProviderSet, repositories.ProviderSet,
-	accounts.ProviderSet, review.ProviderSet,
+	accounts.ProviderSet, review.ProviderSet, provideAuthLimiter,
 )
 
 // connectorSet is the guarded MCP transport.

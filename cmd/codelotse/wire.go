@@ -49,8 +49,9 @@ func initMigrator(ctx context.Context, cfg config.Config) (*postgres.DB, func(),
 }
 
 func initAccountAdmin(ctx context.Context, cfg config.Config) (*accountCommands, func(), error) {
-	wire.Build(databaseSet, provideRand, wire.Struct(new(accounts.Deps), "Accounts", "Rand"),
-		accounts.NewCreateTenantHandler, accounts.NewCreateTokenHandler, wire.Struct(new(accountCommands), "*"))
+	wire.Build(databaseSet, provideRand, provideClock, wire.Struct(new(accounts.Deps), "Accounts", "Tenants", "Clock", "Rand"),
+		accounts.NewCreateTenantHandler, accounts.NewCreateTokenHandler, accounts.NewListTokensHandler, accounts.NewRevokeTokenHandler,
+		wire.Struct(new(accountCommands), "*"))
 	return nil, nil, nil
 }
 

@@ -45,6 +45,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	}
 	clock := provideClock()
 	reader := provideRand()
+	authLimiter := provideAuthLimiter(cfg, clock)
 	deps := accounts.Deps{
 		Accounts: postgresAccounts,
 		Tenants:  tenants,
@@ -52,6 +53,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Cipher:   keyRing,
 		Clock:    clock,
 		Rand:     reader,
+		Limiter:  authLimiter,
 	}
 	authenticateHandler := accounts.NewAuthenticateHandler(deps)
 	gates := provideGates(cfg)
@@ -145,8 +147,13 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Rand:       reader,
 		DCRIssuers: dcrIssuers,
 	}
+	findIssuerHandler := registry.NewFindIssuerHandler(serverDeps, connectDeps)
 	startConnectHandler := registry.NewStartConnectHandler(connectDeps)
 	finishConnectHandler := registry.NewFinishConnectHandler(connectDeps)
+	repositoriesUsingServerHandler := repositories.NewRepositoriesUsingServerHandler(repositoriesDeps)
+	listTokensHandler := accounts.NewListTokensHandler(deps)
+	createTokenHandler := accounts.NewCreateTokenHandler(deps)
+	revokeTokenHandler := accounts.NewRevokeTokenHandler(deps)
 	auditPageHandler := accounts.NewAuditPageHandler(deps)
 	listReviewsHandler := review.NewListReviewsHandler(reviewDeps)
 	listReviewCallsHandler := review.NewListReviewCallsHandler(reviewDeps)
@@ -165,6 +172,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		ApproveTool:      approveToolHandler,
 		RemoveTool:       removeToolHandler,
 		TestConnection:   testConnectionHandler,
+		FindIssuer:       findIssuerHandler,
 		StartConnect:     startConnectHandler,
 		FinishConnect:    finishConnectHandler,
 		Calls:            listCallsHandler,
@@ -172,8 +180,12 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		GetRepository:    getRepositoryHandler,
 		UpdateRepository: updateRepositoryHandler,
 		ListRepositories: listRepositoriesHandler,
+		UsingServer:      repositoriesUsingServerHandler,
 		GetSettings:      getSettingsHandler,
 		PutSettings:      putSettingsHandler,
+		ListTokens:       listTokensHandler,
+		CreateToken:      createTokenHandler,
+		RevokeToken:      revokeTokenHandler,
 		Prompts:          listPromptsHandler,
 		GetPolicy:        getPolicyHandler,
 		PutPolicy:        putPolicyHandler,
@@ -194,7 +206,8 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler)
-	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes)
+	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
+	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v2, metricsRegistry)
 	pool := providePool(db)
 	model, err := provideModel(cfg, log)
@@ -255,6 +268,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	}
 	clock := provideClock()
 	reader := provideRand()
+	authLimiter := provideAuthLimiter(cfg, clock)
 	deps := accounts.Deps{
 		Accounts: postgresAccounts,
 		Tenants:  tenants,
@@ -262,6 +276,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		Cipher:   keyRing,
 		Clock:    clock,
 		Rand:     reader,
+		Limiter:  authLimiter,
 	}
 	authenticateHandler := accounts.NewAuthenticateHandler(deps)
 	gates := provideGates(cfg)
@@ -355,8 +370,13 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		Rand:       reader,
 		DCRIssuers: dcrIssuers,
 	}
+	findIssuerHandler := registry.NewFindIssuerHandler(serverDeps, connectDeps)
 	startConnectHandler := registry.NewStartConnectHandler(connectDeps)
 	finishConnectHandler := registry.NewFinishConnectHandler(connectDeps)
+	repositoriesUsingServerHandler := repositories.NewRepositoriesUsingServerHandler(repositoriesDeps)
+	listTokensHandler := accounts.NewListTokensHandler(deps)
+	createTokenHandler := accounts.NewCreateTokenHandler(deps)
+	revokeTokenHandler := accounts.NewRevokeTokenHandler(deps)
 	auditPageHandler := accounts.NewAuditPageHandler(deps)
 	listReviewsHandler := review.NewListReviewsHandler(reviewDeps)
 	listReviewCallsHandler := review.NewListReviewCallsHandler(reviewDeps)
@@ -375,6 +395,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		ApproveTool:      approveToolHandler,
 		RemoveTool:       removeToolHandler,
 		TestConnection:   testConnectionHandler,
+		FindIssuer:       findIssuerHandler,
 		StartConnect:     startConnectHandler,
 		FinishConnect:    finishConnectHandler,
 		Calls:            listCallsHandler,
@@ -382,8 +403,12 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		GetRepository:    getRepositoryHandler,
 		UpdateRepository: updateRepositoryHandler,
 		ListRepositories: listRepositoriesHandler,
+		UsingServer:      repositoriesUsingServerHandler,
 		GetSettings:      getSettingsHandler,
 		PutSettings:      putSettingsHandler,
+		ListTokens:       listTokensHandler,
+		CreateToken:      createTokenHandler,
+		RevokeToken:      revokeTokenHandler,
 		Prompts:          listPromptsHandler,
 		GetPolicy:        getPolicyHandler,
 		PutPolicy:        putPolicyHandler,
@@ -404,7 +429,8 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler)
-	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes)
+	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
+	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v2, metricsRegistry)
 	return server, func() {
 		cleanup()
@@ -497,16 +523,24 @@ func initAccountAdmin(ctx context.Context, cfg config.Config) (*accountCommands,
 		return nil, nil, err
 	}
 	postgresAccounts := postgres.NewAccounts(db)
+	tenants := postgres.NewTenants(db)
+	clock := provideClock()
 	reader := provideRand()
 	deps := accounts.Deps{
 		Accounts: postgresAccounts,
+		Tenants:  tenants,
+		Clock:    clock,
 		Rand:     reader,
 	}
 	createTenantHandler := accounts.NewCreateTenantHandler(deps)
 	createTokenHandler := accounts.NewCreateTokenHandler(deps)
+	listTokensHandler := accounts.NewListTokensHandler(deps)
+	revokeTokenHandler := accounts.NewRevokeTokenHandler(deps)
 	mainAccountCommands := &accountCommands{
 		CreateTenant: createTenantHandler,
 		CreateToken:  createTokenHandler,
+		ListTokens:   listTokensHandler,
+		RevokeToken:  revokeTokenHandler,
 	}
 	return mainAccountCommands, func() {
 		cleanup()

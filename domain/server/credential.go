@@ -326,12 +326,13 @@ func unmarshalOAuth(j secretJSON) (Credential, error) {
 		}
 		return c, nil
 	}
-	c, err = NewOAuthAuthorizationCode(j.ClientID, j.ClientSecret, j.Scopes)
+	// The issuer the admin named, a registration or a connection pinned.
+	c, err = newOAuthAuthorizationCode(j.ClientID, j.ClientSecret, j.Issuer, j.Scopes)
 	if err != nil {
 		return Credential{}, malformed
 	}
 	if j.RefreshToken == "" && j.AccessToken == "" {
-		if j.TokenURL != "" || j.Issuer != "" || j.ConnectedBy != "" || j.ConnectedAt != nil || j.AccessExp != nil {
+		if j.TokenURL != "" || j.ConnectedBy != "" || j.ConnectedAt != nil || j.AccessExp != nil {
 			return Credential{}, malformed
 		}
 		return c, nil

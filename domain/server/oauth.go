@@ -40,8 +40,12 @@ type OAuth struct {
 	ClientID     string
 	ClientSecret string // optional for the code flow
 	Scopes       []string
+	// Issuer is the authorization server of the code flow: the one the
+	// admin named (required with a client secret), else the one a dynamic
+	// registration or the first connection pinned. Metadata, code and
+	// token requests go only to its endpoints.
+	Issuer string
 	// The connection of the code flow (all zero until an admin connects).
-	Issuer       string
 	RefreshToken string
 	// AccessToken and AccessExpiresAt are kept only when the authorization
 	// server issued no refresh token: the connection then lasts as long as
@@ -96,10 +100,35 @@ func NewOAuthClientCredentials(tokenURL, clientID, clientSecret string, scopes [
 // registered dynamically (RFC 7591) when an admin connects, which the
 // application allows only for the issuers the operator lists; see
 // [Credential.WithRegisteredClient].
-func NewOAuthAuthorizationCode(clientID, clientSecret string, scopes []string) (Credential, error) {
+//
+// issuer is the authorization server the admin names or confirms (an
+// https URL without query or fragment, RFC 8414 §2). It is required
+// whenever a client secret is given: the secret, the code and the refresh
+// token go only to that issuer's endpoints, never to one an MCP server
+// names. Without it (a public client) the issuer of the first connection
+// is pinned from then on.
+func NewOAuthAuthorizationCode(clientID, clientSecret, issuer string, scopes []string) (Credential, error) {
+	if clientID != "" && clientSecret != "" && issuer == "" {
+		return Credential{}, &field.Error{Field: "auth.issuer", Reason: "is required with a client secret: the secret goes only to this authorization server"}
+	}
+	return newOAuthAuthorizationCode(clientID, clientSecret, issuer, scopes)
+}
+
+// newOAuthAuthorizationCode is [NewOAuthAuthorizationCode] without the
+// issuer requirement, for credentials stored before it existed: they load,
+// and the application refuses to connect them until the admin names the
+// issuer.
+func newOAuthAuthorizationCode(clientID, clientSecret, issuer string, scopes []string) (Credential, error) {
 	o := OAuth{ClientID: clientID, ClientSecret: clientSecret, Scopes: slices.Clone(scopes)}
 	if clientID == "" && clientSecret != "" {
 		return Credential{}, &field.Error{Field: "auth.clientSecret", Reason: "must be empty when clientId is empty (dynamic client registration)"}
+	}
+	if issuer != "" {
+		iss, err := ParseIssuer(issuer)
+		if err != nil {
+			return Credential{}, err
+		}
+		o.Issuer = iss
 	}
 	if err := o.check(false, clientID == ""); err != nil {
 		return Credential{}, err
@@ -107,21 +136,49 @@ func NewOAuthAuthorizationCode(clientID, clientSecret string, scopes []string) (
 	return Credential{kind: KindOAuthAuthorizationCode, secret: clientSecret, oauth: &o}, nil
 }
 
+// ParseIssuer checks an issuer identifier: an https URL without user
+// info, query or fragment (RFC 8414 §2), as the server URL's rules say
+// (field auth.issuer). It returns the issuer exactly as given: issuers are
+// compared as strings (RFC 8414 §3.3).
+func ParseIssuer(issuer string) (string, error) {
+	if _, err := ParseURL(issuer); err != nil {
+		var fe *field.Error
+		if errors.As(err, &fe) {
+			return "", &field.Error{Field: "auth.issuer", Reason: fe.Reason}
+		}
+		return "", err
+	}
+	return issuer, nil
+}
+
+// NeedsIssuer reports whether the credential carries a client secret but
+// no issuer (stored before the issuer was required): it cannot connect
+// until the admin names the issuer.
+func (o OAuth) NeedsIssuer() bool { return o.ClientSecret != "" && o.Issuer == "" }
+
 // NeedsRegistration reports whether the code-flow credential has no client
 // id yet, to be registered dynamically at connection.
 func (o OAuth) NeedsRegistration() bool { return o.ClientID == "" }
 
 // WithRegisteredClient returns the code-flow credential with the client id
 // and secret (empty for a public client) that dynamic client registration
-// returned. Only a credential without a client id takes one: a client id
-// the admin gave is never replaced.
-func (c Credential) WithRegisteredClient(clientID, clientSecret string) (Credential, error) {
+// returned at issuer. Only a credential without a client id takes one: a
+// client id the admin gave is never replaced. The issuer is pinned with
+// the client (one registration per server and issuer): it must equal the
+// credential's issuer when it has one.
+func (c Credential) WithRegisteredClient(clientID, clientSecret, issuer string) (Credential, error) {
 	if c.kind != KindOAuthAuthorizationCode || c.oauth == nil || c.oauth.ClientID != "" {
 		return Credential{}, &field.Error{Field: "auth.clientId", Reason: "only a code-flow credential without a client id takes a registered client"}
 	}
+	if c.oauth.Issuer != "" && issuer != c.oauth.Issuer {
+		return Credential{}, &field.Error{Field: "auth.issuer", Reason: "the client was registered at another authorization server"}
+	}
+	if _, err := ParseIssuer(issuer); err != nil {
+		return Credential{}, err
+	}
 	o := *c.oauth
 	o.Scopes = slices.Clone(o.Scopes)
-	o.ClientID, o.ClientSecret = clientID, clientSecret
+	o.ClientID, o.ClientSecret, o.Issuer = clientID, clientSecret, issuer
 	if err := o.check(false, false); err != nil {
 		return Credential{}, err
 	}
@@ -224,6 +281,12 @@ func (c Credential) connect(issuer string, tokenURL URL, by string, at time.Time
 		return Credential{}, &field.Error{Field: "auth.clientId", Reason: "is required to connect (register the client first)"}
 	case !validToken(issuer, MaxOAuthIssuerLen):
 		return Credential{}, &field.Error{Field: "auth.issuer", Reason: "must be a URL"}
+	case c.oauth.Issuer != "" && issuer != c.oauth.Issuer:
+		// Never a silent switch: the connection is made with the issuer
+		// the admin named (or the one pinned before), or not at all.
+		return Credential{}, &field.Error{Field: "auth.issuer", Reason: "is not the authorization server this credential is bound to"}
+	case c.oauth.NeedsIssuer():
+		return Credential{}, &field.Error{Field: "auth.issuer", Reason: "is required with a client secret: edit the authentication"}
 	case tokenURL.IsZero():
 		return Credential{}, &field.Error{Field: "auth.tokenUrl", Reason: "is required"}
 	case by == "" || len(by) > MaxOAuthActorLen || at.IsZero():
@@ -263,7 +326,17 @@ type OAuthView struct {
 	ConnectedAt time.Time
 	// ExpiresAt ends a connection without a refresh token (zero otherwise).
 	ExpiresAt time.Time
+	// Refused is why the last Connect was refused ("" none, else
+	// [RefusedIssuerMismatch]); it lasts until the admin connects, replaces
+	// the authentication, or a later failure or success replaces the
+	// server's last error.
+	Refused string
 }
+
+// RefusedIssuerMismatch: the MCP server named another authorization
+// server than the issuer the credential is bound to (or the issuer put
+// its token endpoint on another origin); nothing was sent there.
+const RefusedIssuerMismatch = "issuer_mismatch"
 
 // Connected reports whether the view is of a code flow connected at now:
 // connected, and not past the end of a connection without refresh token.

@@ -66,14 +66,14 @@ func TestOAuthClientCredentialsRefusals(t *testing.T) {
 }
 
 func TestOAuthAuthorizationCodeSecretIsOptional(t *testing.T) {
-	c, err := NewOAuthAuthorizationCode("client-1", "", []string{"read"})
+	c, err := NewOAuthAuthorizationCode("client-1", "", "", []string{"read"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Hint() != "" || c.HeaderName() != "" || c.HeaderValue() != "" {
 		t.Fatalf("public client: hint %q header %q/%q", c.Hint(), c.HeaderName(), c.HeaderValue())
 	}
-	if _, err := NewOAuthAuthorizationCode("client-1", "bad secret", nil); fieldOf(err) != "auth.clientSecret" {
+	if _, err := NewOAuthAuthorizationCode("client-1", "bad secret", "https://as.example.com", nil); fieldOf(err) != "auth.clientSecret" {
 		t.Fatalf("a secret with a space: %v", err)
 	}
 	if o, _ := c.OAuth(); o.Connected() || c.View().Connected(time.Now()) {
@@ -82,7 +82,7 @@ func TestOAuthAuthorizationCodeSecretIsOptional(t *testing.T) {
 }
 
 func TestOAuthCredentialNeverShowsItsSecrets(t *testing.T) {
-	c, err := NewOAuthAuthorizationCode("client-1", "client-secret-wxyz", []string{"read"})
+	c, err := NewOAuthAuthorizationCode("client-1", "client-secret-wxyz", "https://as.example.com", []string{"read"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestOAuthSecretRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, _ := NewOAuthAuthorizationCode("pub", "", nil)
+	code, _ := NewOAuthAuthorizationCode("pub", "", "", nil)
 	tok, _ := ParseURL("https://as.example.com/oauth/token")
 	connected, err := code.WithConnection("https://as.example.com", tok, "rt-1", "alice", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	if err != nil {
@@ -168,7 +168,7 @@ func TestOAuthMalformedStoredSecrets(t *testing.T) {
 // An authorization server that issues no refresh token: the connection
 // holds the exchange's access token and ends when it expires.
 func TestOAuthAccessOnlyConnection(t *testing.T) {
-	code, _ := NewOAuthAuthorizationCode("pub", "", nil)
+	code, _ := NewOAuthAuthorizationCode("pub", "", "", nil)
 	tok, _ := ParseURL("https://as.example.com/token")
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	exp := at.Add(time.Hour)
@@ -226,4 +226,102 @@ func TestOAuthAccessOnlyConnection(t *testing.T) {
 			t.Errorf("accepted %s", raw)
 		}
 	}
+}
+
+// TestOAuthCodeFlowIssuer: a client secret is bound to the authorization
+// server the admin names; a connection, a registration or a stored value
+// never switches it.
+func TestOAuthCodeFlowIssuer(t *testing.T) {
+	const iss = "https://as.example.com"
+	tok, _ := ParseURL("https://as.example.com/token")
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	ctor := []struct {
+		name, id, secret, issuer string
+		wantField                string
+	}{
+		{"secret with issuer", "c", "s3cret-1", iss, ""},
+		{"public client without issuer", "c", "", "", ""},
+		{"public client with issuer", "c", "", iss, ""},
+		{"dynamic registration at a named issuer", "", "", iss, ""},
+		{"secret without issuer", "c", "s3cret-1", "", "auth.issuer"},
+		{"issuer over http", "c", "s3cret-1", "http://as.example.com", "auth.issuer"},
+		{"issuer with a query", "c", "s3cret-1", "https://as.example.com?x=1", "auth.issuer"},
+		{"issuer with a fragment", "c", "s3cret-1", "https://as.example.com#x", "auth.issuer"},
+		{"issuer with user info", "c", "s3cret-1", "https://u@as.example.com", "auth.issuer"},
+	}
+	for _, tc := range ctor {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := NewOAuthAuthorizationCode(tc.id, tc.secret, tc.issuer, nil)
+			if tc.wantField != "" {
+				if fieldOf(err) != tc.wantField {
+					t.Fatalf("err = %v, want field %s", err, tc.wantField)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o, _ := c.OAuth(); o.Issuer != tc.issuer || c.View().Issuer != tc.issuer {
+				t.Fatalf("issuer %q, view %q", o.Issuer, c.View().Issuer)
+			}
+			back, err := UnmarshalCredentialSecret(must(c.MarshalSecret()))
+			if o, _ := back.OAuth(); err != nil || o.Issuer != tc.issuer {
+				t.Fatalf("round trip: %v %q", err, o.Issuer)
+			}
+		})
+	}
+
+	bound, _ := NewOAuthAuthorizationCode("c", "s3cret-1", iss, nil)
+	conn := []struct {
+		name, issuer string
+		cred         Credential
+		ok           bool
+	}{
+		{"connects at its issuer", iss, bound, true},
+		{"another issuer is refused", "https://evil.example.com", bound, false},
+		{"a longer issuer is refused", iss + ".evil.test", bound, false},
+		{"a path below the issuer is refused", iss + "/other", bound, false},
+	}
+	for _, tc := range conn {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := tc.cred.WithConnection(tc.issuer, tok, "rt-1", "alice", at)
+			if !tc.ok {
+				if fieldOf(err) != "auth.issuer" {
+					t.Fatalf("WithConnection(%s) = %v, want auth.issuer", tc.issuer, err)
+				}
+				if _, err := tc.cred.WithAccessOnlyConnection(tc.issuer, tok, "at-1", at.Add(time.Hour), "alice", at); fieldOf(err) != "auth.issuer" {
+					t.Fatalf("WithAccessOnlyConnection(%s) = %v, want auth.issuer", tc.issuer, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := UnmarshalCredentialSecret(must(c.MarshalSecret()))
+			if o, _ := back.OAuth(); err != nil || o.Issuer != iss || !o.Connected() {
+				t.Fatalf("round trip: %v %+v", err, o.Issuer)
+			}
+		})
+	}
+
+	// A secret stored before the issuer was required still loads, shows
+	// that it needs one, and cannot connect until the admin names it.
+	legacy := []byte(`{"type":"oauth_authorization_code","clientId":"c","clientSecret":"s3cret-1"}`)
+	c, err := UnmarshalCredentialSecret(legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := c.OAuth(); !o.NeedsIssuer() {
+		t.Fatal("a legacy secret without issuer does not need one")
+	}
+	if _, err := c.WithConnection(iss, tok, "rt-1", "alice", at); fieldOf(err) != "auth.issuer" {
+		t.Fatalf("legacy credential connected: %v", err)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

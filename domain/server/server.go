@@ -165,6 +165,31 @@ func (s *Server) Connect(cred Credential, now time.Time) error {
 	return nil
 }
 
+// RegisterClient records a client registered dynamically for the code
+// flow (cred is the stored credential with
+// [Credential.WithRegisteredClient] applied): its client id and issuer
+// show from now on, and later connections reuse it. The caller replaces
+// the sealed credential in the same update.
+func (s *Server) RegisterClient(cred Credential, now time.Time) error {
+	o, _ := cred.OAuth()
+	if s.credKind != KindOAuthAuthorizationCode || cred.Kind() != KindOAuthAuthorizationCode || o.ClientID == "" || o.Issuer == "" {
+		return &field.Error{Field: "auth.clientId", Reason: "only a code-flow server takes a registered client"}
+	}
+	s.credHint, s.oauth = cred.Hint(), cred.View()
+	s.updatedAt = now
+	return nil
+}
+
+// RefuseConnection records a refused Connect: the last error becomes
+// server_unauthorized and the view says why (reason, e.g.
+// [RefusedIssuerMismatch]).
+func (s *Server) RefuseConnection(reason string) {
+	s.lastError = lastErrorUnauthorized
+	if s.credKind == KindOAuthAuthorizationCode {
+		s.oauth.Refused = reason
+	}
+}
+
 // HasCredential reports whether a secret is stored for the server.
 func (s *Server) HasCredential() bool { return s.credKind != KindNone }
 
@@ -299,9 +324,16 @@ func (s *Server) Apply(p Patch, now time.Time) ([]string, error) {
 // failure code, or "" on success.
 func (s *Server) RecordDiscovery(at time.Time, lastError string) {
 	s.lastDiscoveryAt = at
-	s.lastError = lastError
+	s.RecordError(lastError)
 }
 
 // RecordError sets the last error code (for example tool_changed from a
 // review run) without a discovery.
-func (s *Server) RecordError(code string) { s.lastError = code }
+// A code other than server_unauthorized ends a refused connection's
+// reason.
+func (s *Server) RecordError(code string) {
+	s.lastError = code
+	if code != lastErrorUnauthorized {
+		s.oauth.Refused = ""
+	}
+}

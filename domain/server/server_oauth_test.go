@@ -17,9 +17,18 @@ func mustCC(t *testing.T) server.Credential {
 	return c
 }
 
+func mustIssuerCode(t *testing.T, clientID, issuer string) server.Credential {
+	t.Helper()
+	c, err := server.NewOAuthAuthorizationCode(clientID, "", issuer, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func mustCode(t *testing.T, clientID string) server.Credential {
 	t.Helper()
-	c, err := server.NewOAuthAuthorizationCode(clientID, "", []string{"read", "write"})
+	c, err := server.NewOAuthAuthorizationCode(clientID, "", "", []string{"read", "write"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +113,7 @@ func TestServerConnect(t *testing.T) {
 	u := mustURL(t, "https://wiki.example.com/mcp")
 	tokenURL := mustURL(t, "https://as.example.com/token")
 	code := mustCode(t, "")
-	connected, err := code.WithRegisteredClient("dcr-client", "dcr-secret-value")
+	connected, err := code.WithRegisteredClient("dcr-client", "dcr-secret-value", "https://as.example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,13 +177,14 @@ func TestRegisteredClient(t *testing.T) {
 		{"admin's client id is never replaced", "dcr-1", "", mustCode(t, "admin-client"), "auth.clientId"},
 		{"client credentials", "dcr-1", "", mustCC(t), "auth.clientId"},
 		{"bearer", "dcr-1", "", server.NoCredential(), "auth.clientId"},
+		{"registered at another issuer than the admin named", "dcr-1", "", mustIssuerCode(t, "", "https://other.example.com"), "auth.issuer"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := tt.cred.WithRegisteredClient(tt.id, tt.secret)
+			c, err := tt.cred.WithRegisteredClient(tt.id, tt.secret, "https://as.example.com")
 			if tt.wantField == "" {
 				o, _ := c.OAuth()
-				if err != nil || o.ClientID != tt.id || o.ClientSecret != tt.secret || o.NeedsRegistration() {
+				if err != nil || o.ClientID != tt.id || o.ClientSecret != tt.secret || o.NeedsRegistration() || o.Issuer != "https://as.example.com" {
 					t.Errorf("WithRegisteredClient() = %v, %+v", err, o.ClientID)
 				}
 				return
@@ -187,7 +197,7 @@ func TestRegisteredClient(t *testing.T) {
 	}
 	// A secret without a client id is refused, and so is connecting
 	// before the client is registered.
-	if _, err := server.NewOAuthAuthorizationCode("", "s3cret", nil); err == nil {
+	if _, err := server.NewOAuthAuthorizationCode("", "s3cret", "https://as.example.com", nil); err == nil {
 		t.Errorf("secret without client id accepted")
 	}
 	if _, err := empty.WithConnection("https://as.example.com", mustURL(t, "https://as.example.com/t"), "r", "a", t0); err == nil {

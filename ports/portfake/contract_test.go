@@ -30,6 +30,7 @@ func TestContractReviewRepo(t *testing.T)        { porttest.ReviewRepo(t, open) 
 func TestContractSettingsRepo(t *testing.T)      { porttest.SettingsRepo(t, open) }
 func TestContractPromptLogRepo(t *testing.T)     { porttest.PromptLogRepo(t, open) }
 func TestContractAccounts(t *testing.T)          { porttest.Accounts(t, open) }
+func TestContractTokenLifecycle(t *testing.T)    { porttest.TokenLifecycle(t, open) }
 func TestContractCredentialRotator(t *testing.T) { porttest.CredentialRotator(t, open) }
 func TestContractPromptLogRotator(t *testing.T)  { porttest.PromptLogRotator(t, open) }
 func TestContractOAuthServers(t *testing.T)      { porttest.OAuthServers(t, open) }

@@ -623,11 +623,21 @@ func (f *Policies) ServersExist(ctx context.Context, ids []string) (map[string]b
 
 // Accounts is an in-memory ports.Accounts. It keeps what CreateToken
 // received, so tests can check that no plaintext token reaches it.
+// Expiry is judged with Now (time.Now when nil).
 type Accounts struct {
 	Tenants map[string]string
 	Tokens  map[string]ports.Principal // key: string(hash)
+	Infos   map[string]ports.TokenInfo // key: token id
 	Hashes  [][]byte
+	Now     func() time.Time
 	nextID  int
+}
+
+func (f *Accounts) now() time.Time {
+	if f.Now != nil {
+		return f.Now()
+	}
+	return time.Now()
 }
 
 func NewAccounts() *Accounts {
@@ -641,7 +651,12 @@ func (f *Accounts) CreateTenant(_ context.Context, name string) (string, error) 
 	return id, nil
 }
 
-func (f *Accounts) CreateToken(_ context.Context, tenantID string, hash []byte, perms []string) (string, error) {
+func (f *Accounts) CreateToken(ctx context.Context, tenantID string, hash []byte, perms []string) (string, error) {
+	return f.IssueToken(ctx, ports.NewToken{TenantID: tenantID, Hash: hash, Permissions: perms})
+}
+
+func (f *Accounts) IssueToken(_ context.Context, t ports.NewToken) (string, error) {
+	tenantID, hash, perms := t.TenantID, t.Hash, t.Permissions
 	if _, ok := f.Tenants[tenantID]; !ok {
 		return "", ports.ErrNotFound
 	}
@@ -655,6 +670,13 @@ func (f *Accounts) CreateToken(_ context.Context, tenantID string, hash []byte, 
 	id := UUID(f.nextID)
 	f.Hashes = append(f.Hashes, append([]byte{}, hash...))
 	f.Tokens[string(hash)] = ports.Principal{TokenID: id, TenantID: tenantID, Permissions: perms}
+	if f.Infos == nil {
+		f.Infos = map[string]ports.TokenInfo{}
+	}
+	if perms == nil {
+		perms = []string{}
+	}
+	f.Infos[id] = ports.TokenInfo{ID: id, TenantID: tenantID, Label: t.Label, Permissions: slices.Clone(perms), CreatedAt: f.now(), ExpiresAt: t.ExpiresAt}
 	return id, nil
 }
 
@@ -663,7 +685,45 @@ func (f *Accounts) LookupToken(_ context.Context, hash []byte) (ports.Principal,
 	if !ok {
 		return ports.Principal{}, ports.ErrNotFound
 	}
+	if in, ok := f.Infos[p.TokenID]; ok {
+		if !in.ExpiresAt.IsZero() && !f.now().Before(in.ExpiresAt) {
+			return ports.Principal{}, ports.ErrNotFound
+		}
+		in.LastUsedAt = f.now()
+		f.Infos[p.TokenID] = in
+	}
 	return p, nil
+}
+
+func (f *Accounts) ListTokens(_ context.Context, tenantID string) ([]ports.TokenInfo, error) {
+	out := []ports.TokenInfo{}
+	for _, in := range f.Infos {
+		if in.TenantID == tenantID {
+			in.Permissions = slices.Clone(in.Permissions)
+			out = append(out, in)
+		}
+	}
+	slices.SortFunc(out, func(a, b ports.TokenInfo) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+func (f *Accounts) RevokeToken(_ context.Context, tenantID, id string) (ports.TokenInfo, error) {
+	in, ok := f.Infos[id]
+	if !ok || (tenantID != "" && in.TenantID != tenantID) {
+		return ports.TokenInfo{}, ports.ErrNotFound
+	}
+	delete(f.Infos, id)
+	for h, p := range f.Tokens {
+		if p.TokenID == id {
+			delete(f.Tokens, h)
+		}
+	}
+	return in, nil
 }
 
 // UUID is a deterministic canonical UUID for test ids.
@@ -901,14 +961,18 @@ type OAuthClient struct {
 	WhileExchanging func()
 
 	Discovered []server.URL
+	Issuers    []string // the issuer each Discover asked for
 	Registered []string // the redirect URIs registered
 	Exchanges  []ports.OAuthCodeExchange
 }
 
-func (f *OAuthClient) Discover(_ context.Context, u server.URL) (ports.OAuthMetadata, error) {
+// Discover answers Metadata whatever issuer asks for (it records it in
+// Issuers): the application's own issuer check is what a test sees.
+func (f *OAuthClient) Discover(_ context.Context, u server.URL, issuer string) (ports.OAuthMetadata, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.Discovered = append(f.Discovered, u)
+	f.Issuers = append(f.Issuers, issuer)
 	if f.DiscoverErr != nil {
 		return ports.OAuthMetadata{}, f.DiscoverErr
 	}

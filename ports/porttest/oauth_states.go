@@ -37,22 +37,27 @@ func OAuthServers(t *testing.T, open Open) {
 			sameServer(t, got, s)
 			return nil
 		})
-		code, err := server.NewOAuthAuthorizationCode("", "", nil)
+		code, err := server.NewOAuthAuthorizationCode("", "", "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		tokenURL, _ := server.ParseURL("https://as.example.com/token")
-		connected, err := code.WithRegisteredClient("dcr-1", "")
+		connected, err := code.WithRegisteredClient("dcr-1", "", "https://as.example.com")
 		if err == nil {
 			connected, err = connected.WithConnection("https://as.example.com", tokenURL, "refresh", "token:ci", T0.Add(time.Minute))
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, step := range []func(s *server.Server) error{
+		for i, step := range []func(s *server.Server) error{
 			func(s *server.Server) error {
 				_, err := s.Apply(server.Patch{Credential: &code}, T0.Add(time.Second))
 				return err
+			},
+			// A refused Connect is kept in the view (auth_public).
+			func(s *server.Server) error {
+				s.RefuseConnection(server.RefusedIssuerMismatch)
+				return nil
 			},
 			func(s *server.Server) error { return s.Connect(connected, T0.Add(time.Minute)) },
 		} {
@@ -65,7 +70,11 @@ func OAuthServers(t *testing.T, open Open) {
 				return err
 			})
 			h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-				sameServer(t, must(tx.Servers().Get(ctx, s.ID())), want)
+				got := must(tx.Servers().Get(ctx, s.ID()))
+				sameServer(t, got, want)
+				if i == 1 && (got.OAuth().Refused != server.RefusedIssuerMismatch || got.LastError() != "server_unauthorized") {
+					t.Errorf("refused connection read back as %q / %q", got.OAuth().Refused, got.LastError())
+				}
 				return nil
 			})
 		}

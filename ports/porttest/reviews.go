@@ -164,8 +164,11 @@ func ReviewRepo(t *testing.T, open Open) {
 		running, never := h.seedReview(t, tenant, repo, T0), h.seedReview(t, tenant, repo, T0)
 		prompt := "mcp-v2"
 		result := ports.ReviewRun{ID: running, Status: review.Done, PromptVersion: "v7", Summary: "Looks fine.",
-			Findings:   []review.Finding{{Path: "x.go", Line: 3, Title: "Nil", Body: "b", Evidence: "e"}},
-			Stats:      review.Stats{Mcp: review.McpStats{Prompt: &prompt, Calls: 4, Bytes: 1000, Blocked: 1}},
+			Findings: []review.Finding{{Path: "x.go", Line: 3, Title: "Nil", Body: "b", Evidence: "e"}},
+			Stats: review.Stats{Mcp: review.McpStats{Prompt: &prompt, Calls: 4, Bytes: 1000, Blocked: 1, Servers: []review.ServerOutcome{
+				{ID: NewID(t), Name: "wiki", Offered: true},
+				{ID: NewID(t), Name: "tickets", Reason: review.ServerUnauthorized},
+			}}},
 			FinishedAt: T0.Add(time.Hour),
 			// Request fields in a result are not stored.
 			Title: "changed", Diff: "changed", Files: map[string]string{"changed": ""}, RepositoryID: NewID(t)}

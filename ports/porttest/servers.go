@@ -510,7 +510,7 @@ func sameServer(t *testing.T, got, want *server.Server) {
 			s.ID(), s.TenantID(), s.Name(), s.URL(), s.Enabled(), s.CredentialKind(), s.CredentialHint(), s.LastError(),
 			s.AcknowledgedAt().UTC(), s.LastDiscoveryAt().UTC(), s.CreatedAt().UTC(), s.UpdatedAt().UTC())
 		o := s.OAuth()
-		out += fmt.Sprintf(" oauth{%q %q %q %q %q %s}", o.TokenURL, o.ClientID, o.Scopes, o.Issuer, o.ConnectedBy, o.ConnectedAt.UTC())
+		out += fmt.Sprintf(" oauth{%q %q %q %q %q %s %q}", o.TokenURL, o.ClientID, o.Scopes, o.Issuer, o.ConnectedBy, o.ConnectedAt.UTC(), o.Refused)
 		for _, tl := range s.Tools() {
 			out += fmt.Sprintf(" tool{%s %q %s %s %v %s %s}", tl.Name(), tl.Description(), tl.InputSchema(),
 				tl.Annotations(), tl.WriteCapable(), tl.Hash(), tl.ApprovedAt().UTC())

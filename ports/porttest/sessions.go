@@ -8,9 +8,33 @@ import (
 )
 
 // WebSessions is the contract of [ports.WebSessions] (uses Sessions and
-// Accounts). That deleting a token deletes its sessions is the adapter's
-// own test: the ports cannot delete a token.
+// Accounts).
 func WebSessions(t *testing.T, open Open) {
+	t.Run("a revoked or expired token ends its sessions at once", func(t *testing.T) {
+		h := open(t)
+		tenant := h.tenant(t)
+		revoked := must(h.Accounts.IssueToken(t.Context(), ports.NewToken{TenantID: tenant, Hash: tokenHash(t)}))
+		expiring := must(h.Accounts.IssueToken(t.Context(), ports.NewToken{TenantID: tenant, Hash: tokenHash(t), ExpiresAt: time.Now().Add(300 * time.Millisecond)}))
+		s1, s2 := tokenHash(t), tokenHash(t)
+		for _, c := range []struct {
+			hash  []byte
+			token string
+		}{{s1, revoked}, {s2, expiring}} {
+			if err := h.Sessions.Create(t.Context(), c.hash, ports.Principal{TokenID: c.token}, T0); err != nil {
+				t.Fatal(err)
+			}
+			must(h.Sessions.Lookup(t.Context(), c.hash))
+		}
+		must(h.Accounts.RevokeToken(t.Context(), tenant, revoked))
+		_, err := h.Sessions.Lookup(t.Context(), s1)
+		isErr(t, "Lookup of a revoked token's session", err, ports.ErrNotFound)
+		time.Sleep(400 * time.Millisecond)
+		_, err = h.Sessions.Lookup(t.Context(), s2)
+		isErr(t, "Lookup of an expired token's session", err, ports.ErrNotFound)
+		err = h.Sessions.Create(t.Context(), tokenHash(t), ports.Principal{TokenID: expiring}, T0)
+		isErr(t, "Create for an expired token", err, ports.ErrNotFound)
+	})
+
 	t.Run("Create stores a session of the token's own tenant; Lookup finds it with the token's permissions", func(t *testing.T) {
 		h := open(t)
 		tenant, other := h.tenant(t), h.tenant(t)
