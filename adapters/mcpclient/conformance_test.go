@@ -15,10 +15,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/codelotse/codelotse/internal/npmtest"
 )
 
 // The official MCP conformance suite (npm @modelcontextprotocol/conformance)
@@ -691,10 +692,6 @@ func nodeVersion(node string) (string, int) {
 	return v, major
 }
 
-// conformanceInstall serialises the install within this test binary; a
-// file lock serialises it across test processes sharing the tree.
-var conformanceInstall sync.Mutex
-
 // ensureConformance runs `npm ci` in dir unless node_modules already
 // holds the pinned versions; see ensureEverything.
 func ensureConformance(t *testing.T, dir string) {
@@ -724,19 +721,7 @@ func ensureConformance(t *testing.T, dir string) {
 		want[conformanceNodePackage] = conformanceNodeVersion
 	}
 
-	conformanceInstall.Lock()
-	defer conformanceInstall.Unlock()
-	lock, err := os.OpenFile(filepath.Join(dir, ".npm-ci.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatalf("lock %s: %v", lock.Name(), err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing the file unlocks too
-
-	installed := func() []string {
+	npmtest.Install(t, dir, conformanceRepoDir, func() string {
 		var stale []string
 		for name, v := range want {
 			if got := installedVersion(dir, name); got != v {
@@ -744,17 +729,11 @@ func ensureConformance(t *testing.T, dir string) {
 			}
 		}
 		slices.Sort(stale)
-		return stale
-	}
-	if len(installed()) == 0 {
-		return
-	}
-	start := time.Now()
-	npmCI(t, dir, conformanceRepoDir, conformancePackage)
-	if stale := installed(); len(stale) > 0 {
-		t.Fatalf("after npm ci, node_modules holds %s", strings.Join(stale, ", "))
-	}
-	t.Logf("npm ci installed %s in %v", conformanceRepoDir, time.Since(start).Round(time.Millisecond))
+		if len(stale) == 0 {
+			return ""
+		}
+		return "node_modules holds " + strings.Join(stale, ", ")
+	})
 }
 
 // installedVersion is the version of node_modules/name, "" if absent.

@@ -25,12 +25,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/codelotse/codelotse/internal/npmtest"
 
 	"go.uber.org/goleak"
 
@@ -75,7 +76,7 @@ func TestEverythingServerDiscoverAllowlistAndCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := requireNode(t)
+	node := npmtest.RequireNode(t, everythingMinNode, "the MCP reference server "+everythingPackage+"@"+everythingVersion)
 	ensureEverything(t, dir)
 	sock := startEverything(t, node, dir)
 	pki := localhostPKI(t)
@@ -258,60 +259,19 @@ func checkEverythingWire(t *testing.T, era string, reqs []*proxiedRequest, beare
 	}
 }
 
-// requireNode returns the path of a node binary that is new enough, or
-// fails the test: the interop test is part of `make test` and must not
-// pass silently on a machine without Node.js.
-func requireNode(t *testing.T) string {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node not found on PATH (%v): this test runs the MCP reference server %s@%s; install Node.js >= %d and npm", err, everythingPackage, everythingVersion, everythingMinNode)
-	}
-	out, err := exec.Command(node, "--version").Output()
-	if err != nil {
-		t.Fatalf("%s --version: %v", node, err)
-	}
-	v := strings.TrimSpace(string(out))
-	major, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(v, "v"), ".", 2)[0])
-	if err != nil || major < everythingMinNode {
-		t.Fatalf("node %s at %s: %s@%s needs Node.js >= %d", v, node, everythingPackage, everythingVersion, everythingMinNode)
-	}
-	return node
-}
-
-// everythingInstall serialises the install within this test binary; a
-// file lock serialises it across test processes sharing the tree.
-var everythingInstall sync.Mutex
-
 // ensureEverything runs `npm ci` in dir unless node_modules already holds
-// the pinned version. Install scripts are not run (the pinned tree has
-// none); a failure, or a missing npm, fails the test with npm's output.
+// the pinned version (npmtest.Install: serialised, never skipped).
 func ensureEverything(t *testing.T, dir string) {
 	t.Helper()
 	if pin := pinnedEverything(t, dir); pin != everythingVersion {
 		t.Fatalf("%s/package.json pins %s@%q, the test expects %q: update everythingVersion with the pin", everythingRepoDir, everythingPackage, pin, everythingVersion)
 	}
-	everythingInstall.Lock()
-	defer everythingInstall.Unlock()
-	lock, err := os.OpenFile(filepath.Join(dir, ".npm-ci.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatalf("lock %s: %v", lock.Name(), err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing the file unlocks too
-
-	if installedEverything(dir) == everythingVersion {
-		return
-	}
-	start := time.Now()
-	npmCI(t, dir, everythingRepoDir, everythingPackage+"@"+everythingVersion)
-	if got := installedEverything(dir); got != everythingVersion {
-		t.Fatalf("after npm ci, node_modules holds %s@%q, want %q", everythingPackage, got, everythingVersion)
-	}
-	t.Logf("npm ci installed %s@%s in %v", everythingPackage, everythingVersion, time.Since(start).Round(time.Millisecond))
+	npmtest.Install(t, dir, everythingRepoDir, func() string {
+		if got := installedEverything(dir); got != everythingVersion {
+			return fmt.Sprintf("node_modules holds %s@%q, want %q", everythingPackage, got, everythingVersion)
+		}
+		return ""
+	})
 }
 
 func pinnedEverything(t *testing.T, dir string) string {
@@ -599,26 +559,4 @@ func newLocalhostPKI() (*x509.CertPool, tls.Certificate, error) {
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
 	return pool, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
-}
-
-// npmCI runs `npm ci` in dir (repoDir names it in messages), in a process
-// group killed after five minutes; what names what it installs. It fails
-// the test, never skips, when npm is missing or the install fails.
-func npmCI(t *testing.T, dir, repoDir, what string) {
-	t.Helper()
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Fatalf("npm not found on PATH (%v): this test installs %s with `npm ci --prefix %s --no-audit --no-fund --ignore-scripts`", err, what, repoDir)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--prefix", dir, "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 10 * time.Second
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci --prefix %s (needs the npm registry): %v\n%s", repoDir, err, out)
-	}
 }

@@ -204,7 +204,7 @@ func layerViolation(rel, imp, module string) string {
 // testOnlyPackages are packages that exist for tests (real peers shared
 // by several packages' tests) and must never reach the binary: only test
 // files, which Check does not read, may import them.
-var testOnlyPackages = []string{"adapters/mcpclient/oauthpeer"}
+var testOnlyPackages = []string{"adapters/mcpclient/oauthpeer", "internal/npmtest"}
 
 func testOnlyViolation(rel, imp, module string) string {
 	target, ok := strings.CutPrefix(imp, module+"/")
@@ -213,7 +213,7 @@ func testOnlyViolation(rel, imp, module string) string {
 	}
 	for _, p := range testOnlyPackages {
 		if (target == p || strings.HasPrefix(target, p+"/")) && !strings.HasPrefix(rel, p+"/") {
-			return fmt.Sprintf("imports %s: a test peer, only test files import it", imp)
+			return fmt.Sprintf("imports %s: a test helper, only test files import it", imp)
 		}
 	}
 	return ""

@@ -23,7 +23,7 @@ func TestCheckFindsEveryViolationInTheBadFixture(t *testing.T) {
 		"app/shared.go:3: the shared package app imports example.com/bad/app/review: the root is shared by every module and imports none",
 		"app/usecase.go:4: app imports example.com/bad/adapters/mcp: use cases reach the outside through ports only",
 		"app/usecase.go:5: app imports example.com/bad/cmd/tool: use cases reach the outside through ports only",
-		"cmd/tool/peer.go:4: imports example.com/bad/adapters/mcpclient/oauthpeer: a test peer, only test files import it",
+		"cmd/tool/peer.go:4: imports example.com/bad/adapters/mcpclient/oauthpeer: a test helper, only test files import it",
 		"domain/rules/dns.go:3: domain imports net:",
 		"domain/rules/rules.go:4: domain imports database/sql",
 		"domain/rules/rules.go:5: domain imports net/http",

@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/codelotse/codelotse/internal/npmtest"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -60,18 +59,12 @@ func axeSource(t *testing.T) string {
 	return axeScript
 }
 
-// axeInstall serialises the installs within this test binary; a file
-// lock serialises them across test processes (both builds) sharing the tree.
-var axeInstall sync.Mutex
-
 // ensureAxe runs `npm ci` in dir unless node_modules holds axe-core at
-// the version package.json pins. Install scripts are not run; a failure,
-// or a missing npm, fails the test with npm's output.
+// the version package.json pins.
 func ensureAxe(t *testing.T, dir string) {
 	t.Helper()
 	var pkg struct {
 		Dependencies map[string]string `json:"dependencies"`
-		Version      string            `json:"version"`
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
 	if err == nil {
@@ -81,42 +74,16 @@ func ensureAxe(t *testing.T, dir string) {
 	if err != nil || want == "" || strings.ContainsAny(want, "^~<>=* |") {
 		t.Fatalf("%s/package.json must pin axe-core to an exact version (%v)", axeRepoDir, err)
 	}
-	installed := func() bool {
+	npmtest.Install(t, dir, axeRepoDir, func() string {
 		b, err := os.ReadFile(filepath.Join(dir, "node_modules", "axe-core", "package.json"))
 		var got struct {
 			Version string `json:"version"`
 		}
-		return err == nil && json.Unmarshal(b, &got) == nil && got.Version == want
-	}
-	axeInstall.Lock()
-	defer axeInstall.Unlock()
-	lock, err := os.OpenFile(filepath.Join(dir, ".npm-ci.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatalf("lock %s: %v", lock.Name(), err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing the file unlocks too
-	if installed() {
-		return
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Fatalf("npm not found on PATH (%v): the browser tests install axe-core with `npm ci --prefix %s --no-audit --no-fund --ignore-scripts` (Node.js 20 and npm)", err, axeRepoDir)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--prefix", dir, "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci --prefix %s (needs the npm registry): %v\n%s", axeRepoDir, err, out)
-	}
-	if !installed() {
-		t.Fatalf("after npm ci in %s, node_modules lacks axe-core %s", axeRepoDir, want)
-	}
+		if err == nil && json.Unmarshal(b, &got) == nil && got.Version == want {
+			return ""
+		}
+		return "node_modules lacks axe-core " + want
+	})
 }
 
 // axeViolation is one rule axe-core found broken, with where.

@@ -5,7 +5,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -17,12 +16,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/codelotse/codelotse/internal/npmtest"
 )
 
 // The Node.js side of the interop matrix: the TypeScript SDKs pinned in
@@ -39,73 +38,12 @@ const (
 	interopMinNode = 20
 )
 
-// requireInteropNode returns the path of a node binary that is new
-// enough, or fails the test: the matrix is part of `make test` and must
-// not pass silently on a machine without Node.js.
-func requireInteropNode(t *testing.T) string {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node not found on PATH (%v): the interop matrix runs the TypeScript MCP SDKs pinned in %s; install Node.js >= %d and npm", err, interopRepoDir, interopMinNode)
-	}
-	out, err := exec.Command(node, "--version").Output()
-	if err != nil {
-		t.Fatalf("%s --version: %v", node, err)
-	}
-	v := strings.TrimSpace(string(out))
-	major, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(v, "v"), ".", 2)[0])
-	if err != nil || major < interopMinNode {
-		t.Fatalf("node %s at %s: the SDKs pinned in %s need Node.js >= %d", v, node, interopRepoDir, interopMinNode)
-	}
-	return node
-}
-
-// interopInstall serialises the installs within this test binary; a file
-// lock serialises them across test processes sharing the tree.
-var interopInstall sync.Mutex
-
 // ensureInterop runs `npm ci` in dir unless node_modules already holds
 // every dependency at its pin (package.json pins exact versions).
-// Install scripts are not run; a failure, or a missing npm, fails the
-// test with npm's output.
 func ensureInterop(t *testing.T, dir, repoDir string) {
 	t.Helper()
 	pins := interopPins(t, dir, repoDir)
-	interopInstall.Lock()
-	defer interopInstall.Unlock()
-	lock, err := os.OpenFile(filepath.Join(dir, ".npm-ci.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatalf("lock %s: %v", lock.Name(), err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing the file unlocks too
-
-	if interopInstalled(dir, pins) == "" {
-		return
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Fatalf("npm not found on PATH (%v): the interop matrix installs its SDKs with `npm ci --prefix %s --no-audit --no-fund --ignore-scripts`", err, repoDir)
-	}
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--prefix", dir, "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 10 * time.Second
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci --prefix %s (needs the npm registry): %v\n%s", repoDir, err, out)
-	}
-	if miss := interopInstalled(dir, pins); miss != "" {
-		t.Fatalf("after npm ci in %s: %s", repoDir, miss)
-	}
-	t.Logf("npm ci installed %s in %v", repoDir, time.Since(start).Round(time.Millisecond))
+	npmtest.Install(t, dir, repoDir, func() string { return interopInstalled(dir, pins) })
 }
 
 // interopPins reads the dependencies of dir/package.json, each pinned to

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/codelotse/codelotse/internal/npmtest"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/codelotse/codelotse/domain/tool"
@@ -387,7 +389,7 @@ var tsKeywords = []string{"minLength", "maxLength", "minimum", "maximum", "exclu
 // serves protocol 2026-07-28.
 func TestInteropTypeScript(t *testing.T) {
 	t.Parallel()
-	node := requireInteropNode(t)
+	node := npmtest.RequireNode(t, interopMinNode, "the interop matrix (the TypeScript MCP SDKs pinned in "+interopRepoDir+")")
 	const bearer = "interop-ts-bearer-Zq81"
 	certFile, keyFile := writeLeafPEM(t)
 	sdk1 := startNodeInterop(t, node, "sdk1", certFile, keyFile, bearer)

@@ -8,12 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/codelotse/codelotse/internal/npmtest"
 
 	"github.com/dlclark/regexp2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -60,8 +59,8 @@ const minNode = 20
 // Node.js and npm (npm ci on first use); without them it fails, never
 // skips.
 func TestCorpusUpToDate(t *testing.T) {
-	node := requireNode(t)
-	ensureNodeModules(t)
+	node := npmtest.RequireNode(t, minNode, "the schema corpus (tools/schemacorpus/gen.mjs)")
+	npmtest.Install(t, ".", "tools/schemacorpus", func() string { return staleNodeModules(t) })
 	dir := t.TempDir()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -263,71 +262,6 @@ func instance(t *testing.T, b json.RawMessage) any {
 		t.Fatal(err)
 	}
 	return v
-}
-
-// requireNode returns the path of a node binary new enough for gen.mjs,
-// or fails the test: the corpus test is part of `make test` and must not
-// pass silently on a machine without Node.js.
-func requireNode(t *testing.T) string {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node not found on PATH (%v): this test regenerates the zod schema corpus with the npm packages pinned in tools/schemacorpus; install Node.js >= %d and npm", err, minNode)
-	}
-	out, err := exec.Command(node, "--version").Output()
-	if err != nil {
-		t.Fatalf("%s --version: %v", node, err)
-	}
-	v := strings.TrimSpace(string(out))
-	major, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(v, "v"), ".", 2)[0])
-	if err != nil || major < minNode {
-		t.Fatalf("node %s at %s: tools/schemacorpus/gen.mjs needs Node.js >= %d", v, node, minNode)
-	}
-	return node
-}
-
-// nodeModulesInstall serialises the install within this test binary; a
-// file lock serialises it across test processes sharing the tree.
-var nodeModulesInstall sync.Mutex
-
-// ensureNodeModules runs `npm ci` here unless node_modules already holds
-// every package at the version package-lock.json pins. Install scripts
-// are not run (the pinned packages have none); a failure, or a missing
-// npm, fails the test with npm's output.
-func ensureNodeModules(t *testing.T) {
-	t.Helper()
-	nodeModulesInstall.Lock()
-	defer nodeModulesInstall.Unlock()
-	lock, err := os.OpenFile(".npm-ci.lock", os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatalf("lock %s: %v", lock.Name(), err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing the file unlocks too
-
-	if stale := staleNodeModules(t); stale == "" {
-		return
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Fatalf("npm not found on PATH (%v): this test installs the generators with `npm ci --prefix tools/schemacorpus --no-audit --no-fund --ignore-scripts`", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
-	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 10 * time.Second
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci --prefix tools/schemacorpus (needs the npm registry): %v\n%s", err, out)
-	}
-	if stale := staleNodeModules(t); stale != "" {
-		t.Fatalf("after npm ci: %s", stale)
-	}
 }
 
 // staleNodeModules names the first package whose installed version is not
