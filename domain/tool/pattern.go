@@ -152,34 +152,23 @@ func splitLookaheads(src string) (string, []lookahead, string) {
 	return rest, heads, ""
 }
 
-// closingParen is the index of the ")" that closes the "(" at open, with
-// escapes and classes skipped, or -1.
+// closingParen is the index of the ")" that closes the "(" at open, or -1.
 func closingParen(src string, open int) int {
-	depth, inClass := 0, false
-	for i := open; i < len(src); i++ {
-		switch c := src[i]; {
-		case c == '\\':
-			i++
-		case inClass:
-			inClass = c != ']'
-		case c == '[':
-			inClass = true
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return -1
+	return scanGroups(src, open, func(i, depth int) bool { return src[i] == ')' && depth == 0 })
 }
 
 // topLevelAlternation reports a "|" outside every group and class.
 func topLevelAlternation(src string) bool {
+	return scanGroups(src, 0, func(i, depth int) bool { return src[i] == '|' && depth == 0 }) >= 0
+}
+
+// scanGroups walks src from start, skipping escapes and classes, and
+// returns the first index where stop holds, or -1. depth is the group
+// depth at that byte: a "(" counts from the byte after it, a ")" from
+// itself.
+func scanGroups(src string, start int, stop func(i, depth int) bool) int {
 	depth, inClass := 0, false
-	for i := 0; i < len(src); i++ {
+	for i := start; i < len(src); i++ {
 		switch c := src[i]; {
 		case c == '\\':
 			i++
@@ -187,15 +176,19 @@ func topLevelAlternation(src string) bool {
 			inClass = c != ']'
 		case c == '[':
 			inClass = true
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-		case c == '|' && depth == 0:
-			return true
+		default:
+			if c == ')' {
+				depth--
+			}
+			if stop(i, depth) {
+				return i
+			}
+			if c == '(' {
+				depth++
+			}
 		}
 	}
-	return false
+	return -1
 }
 
 func translatePattern(src string) (string, string) {
