@@ -7,7 +7,6 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/server"
-	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -54,7 +53,8 @@ func (h *ApproveToolHandler) Handle(ctx context.Context, p ports.Principal, cmd 
 	if err != nil {
 		return nil, err
 	}
-	if err := checkChoices([]ToolChoice{{Name: cmd.Name, Description: cmd.Description, ConfirmWrite: cmd.ConfirmWrite}}); err != nil {
+	choice := ToolChoice{Name: cmd.Name, Description: cmd.Description, ConfirmWrite: cmd.ConfirmWrite}
+	if err := checkChoices([]ToolChoice{choice}); err != nil {
 		return nil, renameFields(err)
 	}
 	s, target, err := h.d.target(ctx, p.TenantID, id)
@@ -77,20 +77,10 @@ func (h *ApproveToolHandler) Handle(ctx context.Context, p ports.Principal, cmd 
 	if lt == nil {
 		return nil, app.Fail(app.CodeUnknownTool, fmt.Sprintf("the server no longer offers a tool named %q: remove it from the allowlist", cmd.Name))
 	}
-	a := assess(s.Name().String(), *lt)
-	if !a.Supported {
-		return nil, app.Fail(app.CodeUnsupportedSchema, fmt.Sprintf("tool %q cannot be allowlisted: %s", cmd.Name, a.Reason))
-	}
-	if cmd.Hash != "" && cmd.Hash != a.Hash {
-		return nil, app.Invalid(map[string]string{"hash": "the server changed the tool again since it was shown: review its definition again"})
-	}
-	if a.WriteCapable && !cmd.ConfirmWrite {
-		return nil, app.Fail(app.CodeWriteNotConfirmed, fmt.Sprintf("tool %q may change data: it needs confirmWrite", cmd.Name))
-	}
 	now := h.d.Clock.Now()
-	snap, err := tool.NewSnapshot(s.Name().String(), lt.Definition, cmd.Description, now)
+	snap, err := pin(s.Name().String(), *lt, choice, cmd.Hash, now)
 	if err != nil {
-		return nil, app.Fail(app.CodeUnsupportedSchema, fmt.Sprintf("tool %q cannot be allowlisted", cmd.Name))
+		return nil, err
 	}
 	var saved *server.Server
 	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {

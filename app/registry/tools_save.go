@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/codelotse/codelotse/app"
@@ -94,16 +95,9 @@ func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd Sa
 		if !ok {
 			return nil, app.Fail(app.CodeUnknownTool, fmt.Sprintf("the server does not offer a tool named %q", c.Name))
 		}
-		a := assess(s.Name().String(), lt)
-		if !a.Supported {
-			return nil, app.Fail(app.CodeUnsupportedSchema, fmt.Sprintf("tool %q cannot be allowlisted: %s", c.Name, a.Reason))
-		}
-		if a.WriteCapable && !c.ConfirmWrite {
-			return nil, app.Fail(app.CodeWriteNotConfirmed, fmt.Sprintf("tool %q may change data: it needs confirmWrite", c.Name))
-		}
-		snap, err := tool.NewSnapshot(s.Name().String(), lt.Definition, c.Description, now)
+		snap, err := pin(s.Name().String(), lt, c, "", now)
 		if err != nil {
-			return nil, app.Fail(app.CodeUnsupportedSchema, fmt.Sprintf("tool %q cannot be allowlisted", c.Name))
+			return nil, err
 		}
 		fresh[c.Name] = snap
 	}
@@ -226,4 +220,27 @@ func (h *ListCallsHandler) Handle(ctx context.Context, p ports.Principal, cmd Li
 		return nil, srvStoreError(err)
 	}
 	return out, nil
+}
+
+// pin approves a listed tool as the admin chose it, with the rules the
+// allowlist save and the one-tool approval share: supported
+// (unsupported_schema); the definition the admin reviewed, when wantHash
+// names one (validation_failed on hash); confirmed when write-capable
+// (write_not_confirmed).
+func pin(serverName string, lt ports.ListedTool, c ToolChoice, wantHash string, now time.Time) (tool.Snapshot, error) {
+	a := assess(serverName, lt)
+	if !a.Supported {
+		return tool.Snapshot{}, app.Fail(app.CodeUnsupportedSchema, fmt.Sprintf("tool %q cannot be allowlisted: %s", c.Name, a.Reason))
+	}
+	if wantHash != "" && wantHash != a.Hash {
+		return tool.Snapshot{}, app.Invalid(map[string]string{"hash": "the server changed the tool again since it was shown: review its definition again"})
+	}
+	if a.WriteCapable && !c.ConfirmWrite {
+		return tool.Snapshot{}, app.Fail(app.CodeWriteNotConfirmed, fmt.Sprintf("tool %q may change data: it needs confirmWrite", c.Name))
+	}
+	snap, err := tool.NewSnapshot(serverName, lt.Definition, c.Description, now)
+	if err != nil {
+		return tool.Snapshot{}, app.Fail(app.CodeUnsupportedSchema, fmt.Sprintf("tool %q cannot be allowlisted", c.Name))
+	}
+	return snap, nil
 }
