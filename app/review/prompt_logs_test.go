@@ -25,10 +25,10 @@ const promptCanary = "AKIAZZZZCANARY123456"
 
 // promptEnv is a review environment whose tenant has the given settings
 // and keeps its prompt logs in memory.
-func promptEnv(t *testing.T, st settings.Settings) (*reviewEnv, *portfake.Settings, *portfake.PromptLogs) {
+func promptEnv(t *testing.T, st settings.Settings) (*reviewEnv, *portfake.StoredSettings, *portfake.PromptLogs) {
 	t.Helper()
 	e := newReviewEnv(t, 5)
-	fs, logs := &portfake.Settings{Value: st}, &portfake.PromptLogs{}
+	fs, logs := &portfake.StoredSettings{Value: st}, &portfake.PromptLogs{}
 	e.tenants.NewTx = func(string) *portfake.Tx {
 		return &portfake.Tx{ServerRepo: e.servers, RepositoryRepo: e.repos, PolicyRepo: e.policies, ReviewRepo: e.reviews, CallLog: e.calls, SettingsRepo: fs, PromptLogRepo: logs}
 	}

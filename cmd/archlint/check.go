@@ -56,6 +56,10 @@ func Check(root string) ([]Violation, error) {
 	if err != nil {
 		return nil, err
 	}
+	aggs, err := domainAggregates(root)
+	if err != nil {
+		return nil, err
+	}
 	var out []Violation
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -72,7 +76,7 @@ func Check(root string) ([]Violation, error) {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, path)
-		vs, err := checkFile(path, filepath.ToSlash(rel), module)
+		vs, err := checkFile(path, filepath.ToSlash(rel), module, aggs)
 		out = append(out, vs...)
 		return err
 	})
@@ -85,7 +89,7 @@ func Check(root string) ([]Violation, error) {
 	return out, err
 }
 
-func checkFile(path, rel, module string) ([]Violation, error) {
+func checkFile(path, rel, module string, aggs aggregates) ([]Violation, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 	if err != nil {
@@ -135,6 +139,8 @@ func checkFile(path, rel, module string) ([]Violation, error) {
 			}
 		}
 	}
+
+	aggs.aggregateCopy(rel, f, add)
 
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {

@@ -18,6 +18,7 @@ func TestCheckFindsEveryViolationInTheBadFixture(t *testing.T) {
 		"adapters/mcp/dot.go:5: refers to StdioTransport of a dot-imported go-sdk package",
 		"adapters/store/store.go:4: adapter store imports example.com/bad/adapters/mcp: an adapter never imports another adapter",
 		"adapters/store/store.go:5: imports example.com/bad/cmd/tool: nothing imports cmd",
+		"app/records.go:5: declares Account, a record of the domain aggregate rules.Account",
 		"app/review/review.go:5: app module review imports example.com/bad/app/registry: modules import the shared package app and ports, never another module",
 		"app/review/review.go:6: app module review imports example.com/bad/app/registry/sub: modules import",
 		"app/shared.go:3: the shared package app imports example.com/bad/app/review: the root is shared by every module and imports none",
@@ -33,6 +34,7 @@ func TestCheckFindsEveryViolationInTheBadFixture(t *testing.T) {
 		"domain/rules/rules.go:19: domain calls time.Now",
 		"ports/ports.go:4: ports imports example.com/bad/adapters/mcp: ports depend on the domain only",
 		"ports/ports.go:5: ports imports example.com/bad/app: ports depend on the domain only",
+		"ports/records.go:4: declares RulesAccount, a record of the domain aggregate rules.Account",
 	}
 	if len(got) != len(want) {
 		t.Errorf("Check(bad) found %d violations, want %d:\n%v", len(got), len(want), got)

@@ -9,7 +9,11 @@
 //     adapter, app or cmd; app imports an adapter or cmd; an adapter
 //     imports another adapter; an application module (app/<module>)
 //     imports another module, or the shared root package app imports a
-//     module (see layerViolation).
+//     module (see layerViolation), or
+//   - a type in ports/ or app/ takes the name of a domain aggregate (a
+//     type the domain loads through an Unmarshal…FromDatabase
+//     constructor), bare or prefixed by its package: the aggregate written
+//     a second time as a plain record (see aggregates.go).
 //
 // Usage: archlint [root] (default "."). It prints one line per violation
 // and exits 1 when there is any.

@@ -40,7 +40,7 @@ func NewStore(clock ports.Clock) *Store {
 			AuditLog:       &Audit{},
 			CallLog:        calls,
 			ReviewRepo:     reviews,
-			SettingsRepo:   &Settings{Value: settings.Default()},
+			SettingsRepo:   &StoredSettings{Value: settings.Default()},
 			PromptLogRepo:  &PromptLogs{Reviews: reviews, Rotator: s.PromptRotator},
 		}
 	}}

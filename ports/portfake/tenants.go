@@ -25,7 +25,7 @@ type Tx struct {
 	AuditLog       *Audit
 	CallLog        *Calls
 	ReviewRepo     ports.ReviewRepo
-	SettingsRepo   *Settings
+	SettingsRepo   *StoredSettings
 	PromptLogRepo  *PromptLogs
 	OAuthStateRepo *OAuthStates
 }
@@ -69,7 +69,7 @@ func (f *Tenants) InTenant(ctx context.Context, tenantID string, fn func(context
 			tx.CallLog = &Calls{}
 		}
 		if tx.SettingsRepo == nil {
-			tx.SettingsRepo = &Settings{Value: settings.Default()}
+			tx.SettingsRepo = &StoredSettings{Value: settings.Default()}
 		}
 		if tx.PromptLogRepo == nil {
 			tx.PromptLogRepo = &PromptLogs{}

@@ -1,0 +1,6 @@
+package app
+
+type (
+	// Account copies the aggregate too.
+	Account struct{ Name string }
+)

@@ -1,0 +1,8 @@
+package ports
+
+import "example.com/good/domain/rules"
+
+// AccountRepo stores accounts: the port speaks the domain's type.
+type AccountRepo interface {
+	Get(id string) (*rules.Account, error)
+}
