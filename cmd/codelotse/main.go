@@ -153,29 +153,37 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return err
 	case "tenants":
-		return runTenants(ctx, cfg, rest, stdout)
+		return dispatch(ctx, cfg, cmd, rest, stdout, verb{"create", runTenantsCreate})
 	case "tokens":
-		return runTokens(ctx, cfg, rest, stdout)
+		return dispatch(ctx, cfg, cmd, rest, stdout,
+			verb{"create", runTokensCreate}, verb{"list", runTokensList}, verb{"revoke", runTokensRevoke})
 	case "keys":
-		return runKeys(ctx, cfg, rest, stdout)
+		return dispatch(ctx, cfg, cmd, rest, stdout, verb{"rotate", runKeysRotate})
 	default:
 		return usageError(fmt.Sprintf("unknown command %q", cmd))
 	}
 }
 
-// subcommand splits "create --name x" into "create" and its flags.
-func subcommand(group string, rest []string, want string) ([]string, error) {
-	if len(rest) == 0 || rest[0] != want {
-		return nil, usageError(fmt.Sprintf("usage: codelotse %s %s …", group, want))
-	}
-	return rest[1:], nil
+// verb is one subcommand of a command group ("tokens create").
+type verb struct {
+	name string
+	run  func(ctx context.Context, cfg config.Config, args []string, stdout io.Writer) error
 }
 
-func runTenants(ctx context.Context, cfg config.Config, rest []string, stdout io.Writer) error {
-	args, err := subcommand("tenants", rest, "create")
-	if err != nil {
-		return err
+// dispatch runs the verb rest[0] names with the arguments after it; a
+// missing or unknown verb is a usage error listing the group's verbs.
+func dispatch(ctx context.Context, cfg config.Config, group string, rest []string, stdout io.Writer, verbs ...verb) error {
+	names := make([]string, len(verbs))
+	for i, v := range verbs {
+		if len(rest) > 0 && rest[0] == v.name {
+			return v.run(ctx, cfg, rest[1:], stdout)
+		}
+		names[i] = v.name
 	}
+	return usageError(fmt.Sprintf("usage: codelotse %s %s …", group, strings.Join(names, "|")))
+}
+
+func runTenantsCreate(ctx context.Context, cfg config.Config, args []string, stdout io.Writer) error {
 	fs := newFlags("tenants create")
 	name := fs.String("name", "", "the tenant's name")
 	if err := parseFlags(fs, args); err != nil {
@@ -192,21 +200,6 @@ func runTenants(ctx context.Context, cfg config.Config, rest []string, stdout io
 	}
 	_, err = fmt.Fprintln(stdout, id)
 	return err
-}
-
-func runTokens(ctx context.Context, cfg config.Config, rest []string, stdout io.Writer) error {
-	if len(rest) == 0 {
-		return usageError("usage: codelotse tokens create|list|revoke …")
-	}
-	switch rest[0] {
-	case "create":
-		return runTokensCreate(ctx, cfg, rest[1:], stdout)
-	case "list":
-		return runTokensList(ctx, cfg, rest[1:], stdout)
-	case "revoke":
-		return runTokensRevoke(ctx, cfg, rest[1:], stdout)
-	}
-	return usageError("usage: codelotse tokens create|list|revoke …")
 }
 
 func runTokensCreate(ctx context.Context, cfg config.Config, args []string, stdout io.Writer) error {
@@ -292,11 +285,7 @@ func runTokensRevoke(ctx context.Context, cfg config.Config, args []string, stdo
 	return err
 }
 
-func runKeys(ctx context.Context, cfg config.Config, rest []string, stdout io.Writer) error {
-	args, err := subcommand("keys", rest, "rotate")
-	if err != nil {
-		return err
-	}
+func runKeysRotate(ctx context.Context, cfg config.Config, args []string, stdout io.Writer) error {
 	fs := newFlags("keys rotate")
 	batch := fs.Int("batch-size", operations.RotateKeysBatch, "credentials per batch")
 	if err := parseFlags(fs, args); err != nil {

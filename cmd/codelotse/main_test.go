@@ -83,6 +83,11 @@ func TestCommandErrorsAreOneLine(t *testing.T) {
 		{"database down", []string{"serve"}, []string{deadDatabase}, "postgres"},
 		{"stray argument", []string{"migrate", "now"}, nil, `unexpected argument "now"`},
 		{"unknown flag", []string{"serve", "--port=1"}, nil, "flag provided but not defined"},
+		// A command group without its verb, or with an unknown one, names
+		// the group's verbs (dispatch), before any database is opened.
+		{"tenants without verb", []string{"tenants"}, []string{deadDatabase}, "usage: codelotse tenants create …"},
+		{"tokens unknown verb", []string{"tokens", "delete"}, []string{deadDatabase}, "usage: codelotse tokens create|list|revoke …"},
+		{"keys unknown verb", []string{"keys", "create"}, []string{deadDatabase}, "usage: codelotse keys rotate …"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
