@@ -530,6 +530,13 @@ func TestPendingConnectionConnection(t *testing.T) {
 		{name: "neither token", cred: mustIssuerCode(t, "client-1", ""), field: "auth.accessToken"},
 		{name: "a refresh token with a line break", cred: mustIssuerCode(t, "client-1", ""), tokens: server.Tokens{RefreshToken: "rt\r\nX: y"}, field: "auth.refreshToken"},
 		{name: "a credential bound to another issuer", cred: mustIssuerCode(t, "client-1", "https://other.example"), tokens: server.Tokens{RefreshToken: "rt-1"}, field: "auth.issuer"},
+		{name: "connected before at another token endpoint: the pinned one now", cred: func() server.Credential {
+			c, err := mustIssuerCode(t, "client-1", pcIssuer).WithConnection(pcIssuer, mustURL(t, "https://as.example.com/old-token"), "rt-old", "token:old", t0.Add(-time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}(), tokens: server.Tokens{RefreshToken: "rt-1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
