@@ -1,8 +1,8 @@
 package app
 
-// What the modules share besides the codes and the gates: the
-// permissions, the associated data of sealed rows and the refusals more
-// than one module answers.
+// What the modules share besides the codes, the gates and the sealed
+// secrets (credentials.go): the permissions and the refusals more than
+// one module answers.
 
 import (
 	"errors"
@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/codelotse/codelotse/domain/policy"
-	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -24,34 +23,10 @@ const (
 	PermRepoManage = "repo:manage"
 )
 
-// CredentialAAD binds a server's encrypted credential to its row.
-func CredentialAAD(serverID string) []byte { return []byte("mcp_servers:" + serverID) }
-
 // KeysUnavailable is keys_unavailable: no key ring to seal or open with.
 func KeysUnavailable(cause error) error {
 	return &Error{Code: CodeKeysUnavailable,
 		Message: "credentials cannot be stored: no encryption key is configured (QUAVON_ENCRYPTION_KEYS)", Cause: cause}
-}
-
-// PromptLogAAD is the associated data a review's prompt logs are sealed
-// under: a log opens only as a log of that review.
-func PromptLogAAD(reviewID string) []byte { return []byte("prompt_logs:" + reviewID) }
-
-// OpenCredential decrypts a server's credential (none for no ciphertext);
-// the plaintext lives only in the returned value.
-func OpenCredential(cipher ports.Cipher, serverID string, enc []byte) (server.Credential, error) {
-	if len(enc) == 0 {
-		return server.NoCredential(), nil
-	}
-	if cipher == nil {
-		return server.Credential{}, errors.New("no key ring")
-	}
-	plain, err := cipher.Open(enc, CredentialAAD(serverID))
-	if err != nil {
-		return server.Credential{}, err
-	}
-	defer clear(plain)
-	return server.UnmarshalCredentialSecret(plain)
 }
 
 // CheckDisplayName returns why name is not 1–max printable characters, or "".

@@ -3,17 +3,10 @@ package registry
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/codelotse/codelotse/app"
@@ -25,13 +18,13 @@ import (
 // web interface's "Connect"): StartConnect sends the admin to the
 // authorization server with PKCE (RFC 7636, S256) and RFC 8707's
 // resource, FinishConnect takes the callback. Between the two, the
-// pending state is stored (ports.OAuthStateRepo): the state as its
-// SHA-256, bound to the web session, used once, for ConnectStateTTL; the
-// verifier sealed under oauth_state:<hex state hash>; the authorization
-// server's endpoints pinned as discovery found them.
-
-// ConnectStateTTL is how long a started connection waits for its callback.
-const ConnectStateTTL = 10 * time.Minute
+// connection is a server.PendingConnection, whose rules are the domain's
+// (single use, bound to the web session, server.ConnectTTL, RFC 9207's
+// iss, the authorization server's endpoints, the redirect URI and the
+// client pinned); it is stored through ports.OAuthStateRepo, its secret
+// sealed by app.SealConnectSecret under oauth_state:<hex state hash>.
+// These handlers are the steps around it: read, discover, register,
+// exchange, save, audit.
 
 // ActionServerConnect is the audit action of a completed connection.
 const ActionServerConnect = "server.connect"
@@ -40,12 +33,13 @@ const ActionServerConnect = "server.connect"
 // dynamically at an authorization server (kept for the next connections).
 const ActionServerRegisterClient = "server.register_client"
 
+// AccessOnlyLifetime is how long a connection without a refresh token is
+// taken to last when the token response named no expiry.
+const AccessOnlyLifetime = server.AccessOnlyLifetime
+
 // issuerRefused is the reason shown when the MCP server names another
 // authorization server than the one the credential is bound to.
 const issuerRefused = "the MCP server names another authorization server than the issuer this server's authentication is bound to, or that server's token endpoint is on another origin; nothing was sent to it. Check the issuer and save the authentication again to confirm a new one"
-
-// maxCallbackParam bounds the callback's state, code, iss and error.
-const maxCallbackParam = 2048
 
 // DCRIssuers are the issuers (exact URLs) whose authorization servers may
 // register a client dynamically (QUAVON_MCP_OAUTH_DCR_ISSUERS); empty by
@@ -80,50 +74,17 @@ type StartConnectHandler struct{ d ConnectDeps }
 // NewStartConnectHandler returns the handler.
 func NewStartConnectHandler(d ConnectDeps) *StartConnectHandler { return &StartConnectHandler{d: d} }
 
-// connectState is the sealed part of a pending connection.
-type connectState struct {
-	Verifier     string `json:"verifier"`
-	ClientID     string `json:"clientId"`
-	ClientSecret string `json:"clientSecret,omitempty"`
-}
-
-// StateAAD binds a pending connection's sealed part to its state.
-func StateAAD(stateHash []byte) []byte { return []byte("oauth_state:" + hex.EncodeToString(stateHash)) }
-
-func sha(b []byte) []byte { h := sha256.Sum256(b); return h[:] }
-
-// oauthFailure maps the OAuth client's failures: a refusal of the
-// authorization server is server_unauthorized, unusable metadata a
-// protocol_error, the transport's failures as for discovery.
-func oauthFailure(what string, err error) error {
-	switch {
-	case errors.Is(err, ports.ErrOAuthRejected):
-		return &app.Error{Code: app.CodeServerUnauthorized, Message: what + ": the authorization server refused the request", Cause: err}
-	case errors.Is(err, ports.ErrOAuthIssuer):
-		return &app.Error{Code: app.CodeServerUnauthorized, Message: what + ": " + issuerRefused, Cause: err}
-	case errors.Is(err, ports.ErrOAuthMetadata):
-		return &app.Error{Code: app.CodeProtocolError, Message: what + ": the server's OAuth metadata is missing or unusable", Cause: err}
-	}
-	code, _ := app.RemoteFailure(err)
-	return &app.Error{Code: code, Message: what + " failed: " + string(code), Cause: err}
-}
-
-func randomToken(r io.Reader) (string, error) {
-	b := make([]byte, 32)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return "", fmt.Errorf("registry: random: %w", err)
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
-}
-
 // Handle checks the gates, reads the server (not_found) and refuses one
 // whose auth type is not oauth_authorization_code (validation_failed on
-// auth.type); opens its credential (keys_unavailable); discovers the
-// authorization server and refuses metadata without S256 among its PKCE
-// methods (an empty list is tolerated) as protocol_error; registers a
-// client when the credential has no client id, only at an issuer the
-// operator listed (else validation_failed on auth.clientId); stores the
-// pending state and returns the authorization URL.
+// auth.type); opens its credential (keys_unavailable) and refuses a
+// client secret without an issuer (auth.issuer); discovers the
+// authorization server at the bound issuer and refuses another issuer
+// (server_unauthorized, recorded), incomplete metadata or metadata
+// without S256 among its PKCE methods (an empty list is tolerated) as
+// protocol_error; registers a client when the credential has no client
+// id, only at an issuer the operator listed (else validation_failed on
+// auth.clientId); stores the pending connection and returns the
+// authorization URL.
 func (h *StartConnectHandler) Handle(ctx context.Context, p ports.Principal, cmd StartConnect) (string, error) {
 	if err := h.d.Gates.Check(); err != nil {
 		return "", err
@@ -135,11 +96,48 @@ func (h *StartConnectHandler) Handle(ctx context.Context, p ports.Principal, cmd
 	if cmd.SessionID == "" || cmd.RedirectURI == "" {
 		return "", errors.New("registry: start connect: session and redirect URI are required")
 	}
-	var (
-		s   *server.Server
-		enc []byte
-	)
-	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	s, enc, cred, err := h.read(ctx, p, id)
+	if err != nil {
+		return "", err
+	}
+	o, err := cred.ConnectingOAuth()
+	if err != nil {
+		return "", srvDomainError(err)
+	}
+	md, as, err := h.discover(ctx, p, s, o.Issuer)
+	if err != nil {
+		return "", err
+	}
+	clientID := o.ClientID
+	if o.NeedsRegistration() {
+		if clientID, enc, err = h.register(ctx, p, s, enc, cred, md, as, cmd.RedirectURI, o.Scopes); err != nil {
+			return "", err
+		}
+	}
+	return h.begin(ctx, p, s, enc, as, clientID, o.Scopes, cmd)
+}
+
+// read reads the server and its sealed credential, refuses a server that
+// cannot connect (before any key is needed) and opens the credential.
+func (h *StartConnectHandler) read(ctx context.Context, p ports.Principal, id string) (*server.Server, []byte, server.Credential, error) {
+	s, enc, err := readServer(ctx, h.d.Tenants, p.TenantID, id)
+	if err != nil {
+		return nil, nil, server.Credential{}, err
+	}
+	if err := s.CheckConnectable(); err != nil {
+		return nil, nil, server.Credential{}, srvDomainError(err)
+	}
+	cred, err := app.OpenCredential(h.d.Cipher, s.ID(), enc)
+	if err != nil {
+		return nil, nil, server.Credential{}, app.KeysUnavailable(err)
+	}
+	return s, enc, cred, nil
+}
+
+// readServer reads a server and its sealed credential in one tenant
+// transaction (not_found when it is gone).
+func readServer(ctx context.Context, tenants ports.Tenants, tenantID, id string) (s *server.Server, enc []byte, err error) {
+	err = tenants.InTenant(ctx, tenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		if s, err = tx.Servers().Get(ctx, id); err != nil {
 			return err
 		}
@@ -147,66 +145,74 @@ func (h *StartConnectHandler) Handle(ctx context.Context, p ports.Principal, cmd
 		return err
 	})
 	if err != nil {
-		return "", srvStoreError(err)
+		return nil, nil, srvStoreError(err)
 	}
-	if s.CredentialKind() != server.KindOAuthAuthorizationCode {
-		return "", app.Invalid(map[string]string{"auth.type": "must be oauth_authorization_code to connect"})
-	}
-	cred, err := app.OpenCredential(h.d.Cipher, s.ID(), enc)
-	if err != nil {
-		return "", app.KeysUnavailable(err)
-	}
-	o, ok := cred.OAuth()
-	if !ok {
-		return "", app.Invalid(map[string]string{"auth.type": "must be oauth_authorization_code to connect"})
-	}
-	if o.NeedsIssuer() {
-		return "", app.Invalid(map[string]string{"auth.issuer": "is required with a client secret: edit the authentication and name the authorization server's issuer"})
-	}
-	// Metadata comes only from the issuer the credential is bound to (the
-	// admin's, or the one a registration or connection pinned); an MCP
-	// server that names another is refused, never followed.
-	md, err := h.d.OAuth.Discover(ctx, s.URL(), o.Issuer)
+	return s, enc, nil
+}
+
+// discover asks for the authorization server of s at the issuer the
+// credential is bound to ("" before the first connection pins one) and
+// checks what it found (server.AuthorizationServer.CheckFor): metadata
+// comes only from the bound issuer, and an MCP server that names another
+// is refused and recorded, never followed.
+func (h *StartConnectHandler) discover(ctx context.Context, p ports.Principal, s *server.Server, bound string) (ports.OAuthMetadata, server.AuthorizationServer, error) {
+	md, err := h.d.OAuth.Discover(ctx, s.URL(), bound)
 	if errors.Is(err, ports.ErrOAuthIssuer) {
 		h.recordUnauthorized(ctx, p, s.ID())
 	}
 	if err != nil {
-		return "", oauthFailure("OAuth discovery", err)
+		return md, server.AuthorizationServer{}, oauthFailure("OAuth discovery", err)
 	}
-	if o.Issuer != "" && md.Issuer != o.Issuer {
+	as := server.AuthorizationServer{
+		Issuer: md.Issuer, AuthorizationEndpoint: md.AuthorizationEndpoint, TokenEndpoint: md.TokenEndpoint,
+		RegistrationEndpoint: md.RegistrationEndpoint, IssParameterSupported: md.IssParameterSupported,
+		CodeChallengeMethods: md.CodeChallengeMethods,
+	}
+	switch err := as.CheckFor(bound); {
+	case errors.Is(err, server.ErrOtherIssuer):
 		h.recordUnauthorized(ctx, p, s.ID())
-		return "", oauthFailure("OAuth discovery", ports.ErrOAuthIssuer)
+		return md, as, oauthFailure("OAuth discovery", ports.ErrOAuthIssuer)
+	case errors.Is(err, server.ErrMetadataIncomplete):
+		return md, as, oauthFailure("OAuth discovery", ports.ErrOAuthMetadata)
+	case errors.Is(err, server.ErrPKCEUnsupported):
+		return md, as, &app.Error{Code: app.CodeProtocolError, Message: "OAuth discovery: the authorization server does not support PKCE with S256"}
+	case err != nil:
+		return md, as, err
 	}
-	if md.Issuer == "" || md.AuthorizationEndpoint.IsZero() || md.TokenEndpoint.IsZero() {
-		return "", oauthFailure("OAuth discovery", ports.ErrOAuthMetadata)
-	}
-	if len(md.CodeChallengeMethods) > 0 && !slices.Contains(md.CodeChallengeMethods, "S256") {
-		return "", &app.Error{Code: app.CodeProtocolError, Message: "OAuth discovery: the authorization server does not support PKCE with S256"}
-	}
-	clientID, clientSecret := o.ClientID, ""
-	if o.NeedsRegistration() {
-		if !slices.Contains(h.d.DCRIssuers, md.Issuer) {
-			return "", app.Invalid(map[string]string{"auth.clientId": "is required: this instance does not allow dynamic client registration at this authorization server (QUAVON_MCP_OAUTH_DCR_ISSUERS)"})
-		}
-		if md.RegistrationEndpoint.IsZero() {
-			return "", app.Invalid(map[string]string{"auth.clientId": "is required: the authorization server offers no dynamic client registration"})
-		}
-		clientID, clientSecret, err = h.d.OAuth.Register(ctx, md, cmd.RedirectURI, o.Scopes)
-		if err != nil {
-			return "", oauthFailure("OAuth client registration", err)
-		}
-		if clientID == "" {
-			return "", oauthFailure("OAuth client registration", ports.ErrOAuthRejected)
-		}
-		// One registration per server and issuer: the client is kept
-		// with the credential (issuer pinned) before the admin leaves, so
-		// the next Connect reuses it instead of registering again.
-		if enc, err = h.keepRegistration(ctx, p, s, enc, cred, clientID, clientSecret, md.Issuer); err != nil {
-			return "", err
-		}
-		clientSecret = ""
-	}
+	return md, as, nil
+}
 
+// register registers a client dynamically, only where
+// server.AuthorizationServer.CheckRegistration allows it, and keeps it
+// with the credential: one registration per server and issuer, stored
+// before the admin leaves, so the next Connect reuses it. It returns the
+// client id and the newly sealed credential.
+func (h *StartConnectHandler) register(ctx context.Context, p ports.Principal, s *server.Server, enc []byte, cred server.Credential, md ports.OAuthMetadata, as server.AuthorizationServer, redirectURI string, scopes []string) (string, []byte, error) {
+	switch err := as.CheckRegistration(h.d.DCRIssuers); {
+	case errors.Is(err, server.ErrRegistrationNotAllowed):
+		return "", nil, app.Invalid(map[string]string{"auth.clientId": "is required: this instance does not allow dynamic client registration at this authorization server (QUAVON_MCP_OAUTH_DCR_ISSUERS)"})
+	case errors.Is(err, server.ErrNoRegistrationEndpoint):
+		return "", nil, app.Invalid(map[string]string{"auth.clientId": "is required: the authorization server offers no dynamic client registration"})
+	case err != nil:
+		return "", nil, err
+	}
+	clientID, clientSecret, err := h.d.OAuth.Register(ctx, md, redirectURI, scopes)
+	if err != nil {
+		return "", nil, oauthFailure("OAuth client registration", err)
+	}
+	if clientID == "" {
+		return "", nil, oauthFailure("OAuth client registration", ports.ErrOAuthRejected)
+	}
+	if enc, err = h.keepRegistration(ctx, p, s, enc, cred, clientID, clientSecret, as.Issuer); err != nil {
+		return "", nil, err
+	}
+	return clientID, enc, nil
+}
+
+// begin stores a new pending connection over the sealed credential enc,
+// its secret (a random PKCE verifier and the client) sealed under its
+// random state, and returns the authorization URL the admin goes to.
+func (h *StartConnectHandler) begin(ctx context.Context, p ports.Principal, s *server.Server, enc []byte, as server.AuthorizationServer, clientID string, scopes []string, cmd StartConnect) (string, error) {
 	state, err := randomToken(h.d.Rand)
 	if err != nil {
 		return "", err
@@ -215,47 +221,29 @@ func (h *StartConnectHandler) Handle(ctx context.Context, p ports.Principal, cmd
 	if err != nil {
 		return "", err
 	}
-	stateHash := sha([]byte(state))
-	plain, err := json.Marshal(connectState{Verifier: verifier, ClientID: clientID, ClientSecret: clientSecret})
+	secret, err := server.NewConnectSecret(verifier, clientID, "")
+	if err != nil {
+		return "", fmt.Errorf("registry: start connect: %w", err)
+	}
+	pc, err := server.NewPendingConnection(state, cmd.SessionID, s.ID(), enc, as, cmd.RedirectURI, h.d.Clock.Now())
+	if err != nil {
+		return "", fmt.Errorf("registry: start connect: %w", err)
+	}
+	sealed, err := app.SealConnectSecret(h.d.Cipher, pc.StateHash(), secret)
 	if err != nil {
 		return "", err
 	}
-	defer clear(plain)
-	if h.d.Cipher == nil {
-		return "", app.KeysUnavailable(nil)
-	}
-	sealed, err := h.d.Cipher.Seal(plain, StateAAD(stateHash))
-	if err != nil {
-		return "", app.KeysUnavailable(err)
-	}
-	now := h.d.Clock.Now()
-	st := ports.OAuthState{
-		StateHash: stateHash, ServerID: s.ID(), SessionHash: sha([]byte(cmd.SessionID)), Sealed: sealed,
-		CredentialHash: sha(enc), Issuer: md.Issuer,
-		AuthorizationEndpoint: md.AuthorizationEndpoint.String(), TokenEndpoint: md.TokenEndpoint.String(),
-		IssParameterSupported: md.IssParameterSupported, RedirectURI: cmd.RedirectURI,
-		CreatedAt: now, ExpiresAt: now.Add(ConnectStateTTL),
-	}
 	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
-		return tx.OAuthStates().Insert(ctx, st)
+		return tx.OAuthStates().Insert(ctx, stateRow(pc, sealed))
 	})
 	if err != nil {
 		return "", srvStoreError(err)
 	}
-
-	challenge := sha256.Sum256([]byte(verifier))
-	q := url.Values{}
-	q.Set("response_type", "code")
-	q.Set("client_id", clientID)
-	q.Set("redirect_uri", cmd.RedirectURI)
-	if len(o.Scopes) > 0 {
-		q.Set("scope", strings.Join(o.Scopes, " "))
+	authURL, err := pc.AuthorizationURL(state, secret, scopes, s.URL())
+	if err != nil {
+		return "", fmt.Errorf("registry: start connect: %w", err)
 	}
-	q.Set("state", state)
-	q.Set("code_challenge", base64.RawURLEncoding.EncodeToString(challenge[:]))
-	q.Set("code_challenge_method", "S256")
-	q.Set("resource", s.URL().String())
-	return md.AuthorizationEndpoint.String() + "?" + q.Encode(), nil
+	return authURL, nil
 }
 
 // recordUnauthorized notes server_unauthorized as the server's last error
@@ -291,7 +279,7 @@ func (h *StartConnectHandler) keepRegistration(ctx context.Context, p ports.Prin
 				return ports.CredentialUpdate{}, err
 			}
 			if !bytes.Equal(stored, enc) {
-				return ports.CredentialUpdate{}, refused("auth", "changed since the connection started; connect again")
+				return ports.CredentialUpdate{}, connectRefusal(server.ErrConnectionCredentialChanged)
 			}
 			if err := cur.RegisterClient(registered, h.d.Clock.Now()); err != nil {
 				return ports.CredentialUpdate{}, srvDomainError(err)
@@ -326,21 +314,16 @@ type FinishConnectHandler struct{ d ConnectDeps }
 // NewFinishConnectHandler returns the handler.
 func NewFinishConnectHandler(d ConnectDeps) *FinishConnectHandler { return &FinishConnectHandler{d: d} }
 
-// refused is the answer to a callback that cannot complete a connection.
-func refused(field, reason string) error { return app.Invalid(map[string]string{field: reason}) }
-
-// AccessOnlyLifetime is how long a connection without a refresh token is
-// taken to last when the token response named no expiry.
-const AccessOnlyLifetime = time.Hour
-
-// Handle checks the gates, then consumes the state (single use: the state
-// is deleted in its own transaction before anything else is judged, so a
-// replay finds nothing) and refuses, each as validation_failed with
-// nothing stored: an unknown, used or expired state; a state of another
-// web session; an error the authorization server sent; a missing iss when
-// the server announced it, or any iss that is not the pinned issuer
-// (RFC 9207); a server whose credential changed since the start. It then
-// exchanges the code at the pinned token endpoint with the verifier and
+// Handle checks the gates and the callback's parameters, then takes the
+// pending connection (single use: it is deleted in its own transaction
+// before anything else is judged, so a replay finds nothing) and refuses,
+// each as validation_failed with nothing stored, what
+// server.PendingConnection.Finish refuses: an unknown, used or expired
+// state; a state of another web session; an error the authorization
+// server sent; a missing iss when the server announced it, or any iss
+// that is not the pinned issuer (RFC 9207). It refuses a server whose
+// credential or client changed since the start, exchanges the code at the
+// pinned token endpoint with the verifier, the pinned redirect URI and
 // the server URL as resource (server_unauthorized when refused), stores
 // the connection (the refresh token sealed with the credential, under
 // mcp_servers:<id>; without a refresh token, the access token of the
@@ -349,129 +332,114 @@ func (h *FinishConnectHandler) Handle(ctx context.Context, p ports.Principal, cm
 	if err := h.d.Gates.Check(); err != nil {
 		return nil, err
 	}
-	for _, v := range []string{cmd.State, cmd.Code, cmd.Iss, cmd.Error} {
-		if len(v) > maxCallbackParam {
-			return nil, refused("state", "the callback's parameters are too long")
-		}
+	cb, err := server.NewCallback(cmd.State, cmd.Code, cmd.Iss, cmd.Error)
+	if err != nil {
+		return nil, connectRefusal(err)
 	}
-	if cmd.State == "" {
-		return nil, refused("state", "is required")
-	}
-	stateHash := sha([]byte(cmd.State))
-	var st ports.OAuthState
-	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
-		var err error
-		st, err = tx.OAuthStates().Take(ctx, stateHash)
-		return err
-	})
-	if errors.Is(err, ports.ErrNotFound) {
-		return nil, refused("state", "is unknown or already used; connect again")
-	}
+	pc, sealed, err := h.take(ctx, p, cb)
 	if err != nil {
 		return nil, err
 	}
 	now := h.d.Clock.Now()
-	switch {
-	case cmd.SessionID == "" || subtle.ConstantTimeCompare(st.SessionHash, sha([]byte(cmd.SessionID))) != 1:
-		return nil, refused("state", "belongs to another session; connect again")
-	case !now.Before(st.ExpiresAt):
-		return nil, refused("state", "has expired; connect again")
-	case cmd.Error != "":
-		return nil, refused("error", "the authorization server refused the connection"+asErrorCode(cmd.Error))
-	case st.IssParameterSupported && cmd.Iss == "":
-		return nil, refused("iss", "is required by the authorization server's metadata")
-	case cmd.Iss != "" && cmd.Iss != st.Issuer:
-		return nil, refused("iss", "is not the issuer the connection started with")
-	case cmd.Code == "":
-		return nil, refused("code", "is required")
+	if err := pc.Finish(now, cmd.SessionID, cb); err != nil {
+		return nil, connectRefusal(err)
 	}
-	if h.d.Cipher == nil {
-		return nil, app.KeysUnavailable(nil)
-	}
-	plain, err := h.d.Cipher.Open(st.Sealed, StateAAD(stateHash))
+	secret, err := app.OpenConnectSecret(h.d.Cipher, pc.StateHash(), sealed)
 	if err != nil {
-		return nil, app.KeysUnavailable(err)
+		return nil, err
 	}
-	var cs connectState
-	err = json.Unmarshal(plain, &cs)
-	clear(plain)
-	if err != nil || cs.Verifier == "" || cs.ClientID == "" {
-		return nil, fmt.Errorf("registry: finish connect: malformed sealed state")
-	}
-	tokenURL, err := server.ParseURL(st.TokenEndpoint)
+	s, client, err := h.client(ctx, p, pc, secret)
 	if err != nil {
-		return nil, fmt.Errorf("registry: finish connect: stored token endpoint: %w", err)
+		return nil, err
 	}
+	connected, err := h.exchange(ctx, pc, s, client, secret, cb, app.Actor(p), now)
+	if err != nil {
+		return nil, err
+	}
+	return h.save(ctx, p, pc, connected, now)
+}
 
-	var (
-		s   *server.Server
-		enc []byte
-	)
-	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
-		if s, err = tx.Servers().Get(ctx, st.ServerID); err != nil {
-			return err
-		}
-		enc, err = tx.Servers().Credential(ctx, st.ServerID)
+// take deletes the pending connection of the callback's state and
+// returns it with its sealed secret; an unknown or used state is refused.
+func (h *FinishConnectHandler) take(ctx context.Context, p ports.Principal, cb server.Callback) (*server.PendingConnection, []byte, error) {
+	var st ports.OAuthState
+	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		var err error
+		st, err = tx.OAuthStates().Take(ctx, cb.StateHash())
 		return err
 	})
-	if err != nil {
-		return nil, srvStoreError(err)
+	if errors.Is(err, ports.ErrNotFound) {
+		return nil, nil, connectRefusal(server.ErrConnectionUsed)
 	}
-	if !bytes.Equal(sha(enc), st.CredentialHash) || s.CredentialKind() != server.KindOAuthAuthorizationCode {
-		return nil, refused("auth", "changed since the connection started; connect again")
+	if err != nil {
+		return nil, nil, err
+	}
+	pc, err := server.UnmarshalPendingConnectionFromDatabase(st.StateHash, st.ServerID, st.SessionHash, st.CredentialHash,
+		st.Issuer, st.AuthorizationEndpoint, st.TokenEndpoint, st.IssParameterSupported, st.RedirectURI, st.CreatedAt, st.ExpiresAt)
+	if err != nil {
+		return nil, nil, fmt.Errorf("registry: finish connect: stored state: %w", err)
+	}
+	return pc, st.Sealed, nil
+}
+
+// client reads the server, refuses one whose credential is not the one
+// the connection started over, opens it and returns the credential with
+// the client the start pinned.
+func (h *FinishConnectHandler) client(ctx context.Context, p ports.Principal, pc *server.PendingConnection, secret server.ConnectSecret) (*server.Server, server.Credential, error) {
+	s, enc, err := readServer(ctx, h.d.Tenants, p.TenantID, pc.ServerID())
+	if err != nil {
+		return nil, server.Credential{}, err
+	}
+	if err := pc.CheckCredential(s, enc); err != nil {
+		return nil, server.Credential{}, connectRefusal(err)
 	}
 	cred, err := app.OpenCredential(h.d.Cipher, s.ID(), enc)
 	if err != nil {
-		return nil, app.KeysUnavailable(err)
+		return nil, server.Credential{}, app.KeysUnavailable(err)
 	}
-	o, _ := cred.OAuth()
-	if o.NeedsRegistration() {
-		if cred, err = cred.WithRegisteredClient(cs.ClientID, cs.ClientSecret, st.Issuer); err != nil {
-			return nil, srvDomainError(err)
-		}
-	} else if cs.ClientID != o.ClientID {
-		return nil, refused("auth", "changed since the connection started; connect again")
+	client, err := pc.Client(cred, secret)
+	if err != nil {
+		return nil, server.Credential{}, connectRefusal(err)
 	}
-	o, _ = cred.OAuth()
+	return s, client, nil
+}
 
+// exchange trades the code at the pinned token endpoint and returns the
+// client's credential connected with the answer.
+func (h *FinishConnectHandler) exchange(ctx context.Context, pc *server.PendingConnection, s *server.Server, client server.Credential, secret server.ConnectSecret, cb server.Callback, actor string, now time.Time) (server.Credential, error) {
+	o, _ := client.OAuth()
 	tokens, err := h.d.OAuth.ExchangeCode(ctx, ports.OAuthCodeExchange{
-		TokenURL: tokenURL, ClientID: o.ClientID, ClientSecret: o.ClientSecret,
-		Code: cmd.Code, Verifier: cs.Verifier, RedirectURI: st.RedirectURI, Resource: s.URL(),
+		TokenURL: pc.TokenEndpoint(), ClientID: o.ClientID, ClientSecret: o.ClientSecret,
+		Code: cb.Code(), Verifier: secret.Verifier, RedirectURI: pc.RedirectURI(), Resource: s.URL(),
 	})
 	if err != nil {
-		return nil, oauthFailure("OAuth code exchange", err)
+		return server.Credential{}, oauthFailure("OAuth code exchange", err)
 	}
-	actor := app.Actor(p)
-	var connected server.Credential
-	if tokens.RefreshToken != "" {
-		connected, err = cred.WithConnection(st.Issuer, tokenURL, tokens.RefreshToken, actor, now)
-	} else {
-		// No refresh token (the scopes may lack offline_access): the
-		// connection lasts as long as this access token, and the server
-		// page says until when.
-		expires := tokens.ExpiresAt
-		if expires.IsZero() {
-			expires = now.Add(AccessOnlyLifetime)
-		}
-		connected, err = cred.WithAccessOnlyConnection(st.Issuer, tokenURL, tokens.AccessToken, expires, actor, now)
-	}
+	connected, err := pc.Connection(client, server.Tokens{AccessToken: tokens.AccessToken, RefreshToken: tokens.RefreshToken, ExpiresAt: tokens.ExpiresAt}, actor, now)
 	if err != nil {
 		// The refresh token is not named: the field error's reason is fixed.
-		return nil, &app.Error{Code: app.CodeProtocolError, Message: "OAuth code exchange: the authorization server's answer is unusable", Cause: errors.New("connection refused by the domain")}
+		return server.Credential{}, &app.Error{Code: app.CodeProtocolError, Message: "OAuth code exchange: the authorization server's answer is unusable", Cause: errors.New("connection refused by the domain")}
 	}
-	sealed, err := app.SealCredential(h.d.Cipher, s.ID(), connected)
+	return connected, nil
+}
+
+// save seals the connected credential and stores it, only over the
+// credential the connection started with (an admin's change during the
+// exchange wins), with its server.connect event.
+func (h *FinishConnectHandler) save(ctx context.Context, p ports.Principal, pc *server.PendingConnection, connected server.Credential, now time.Time) (*server.Server, error) {
+	sealed, err := app.SealCredential(h.d.Cipher, pc.ServerID(), connected)
 	if err != nil {
 		return nil, err
 	}
 	var updated *server.Server
 	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
-		u, err := tx.Servers().Update(ctx, s.ID(), func(s *server.Server) (ports.CredentialUpdate, error) {
+		u, err := tx.Servers().Update(ctx, pc.ServerID(), func(s *server.Server) (ports.CredentialUpdate, error) {
 			stored, err := tx.Servers().Credential(ctx, s.ID())
 			if err != nil {
 				return ports.CredentialUpdate{}, err
 			}
-			if !bytes.Equal(sha(stored), st.CredentialHash) {
-				return ports.CredentialUpdate{}, refused("auth", "changed since the connection started; connect again")
+			if err := pc.CheckCredential(s, stored); err != nil {
+				return ports.CredentialUpdate{}, connectRefusal(err)
 			}
 			if err := s.Connect(connected, now); err != nil {
 				return ports.CredentialUpdate{}, srvDomainError(err)
@@ -482,12 +450,7 @@ func (h *FinishConnectHandler) Handle(ctx context.Context, p ports.Principal, cm
 			return err
 		}
 		updated = u
-		v := u.OAuth()
-		details := map[string]any{"authType": u.CredentialKind().String(), "clientId": v.ClientID, "scopes": append([]string{}, v.Scopes...), "issuer": v.Issuer}
-		if hint := u.CredentialHint(); hint != "" {
-			details["hint"] = hint
-		}
-		return tx.Audit().Append(ctx, ports.AuditEvent{Action: ActionServerConnect, Actor: actor, Target: u.ID(), At: now, Details: details})
+		return tx.Audit().Append(ctx, connectEvent(u, app.Actor(p), now))
 	})
 	if err != nil {
 		return nil, srvStoreError(err)
@@ -495,16 +458,89 @@ func (h *FinishConnectHandler) Handle(ctx context.Context, p ports.Principal, cm
 	return updated, nil
 }
 
-// asErrorCode repeats an authorization server's error code when it is
-// one of RFC 6749's plain codes; any other text is not reflected.
-func asErrorCode(e string) string {
-	if len(e) > 64 {
-		return ""
+// connectEvent is the server.connect audit event: the public part of the
+// connection, never a secret.
+func connectEvent(u *server.Server, actor string, now time.Time) ports.AuditEvent {
+	v := u.OAuth()
+	details := map[string]any{"authType": u.CredentialKind().String(), "clientId": v.ClientID, "scopes": append([]string{}, v.Scopes...), "issuer": v.Issuer}
+	if hint := u.CredentialHint(); hint != "" {
+		details["hint"] = hint
 	}
-	for i := 0; i < len(e); i++ {
-		if c := e[i]; (c < 'a' || c > 'z') && c != '_' {
-			return ""
+	return ports.AuditEvent{Action: ActionServerConnect, Actor: actor, Target: u.ID(), At: now, Details: details}
+}
+
+// stateRow is the stored form of a pending connection with its sealed
+// secret.
+func stateRow(pc *server.PendingConnection, sealed []byte) ports.OAuthState {
+	return ports.OAuthState{
+		StateHash: pc.StateHash(), ServerID: pc.ServerID(), SessionHash: pc.SessionHash(), Sealed: sealed,
+		CredentialHash: pc.CredentialHash(), Issuer: pc.Issuer(),
+		AuthorizationEndpoint: pc.AuthorizationEndpoint().String(), TokenEndpoint: pc.TokenEndpoint().String(),
+		IssParameterSupported: pc.IssRequired(), RedirectURI: pc.RedirectURI(),
+		CreatedAt: pc.CreatedAt(), ExpiresAt: pc.ExpiresAt(),
+	}
+}
+
+// refused is the answer to a callback that cannot complete a connection.
+func refused(field, reason string) error { return app.Invalid(map[string]string{field: reason}) }
+
+// callbackRefusals are the answers to what server.PendingConnection and
+// server.Callback refuse: validation_failed on the callback's field.
+var callbackRefusals = []struct {
+	err           error
+	field, reason string
+}{
+	{server.ErrCallbackTooLong, "state", "the callback's parameters are too long"},
+	{server.ErrStateRequired, "state", "is required"},
+	{server.ErrConnectionUsed, "state", "is unknown or already used; connect again"},
+	{server.ErrOtherSession, "state", "belongs to another session; connect again"},
+	{server.ErrConnectionExpired, "state", "has expired; connect again"},
+	{server.ErrIssRequired, "iss", "is required by the authorization server's metadata"},
+	{server.ErrIssMismatch, "iss", "is not the issuer the connection started with"},
+	{server.ErrCodeRequired, "code", "is required"},
+	{server.ErrConnectionCredentialChanged, "auth", "changed since the connection started; connect again"},
+}
+
+// connectRefusal maps a refusal of the pending connection to its answer;
+// an authorization server's error code is repeated only when it is one of
+// RFC 6749's plain codes. Other domain errors are mapped as the server's.
+func connectRefusal(err error) error {
+	var denied *server.AuthorizationDenied
+	if errors.As(err, &denied) {
+		reason := "the authorization server refused the connection"
+		if denied.Code != "" {
+			reason += " (" + denied.Code + ")"
+		}
+		return refused("error", reason)
+	}
+	for _, r := range callbackRefusals {
+		if errors.Is(err, r.err) {
+			return refused(r.field, r.reason)
 		}
 	}
-	return " (" + e + ")"
+	return srvDomainError(err)
+}
+
+// oauthFailure maps the OAuth client's failures: a refusal of the
+// authorization server is server_unauthorized, unusable metadata a
+// protocol_error, the transport's failures as for discovery.
+func oauthFailure(what string, err error) error {
+	switch {
+	case errors.Is(err, ports.ErrOAuthRejected):
+		return &app.Error{Code: app.CodeServerUnauthorized, Message: what + ": the authorization server refused the request", Cause: err}
+	case errors.Is(err, ports.ErrOAuthIssuer):
+		return &app.Error{Code: app.CodeServerUnauthorized, Message: what + ": " + issuerRefused, Cause: err}
+	case errors.Is(err, ports.ErrOAuthMetadata):
+		return &app.Error{Code: app.CodeProtocolError, Message: what + ": the server's OAuth metadata is missing or unusable", Cause: err}
+	}
+	code, _ := app.RemoteFailure(err)
+	return &app.Error{Code: code, Message: what + " failed: " + string(code), Cause: err}
+}
+
+func randomToken(r io.Reader) (string, error) {
+	b := make([]byte, 32)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return "", fmt.Errorf("registry: random: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
 }

@@ -154,11 +154,6 @@ func (f srvFieldErrors) err() error {
 	return app.Invalid(f)
 }
 
-// sealCredential encrypts cred for serverID (app.SealCredential).
-func (d ServerDeps) sealCredential(serverID string, cred server.Credential) ([]byte, error) {
-	return app.SealCredential(d.Cipher, serverID, cred)
-}
-
 // checkEndpoint is the save-time address check of MC1: every address of
 // the URL's host must pass the instance's rules; an IP literal is judged
 // as it is. A host that does not resolve (lookup error or no address) is

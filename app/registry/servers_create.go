@@ -61,7 +61,7 @@ func (h *CreateServerHandler) Handle(ctx context.Context, p ports.Principal, cmd
 	if err != nil {
 		return nil, srvDomainError(err)
 	}
-	sealed, err := h.d.sealCredential(id, cred)
+	sealed, err := app.SealCredential(h.d.Cipher, id, cred)
 	if err != nil {
 		return nil, err
 	}

@@ -104,7 +104,7 @@ func (h *PatchServerHandler) Handle(ctx context.Context, p ports.Principal, cmd 
 			if patch.Credential == nil {
 				return ports.CredentialUpdate{}, nil
 			}
-			sealed, err := h.d.sealCredential(s.ID(), *patch.Credential)
+			sealed, err := app.SealCredential(h.d.Cipher, s.ID(), *patch.Credential)
 			if err != nil {
 				return ports.CredentialUpdate{}, err
 			}

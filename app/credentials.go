@@ -1,0 +1,167 @@
+package app
+
+// Every sealed secret of the service, in one place: the associated data
+// each kind of row is sealed under (stored ciphertexts depend on these
+// strings byte for byte: TestAssociatedDataGolden), sealing and opening a
+// server's credential and a pending connection's secret, the MCPTarget of
+// a server, and the saver of a connection's rotated credential. A
+// credential's walk (ARCHITECTURE.md, "Data flows") passes here and
+// nowhere else in the application layer.
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// CredentialAAD binds a server's encrypted credential to its row.
+func CredentialAAD(serverID string) []byte { return []byte("mcp_servers:" + serverID) }
+
+// PromptLogAAD is the associated data a review's prompt logs are sealed
+// under: a log opens only as a log of that review.
+func PromptLogAAD(reviewID string) []byte { return []byte("prompt_logs:" + reviewID) }
+
+// StateAAD binds a pending connection's sealed secret to its state (the
+// SHA-256 of the state parameter, in hex).
+func StateAAD(stateHash []byte) []byte { return []byte("oauth_state:" + hex.EncodeToString(stateHash)) }
+
+// SealCredential encrypts cred for serverID's row (nil for NoCredential,
+// which needs no key); keys_unavailable when the ring cannot seal.
+func SealCredential(cipher ports.Cipher, serverID string, cred server.Credential) ([]byte, error) {
+	if cred.Kind() == server.KindNone {
+		return nil, nil
+	}
+	secret, err := cred.MarshalSecret()
+	if err != nil {
+		return nil, err
+	}
+	defer clear(secret)
+	if cipher == nil {
+		return nil, KeysUnavailable(nil)
+	}
+	sealed, err := cipher.Seal(secret, CredentialAAD(serverID))
+	if err != nil {
+		return nil, KeysUnavailable(err)
+	}
+	return sealed, nil
+}
+
+// OpenCredential decrypts a server's credential (none for no ciphertext);
+// the plaintext lives only in the returned value.
+func OpenCredential(cipher ports.Cipher, serverID string, enc []byte) (server.Credential, error) {
+	if len(enc) == 0 {
+		return server.NoCredential(), nil
+	}
+	if cipher == nil {
+		return server.Credential{}, errors.New("no key ring")
+	}
+	plain, err := cipher.Open(enc, CredentialAAD(serverID))
+	if err != nil {
+		return server.Credential{}, err
+	}
+	defer clear(plain)
+	return server.UnmarshalCredentialSecret(plain)
+}
+
+// SealConnectSecret encrypts a pending connection's secret (the PKCE
+// verifier and its client) under the state's associated data;
+// keys_unavailable when the ring cannot seal.
+func SealConnectSecret(cipher ports.Cipher, stateHash []byte, secret server.ConnectSecret) ([]byte, error) {
+	plain, err := secret.MarshalSecret()
+	if err != nil {
+		return nil, err
+	}
+	defer clear(plain)
+	if cipher == nil {
+		return nil, KeysUnavailable(nil)
+	}
+	sealed, err := cipher.Seal(plain, StateAAD(stateHash))
+	if err != nil {
+		return nil, KeysUnavailable(err)
+	}
+	return sealed, nil
+}
+
+// OpenConnectSecret decrypts the secret of the pending connection with
+// this state hash: keys_unavailable when no key of the ring opens it
+// (also when it was sealed for another state), an internal error when
+// what opens is malformed.
+func OpenConnectSecret(cipher ports.Cipher, stateHash, sealed []byte) (server.ConnectSecret, error) {
+	if cipher == nil {
+		return server.ConnectSecret{}, KeysUnavailable(nil)
+	}
+	plain, err := cipher.Open(sealed, StateAAD(stateHash))
+	if err != nil {
+		return server.ConnectSecret{}, KeysUnavailable(err)
+	}
+	defer clear(plain)
+	secret, err := server.UnmarshalConnectSecret(plain)
+	if err != nil {
+		return server.ConnectSecret{}, fmt.Errorf("app: open the sealed state: %w", err)
+	}
+	return secret, nil
+}
+
+// ErrCredentialChanged: the server's stored credential changed since it
+// was read (an admin replaced it, or another connection saved a rotated
+// refresh token); the newer one is kept.
+var ErrCredentialChanged = errors.New("credential changed meanwhile")
+
+// Target is the MCPTarget of a server whose credential was opened from
+// enc: for the OAuth kinds it carries the server id (the connector's
+// token cache key) and a saver of rotated credentials (see
+// [CredentialSaverFor]).
+func Target(tenants ports.Tenants, cipher ports.Cipher, tenantID string, s *server.Server, cred server.Credential, enc []byte) ports.MCPTarget {
+	t := ports.MCPTarget{ServerID: s.ID(), URL: s.URL(), Credential: cred}
+	if cred.Kind().IsOAuth() {
+		t.SaveCredential = CredentialSaverFor(tenants, cipher, tenantID, s.ID(), enc)
+	}
+	return t
+}
+
+// CredentialSaverFor returns the saver of a connection's rotated OAuth
+// credential (a new refresh token): it seals the credential for the
+// server's row and stores it in a tenant transaction, but only while the
+// stored ciphertext is still the one the connection opened (opened), or
+// the one this saver stored last; otherwise ErrCredentialChanged and
+// nothing is written, so an admin's new credential is never overwritten
+// by a connection that started before it. Safe for concurrent use.
+func CredentialSaverFor(tenants ports.Tenants, cipher ports.Cipher, tenantID, serverID string, opened []byte) ports.CredentialSaver {
+	var mu sync.Mutex
+	current := bytes.Clone(opened)
+	return func(ctx context.Context, cred server.Credential) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if !cred.Kind().IsOAuth() {
+			return errors.New("app: only an OAuth credential is saved by a connection")
+		}
+		sealed, err := SealCredential(cipher, serverID, cred)
+		if err != nil {
+			return err
+		}
+		err = tenants.InTenant(ctx, tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+			_, err := tx.Servers().Update(ctx, serverID, func(s *server.Server) (ports.CredentialUpdate, error) {
+				stored, err := tx.Servers().Credential(ctx, serverID)
+				if err != nil {
+					return ports.CredentialUpdate{}, err
+				}
+				if !bytes.Equal(stored, current) || s.CredentialKind() != cred.Kind() {
+					return ports.CredentialUpdate{}, ErrCredentialChanged
+				}
+				return ports.CredentialUpdate{Replace: true, Encrypted: sealed}, nil
+			})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		current = sealed
+		return nil
+	}
+}
