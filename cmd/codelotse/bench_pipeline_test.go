@@ -180,8 +180,8 @@ func newBenchEnvAt(b *testing.B, scanner ports.SecretScanner, serverURL string, 
 		servers:  benchServers{srv: srv},
 		repos:    benchRepos{repo: ports.Repository{ID: benchRepo, Name: "acme/api", Visibility: policy.VisibilityPrivate}},
 		policies: benchPolicies{section: section},
-		reviews: benchReviews{run: benchRun(b)},
-		calls: e.calls,
+		reviews:  benchReviews{run: benchRun(b)},
+		calls:    e.calls,
 	}
 	tx.reviews.calls = e.calls
 	instance := gate.InstanceAllowed

@@ -296,10 +296,10 @@ func mustDo(t *testing.T, err error) {
 
 // runView is what a run shows through its getters.
 type runView struct {
-	ID, RepositoryID                string
-	Status                          review.RunStatus
-	Request                         review.Request
-	Result                          review.Result
+	ID, RepositoryID                 string
+	Status                           review.RunStatus
+	Request                          review.Request
+	Result                           review.Result
 	CreatedAt, StartedAt, FinishedAt time.Time
 }
 
