@@ -73,7 +73,8 @@ type Result struct {
 // replica's clock behind) records that latest time instead.
 //
 // A Run's maps and slices are never changed in place, and the getters
-// return copies, so a shallow copy of a Run is a safe copy.
+// return copies, so a shallow copy of a Run is a safe copy. The zero Run
+// is not a run: use [NewRun] or [UnmarshalRunFromDatabase].
 type Run struct {
 	id           string
 	repositoryID string
