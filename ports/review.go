@@ -3,28 +3,9 @@ package ports
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/codelotse/codelotse/domain/review"
 )
-
-// ReviewRun is a review request and, once done, its result.
-type ReviewRun struct {
-	ID            string
-	RepositoryID  string
-	Status        review.RunStatus
-	Title         string
-	Description   string
-	Diff          string
-	Files         map[string]string
-	PromptVersion string
-	Findings      []review.Finding
-	Summary       string
-	Stats         review.Stats
-	CreatedAt     time.Time
-	StartedAt     time.Time
-	FinishedAt    time.Time
-}
 
 // ReviewJobKind is the job queue's kind of a review run.
 const ReviewJobKind = "review_run"
@@ -41,22 +22,35 @@ type ReviewJob struct {
 // Kind names the job for the queue.
 func (ReviewJob) Kind() string { return ReviewJobKind }
 
-// ReviewRepo stores the tenant's review runs.
+// ReviewRepo stores the tenant's review runs. The transitions are the
+// domain's ([review.Run]); Start and Finish store them only over a run
+// that is still queued or running, so of two attempts that both loaded a
+// running run, the one that finishes second gets ErrConflict and the
+// first result stays.
 type ReviewRepo interface {
-	// Insert stores a queued run and enqueues its job in the same
-	// transaction: both commit or neither.
-	Insert(ctx context.Context, r ReviewRun) error
+	// Insert stores r's request as a queued run (whatever r's state and
+	// result) and enqueues its job in the same transaction: both commit
+	// or neither. ErrNotFound when the repository is missing or another
+	// tenant's, ErrConflict when the id is used.
+	Insert(ctx context.Context, r *review.Run) error
 	// Get returns a run or ErrNotFound.
-	Get(ctx context.Context, id string) (ReviewRun, error)
+	Get(ctx context.Context, id string) (*review.Run, error)
 	// Recent returns at most limit runs of a repository, newest first,
 	// without their diff and files.
-	Recent(ctx context.Context, repositoryID string, limit int) ([]ReviewRun, error)
-	// Start marks a queued (or, on a retry, running) run as running and
-	// returns it; ErrNotFound when it is missing, ErrConflict when it is
-	// already done or failed.
-	Start(ctx context.Context, id string, at time.Time) (ReviewRun, error)
-	// Finish stores the result of a run (status done or failed).
-	Finish(ctx context.Context, r ReviewRun) error
+	Recent(ctx context.Context, repositoryID string, limit int) ([]*review.Run, error)
+	// Start stores the start of r, a run that [review.Run.Start] made
+	// running: the stored run becomes running with r's start, unless it
+	// has one (a retry keeps the first). ErrNotFound when it is missing,
+	// ErrConflict when the stored run is done or failed, an error when r
+	// is not running.
+	Start(ctx context.Context, r *review.Run) error
+	// Finish stores the end of r, a run that [review.Run.Complete] or
+	// [review.Run.Fail] finished: its status, result and finish time, and
+	// its start when the stored run has none; never its request.
+	// ErrConflict when the stored run is already done or failed (it keeps
+	// its result), ErrNotFound when it is missing, an error when r is not
+	// finished.
+	Finish(ctx context.Context, r *review.Run) error
 }
 
 // Model roles and the three steps of a review.

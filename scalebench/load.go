@@ -60,8 +60,8 @@ func load(d *database, measured *side, o options, base time.Time) error {
 			CREATE TEMP TABLE r_idx AS SELECT t.i AS ti, (row_number() OVER (PARTITION BY r.tenant_id ORDER BY r.name) - 1)::int AS ri, r.id
 			FROM repositories r JOIN t_idx t ON t.id = r.tenant_id;
 			CREATE INDEX ON s_idx (ti, si); CREATE INDEX ON r_idx (ti, ri); ANALYZE t_idx, s_idx, r_idx`},
-		{"review runs", fmt.Sprintf(`INSERT INTO review_runs (tenant_id, repository_id, status, title, created_at, started_at, finished_at)
-			SELECT t.id, r.id, 'done', 'bulk', at, at, at
+		{"review runs", fmt.Sprintf(`INSERT INTO review_runs (tenant_id, repository_id, status, title, prompt_version, created_at, started_at, finished_at)
+			SELECT t.id, r.id, 'done', 'bulk', 'bulk', at, at, at
 			FROM (SELECT g, CASE WHEN g %% 2 = 0 THEN (g / 2) %% 10 ELSE (g / 2) %% %[2]d END AS ti,
 			             `+at+` - make_interval(secs => (g::bigint * 7919) %% %[3]d) AS at
 			      FROM generate_series(1, %[1]d) g) x
@@ -102,8 +102,8 @@ func load(d *database, measured *side, o options, base time.Time) error {
 // was last called 60 days ago and that the bulk load leaves alone.
 func seedCommon(conn *pgx.Conn, s *side) error {
 	ctx := context.Background()
-	err := conn.QueryRow(ctx, `INSERT INTO review_runs (tenant_id, repository_id, status, title, created_at, started_at, finished_at)
-		VALUES ($1, $2, 'done', 'measured', now(), now(), now()) RETURNING id`, s.tenantID, s.repos[0]).Scan(&s.review)
+	err := conn.QueryRow(ctx, `INSERT INTO review_runs (tenant_id, repository_id, status, title, prompt_version, created_at, started_at, finished_at)
+		VALUES ($1, $2, 'done', 'measured', 'measured', now(), now(), now()) RETURNING id`, s.tenantID, s.repos[0]).Scan(&s.review)
 	if err != nil {
 		return err
 	}

@@ -89,17 +89,17 @@ func newMcpStatsJSON(m dreview.McpStats) mcpStatsJSON {
 	return v
 }
 
-func newReviewJSON(r ports.ReviewRun) reviewJSON {
+func newReviewJSON(r *dreview.Run) reviewJSON {
+	findings := r.Findings()
 	v := reviewJSON{
-		ID: r.ID, Status: string(r.Status), Findings: make([]findingJSON, 0, len(r.Findings)), Summary: r.Summary,
-		Stats:     statsJSON{Mcp: newMcpStatsJSON(r.Stats.Mcp)},
-		CreatedAt: timeJSON(r.CreatedAt), FinishedAt: timeJSON(r.FinishedAt),
+		ID: r.ID(), Status: string(r.Status()), Findings: make([]findingJSON, 0, len(findings)), Summary: r.Summary(),
+		Stats:     statsJSON{Mcp: newMcpStatsJSON(r.Stats().Mcp)},
+		CreatedAt: timeJSON(r.CreatedAt()), FinishedAt: timeJSON(r.FinishedAt()),
 	}
-	for _, f := range r.Findings {
+	for _, f := range findings {
 		v.Findings = append(v.Findings, findingJSON(f))
 	}
-	if r.PromptVersion != "" {
-		pv := r.PromptVersion
+	if pv := r.PromptVersion(); pv != "" {
 		v.PromptVersion = &pv
 	}
 	return v
@@ -117,7 +117,7 @@ func (g *ReviewRoutes) register(rt *router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusAccepted, reviewQueuedJSON{ID: run.ID, Status: string(run.Status)}, nil
+		return http.StatusAccepted, reviewQueuedJSON{ID: run.ID(), Status: string(run.Status())}, nil
 	})
 	rt.handle("GET /v1/reviews/{id}", app.PermRepoManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		run, err := g.get.Handle(r.Context(), p, review.GetReview{ID: r.PathValue("id")})

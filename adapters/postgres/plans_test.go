@@ -181,10 +181,9 @@ func TestPlansUseTheirIndexes(t *testing.T) {
 		`INSERT INTO repositories (tenant_id, name, visibility) VALUES (?1, 'org/b', 'private')`,
 		`INSERT INTO mcp_servers (tenant_id, name, url)
 		 SELECT ?0, 'srv' || g, 'https://srv' || g || '.example.com/mcp' FROM generate_series(1, 20) g`,
-		`INSERT INTO review_runs (tenant_id, repository_id, status, created_at)
-		 SELECT ?0, CASE WHEN g % 2 = 0 THEN r.ids[1] ELSE r.ids[1 + g % 2000] END, 'done',
-		        timestamptz '2026-11-30 09:00:00Z' - make_interval(secs => g / 2)
-		 FROM generate_series(1, 40000) g,
+		`INSERT INTO review_runs (tenant_id, repository_id, status, title, prompt_version, created_at, started_at, finished_at)
+		 SELECT ?0, CASE WHEN g % 2 = 0 THEN r.ids[1] ELSE r.ids[1 + g % 2000] END, 'done', 't', 'v1', at, at, at
+		 FROM (SELECT g, timestamptz '2026-11-30 09:00:00Z' - make_interval(secs => g / 2) AS at FROM generate_series(1, 40000) g) x,
 		      (SELECT array_agg(id ORDER BY name) AS ids FROM repositories WHERE tenant_id = ?0) r`,
 		`INSERT INTO mcp_tool_calls (tenant_id, server_id, review_id, tool, status, created_at)
 		 SELECT ?0, CASE WHEN g % 2 = 0 THEN s.ids[1] ELSE s.ids[1 + g % 20] END, rv.ids[1 + g % 40000], 'search', 'ok',

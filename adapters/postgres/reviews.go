@@ -82,46 +82,39 @@ func (m mcpStatsRow) toDomain() review.McpStats {
 	return out
 }
 
-func (r reviewRow) toPort() ports.ReviewRun {
-	run := ports.ReviewRun{
-		ID: r.ID, RepositoryID: r.RepositoryID, Status: review.RunStatus(r.Status),
-		Title: r.Title, Description: r.Description, Diff: r.Diff, Files: r.Files,
-		PromptVersion: r.PromptVersion.String, Findings: make([]review.Finding, 0, len(r.Findings)), Summary: r.Summary,
-		Stats:     review.Stats{Mcp: r.Stats.Mcp.toDomain()},
-		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt.Time, FinishedAt: r.FinishedAt.Time,
-	}
-	if run.Files == nil {
-		run.Files = map[string]string{}
-	}
+// toDomain loads the row through the domain's rules: a row that breaks
+// them is an error, never a run.
+func (r reviewRow) toDomain() (*review.Run, error) {
+	findings := make([]review.Finding, 0, len(r.Findings))
 	for _, f := range r.Findings {
-		run.Findings = append(run.Findings, review.Finding(f))
+		findings = append(findings, review.Finding(f))
 	}
-	return run
+	return review.UnmarshalRunFromDatabase(r.ID, r.RepositoryID, review.RunStatus(r.Status),
+		review.Request{Title: r.Title, Description: r.Description, Diff: r.Diff, Files: r.Files},
+		review.Result{PromptVersion: r.PromptVersion.String, Findings: findings, Summary: r.Summary,
+			Stats: review.Stats{Mcp: r.Stats.Mcp.toDomain()}},
+		r.CreatedAt, r.StartedAt.Time, r.FinishedAt.Time)
 }
 
 // reviewRepo implements [ports.ReviewRepo] inside one tenant transaction.
 type reviewRepo struct{ t *tenantTx }
 
-// Insert stores r as a queued run and enqueues its job on the same
-// transaction. r.ID is chosen by the caller and must be a UUID; the status
-// and the result fields of r are ignored. A repository that is missing or
-// belongs to another tenant is [ports.ErrNotFound]; a used id is
-// [ports.ErrConflict].
-func (rr reviewRepo) Insert(ctx context.Context, r ports.ReviewRun) error {
-	if !isUUID(r.ID) {
-		return fmt.Errorf("postgres: insert review: id %q is not a UUID", r.ID)
+// Insert stores r's request as a queued run and enqueues its job on the
+// same transaction; r's state and result are not stored. A repository
+// that is missing or belongs to another tenant is [ports.ErrNotFound]; a
+// used id is [ports.ErrConflict].
+func (rr reviewRepo) Insert(ctx context.Context, r *review.Run) error {
+	if !isUUID(r.ID()) {
+		return fmt.Errorf("postgres: insert review: id %q is not a UUID", r.ID())
 	}
-	if !isUUID(r.RepositoryID) {
+	if !isUUID(r.RepositoryID()) {
 		return fmt.Errorf("postgres: insert review: repository: %w", ports.ErrNotFound)
 	}
-	files := r.Files
-	if files == nil {
-		files = map[string]string{}
-	}
+	req := r.Request()
 	row := reviewRow{
-		ID: r.ID, TenantID: rr.t.tenantID, RepositoryID: r.RepositoryID, Status: string(review.Queued),
-		Title: r.Title, Description: r.Description, Diff: r.Diff, Files: files,
-		Findings: []findingRow{}, CreatedAt: r.CreatedAt,
+		ID: r.ID(), TenantID: rr.t.tenantID, RepositoryID: r.RepositoryID(), Status: string(review.Queued),
+		Title: req.Title, Description: req.Description, Diff: req.Diff, Files: req.Files,
+		Findings: []findingRow{}, CreatedAt: r.CreatedAt(),
 	}
 	err := inSavepoint(ctx, rr.t.tx, func(ctx context.Context, tx bun.Tx) error {
 		_, err := tx.NewInsert().Model(&row).
@@ -140,30 +133,35 @@ func (rr reviewRepo) Insert(ctx context.Context, r ports.ReviewRun) error {
 	if rr.t.tx.Tx == nil {
 		return errReadScope
 	}
-	return enqueueReview(ctx, rr.t.tx.Tx, rr.t.tenantID, r.ID)
+	return enqueueReview(ctx, rr.t.tx.Tx, rr.t.tenantID, r.ID())
 }
 
-// Get returns a run of the tenant or [ports.ErrNotFound].
-func (rr reviewRepo) Get(ctx context.Context, id string) (ports.ReviewRun, error) {
+// Get returns a run of the tenant or [ports.ErrNotFound]; a row that
+// breaks the run's rules is an error (review.ErrInvalidStoredRun).
+func (rr reviewRepo) Get(ctx context.Context, id string) (*review.Run, error) {
 	if !isUUID(id) {
-		return ports.ReviewRun{}, fmt.Errorf("postgres: get review: %w", ports.ErrNotFound)
+		return nil, fmt.Errorf("postgres: get review: %w", ports.ErrNotFound)
 	}
 	var row reviewRow
 	err := rr.t.db.NewSelect().Model(&row).Where("rv.id = ? AND rv.tenant_id = ?", id, rr.t.tenantID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return ports.ReviewRun{}, fmt.Errorf("postgres: get review: %w", ports.ErrNotFound)
+		return nil, fmt.Errorf("postgres: get review: %w", ports.ErrNotFound)
 	}
 	if err != nil {
-		return ports.ReviewRun{}, fmt.Errorf("postgres: get review: %w", err)
+		return nil, fmt.Errorf("postgres: get review: %w", err)
 	}
-	return row.toPort(), nil
+	run, err := row.toDomain()
+	if err != nil {
+		return nil, fmt.Errorf("postgres: get review: %w", err)
+	}
+	return run, nil
 }
 
 // Recent returns at most limit runs of a repository, newest first, without
 // their diff and files; none for an id that is not a UUID.
-func (rr reviewRepo) Recent(ctx context.Context, repositoryID string, limit int) ([]ports.ReviewRun, error) {
+func (rr reviewRepo) Recent(ctx context.Context, repositoryID string, limit int) ([]*review.Run, error) {
 	if !isUUID(repositoryID) || limit <= 0 {
-		return []ports.ReviewRun{}, nil
+		return []*review.Run{}, nil
 	}
 	var rows []reviewRow
 	err := rr.t.db.NewSelect().Model(&rows).
@@ -173,81 +171,91 @@ func (rr reviewRepo) Recent(ctx context.Context, repositoryID string, limit int)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: recent reviews: %w", err)
 	}
-	out := make([]ports.ReviewRun, 0, len(rows))
+	out := make([]*review.Run, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, r.toPort())
+		run, err := r.toDomain()
+		if err != nil {
+			return nil, fmt.Errorf("postgres: recent reviews: %w", err)
+		}
+		out = append(out, run)
 	}
 	return out, nil
 }
 
-// Start marks a queued or running run as running and returns it. A retry
-// (the run is already running) keeps the time of the first start.
-// [ports.ErrConflict] when the run is done or failed, [ports.ErrNotFound]
-// when it is missing.
-func (rr reviewRepo) Start(ctx context.Context, id string, at time.Time) (ports.ReviewRun, error) {
-	if !isUUID(id) {
-		return ports.ReviewRun{}, fmt.Errorf("postgres: start review: %w", ports.ErrNotFound)
+// Start stores the start of r, which review.Run.Start made running: the
+// row becomes running with r's start unless it has one (a retry keeps the
+// first). The update matches only a queued or running row, whatever r
+// says: [ports.ErrConflict] when the run is done or failed (another
+// attempt finished it), [ports.ErrNotFound] when it is missing.
+func (rr reviewRepo) Start(ctx context.Context, r *review.Run) error {
+	if r.Status() != review.Running {
+		return fmt.Errorf("postgres: start review: status %q is not %s", r.Status(), review.Running)
 	}
-	var row reviewRow
-	err := rr.t.db.NewUpdate().Model(&row).
+	if !isUUID(r.ID()) {
+		return fmt.Errorf("postgres: start review: %w", ports.ErrNotFound)
+	}
+	res, err := rr.t.db.NewUpdate().Model((*reviewRow)(nil)).
 		Set("status = ?", review.Running).
-		Set("started_at = coalesce(rv.started_at, ?)", at).
-		Where("rv.id = ? AND rv.tenant_id = ?", id, rr.t.tenantID).
+		Set("started_at = coalesce(rv.started_at, ?)", r.StartedAt()).
+		Where("rv.id = ? AND rv.tenant_id = ?", r.ID(), rr.t.tenantID).
 		Where("rv.status IN (?, ?)", review.Queued, review.Running).
-		Returning("*").Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ports.ReviewRun{}, rr.missingOrFinished(ctx, "start review", id)
-	}
-	if err != nil {
-		return ports.ReviewRun{}, fmt.Errorf("postgres: start review: %w", err)
-	}
-	return row.toPort(), nil
+		Exec(ctx)
+	return rr.transitioned(ctx, "start review", r.ID(), res, err)
 }
 
-// Finish stores the result of a queued or running run: r.Status (done or
-// failed), findings, summary, stats, prompt version and r.FinishedAt (the
-// transaction's time when zero). A run that is already done or failed is
-// [ports.ErrConflict] and keeps its result, so a late failure never
-// overwrites a finished review; a missing run is [ports.ErrNotFound].
-func (rr reviewRepo) Finish(ctx context.Context, r ports.ReviewRun) error {
-	if !r.Status.Finished() {
-		return fmt.Errorf("postgres: finish review: status %q is not %s or %s", r.Status, review.Done, review.Failed)
+// Finish stores the end of r, which review.Run.Complete or review.Run.Fail
+// finished: its status, findings, summary, stats, prompt version and
+// finish time, and its start when the row has none; never its request.
+// The update matches only a queued or running row: a run that is already
+// done or failed is [ports.ErrConflict] and keeps its result, so a late
+// failure never overwrites a finished review; a missing run is
+// [ports.ErrNotFound].
+func (rr reviewRepo) Finish(ctx context.Context, r *review.Run) error {
+	if !r.Status().Finished() {
+		return fmt.Errorf("postgres: finish review: status %q is not %s or %s", r.Status(), review.Done, review.Failed)
 	}
-	if !isUUID(r.ID) {
+	if !isUUID(r.ID()) {
 		return fmt.Errorf("postgres: finish review: %w", ports.ErrNotFound)
 	}
-	findings := make([]findingRow, 0, len(r.Findings))
-	for _, f := range r.Findings {
+	result := r.Result()
+	findings := make([]findingRow, 0, len(result.Findings))
+	for _, f := range result.Findings {
 		findings = append(findings, findingRow(f))
 	}
 	findingsJSON, err := json.Marshal(findings)
 	if err != nil {
 		return fmt.Errorf("postgres: finish review: findings: %w", err)
 	}
-	statsJSON, err := json.Marshal(statsRow{Mcp: newMcpStatsRow(r.Stats.Mcp)})
+	statsJSON, err := json.Marshal(statsRow{Mcp: newMcpStatsRow(result.Stats.Mcp)})
 	if err != nil {
 		return fmt.Errorf("postgres: finish review: stats: %w", err)
 	}
-	finishedAt := bun.NullTime{Time: r.FinishedAt}
 	res, err := rr.t.db.NewUpdate().Model((*reviewRow)(nil)).
-		Set("status = ?", r.Status).
+		Set("status = ?", r.Status()).
 		Set("findings = ?::jsonb", string(findingsJSON)).
-		Set("summary = ?", r.Summary).
+		Set("summary = ?", result.Summary).
 		Set("stats = ?::jsonb", string(statsJSON)).
-		Set("prompt_version = nullif(?, '')", r.PromptVersion).
-		Set("finished_at = coalesce(?, now())", finishedAt).
-		Where("rv.id = ? AND rv.tenant_id = ?", r.ID, rr.t.tenantID).
+		Set("prompt_version = nullif(?, '')", result.PromptVersion).
+		Set("started_at = coalesce(rv.started_at, ?)", bun.NullTime{Time: r.StartedAt()}).
+		Set("finished_at = ?", r.FinishedAt()).
+		Where("rv.id = ? AND rv.tenant_id = ?", r.ID(), rr.t.tenantID).
 		Where("rv.status IN (?, ?)", review.Queued, review.Running).
 		Exec(ctx)
+	return rr.transitioned(ctx, "finish review", r.ID(), res, err)
+}
+
+// transitioned reads the outcome of a transition's update: no row
+// matched is a missing or a finished run.
+func (rr reviewRepo) transitioned(ctx context.Context, op, id string, res sql.Result, err error) error {
 	if err != nil {
-		return fmt.Errorf("postgres: finish review: %w", err)
+		return fmt.Errorf("postgres: %s: %w", op, err)
 	}
 	n, err := rowsAffected(res)
 	if err != nil {
-		return fmt.Errorf("postgres: finish review: %w", err)
+		return fmt.Errorf("postgres: %s: %w", op, err)
 	}
 	if n == 0 {
-		return rr.missingOrFinished(ctx, "finish review", r.ID)
+		return rr.missingOrFinished(ctx, op, id)
 	}
 	return nil
 }

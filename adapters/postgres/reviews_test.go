@@ -27,12 +27,18 @@ func (f fixture) newRepository(t *testing.T, tenant string) string {
 	return id
 }
 
-func newRun(t *testing.T, repo string) ports.ReviewRun {
-	return ports.ReviewRun{
-		ID: newID(t), RepositoryID: repo, Title: "Add cache", Description: "why",
+// runCreated is when newRun's runs are submitted.
+var runCreated = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+
+func newRun(t *testing.T, repo string) *review.Run {
+	t.Helper()
+	r, err := review.NewRun(newID(t), repo, review.Request{Title: "Add cache", Description: "why",
 		Diff:  "--- a/a.go\n+++ b/a.go\n@@ -1 +1 @@\n-x\n+y\n",
-		Files: map[string]string{"a.go": "package a\n"},
+		Files: map[string]string{"a.go": "package a\n"}}, runCreated)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return r
 }
 
 // jobRow is what the tests read of a river_job row, as the owner.
@@ -90,7 +96,7 @@ func TestReviewInsertEnqueuesInTheSameTransaction(t *testing.T) {
 			if err := tx.Reviews().Insert(ctx, run); err != nil {
 				return err
 			}
-			if n := len(jobsOfReview(t, f.db, run.ID)); n != 0 {
+			if n := len(jobsOfReview(t, f.db, run.ID())); n != 0 {
 				t.Errorf("job visible outside the transaction before commit: %d rows", n)
 			}
 			return errBoom
@@ -98,10 +104,10 @@ func TestReviewInsertEnqueuesInTheSameTransaction(t *testing.T) {
 		if !errors.Is(err, errBoom) {
 			t.Fatalf("InTenant = %v, want %v", err, errBoom)
 		}
-		if runExists(t, f.db, run.ID) {
+		if runExists(t, f.db, run.ID()) {
 			t.Error("run stored after rollback")
 		}
-		if jobs := jobsOfReview(t, f.db, run.ID); len(jobs) != 0 {
+		if jobs := jobsOfReview(t, f.db, run.ID()); len(jobs) != 0 {
 			t.Errorf("jobs after rollback: %+v, want none", jobs)
 		}
 	})
@@ -111,14 +117,14 @@ func TestReviewInsertEnqueuesInTheSameTransaction(t *testing.T) {
 		f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error {
 			return tx.Reviews().Insert(ctx, run)
 		})
-		if !runExists(t, f.db, run.ID) {
+		if !runExists(t, f.db, run.ID()) {
 			t.Error("run missing after commit")
 		}
 		want := []jobRow{{
-			Kind: postgres.ReviewJobKind, Args: map[string]any{"tenantId": a, "reviewId": run.ID},
+			Kind: postgres.ReviewJobKind, Args: map[string]any{"tenantId": a, "reviewId": run.ID()},
 			State: "available", MaxAttempts: postgres.ReviewJobMaxAttempts,
 		}}
-		if diff := cmp.Diff(want, jobsOfReview(t, f.db, run.ID)); diff != "" {
+		if diff := cmp.Diff(want, jobsOfReview(t, f.db, run.ID())); diff != "" {
 			t.Errorf("jobs after commit (-want +got):\n%s", diff)
 		}
 	})
@@ -139,7 +145,7 @@ func TestReviewInsertEnqueuesInTheSameTransaction(t *testing.T) {
 		if err == nil {
 			t.Fatal("Insert without the sequence grant succeeded, want an error")
 		}
-		if runExists(t, f.db, run.ID) {
+		if runExists(t, f.db, run.ID()) {
 			t.Error("run stored although its job was not")
 		}
 	})
@@ -153,140 +159,157 @@ func TestReviewRepo(t *testing.T) {
 	f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error {
 		return tx.Reviews().Insert(ctx, run)
 	})
+	// view is what the tests compare of a run.
+	type view struct {
+		ID, RepositoryID                 string
+		Status                           review.RunStatus
+		Request                          review.Request
+		Result                           review.Result
+		CreatedAt, StartedAt, FinishedAt time.Time
+	}
+	viewOf := func(r *review.Run) view {
+		return view{r.ID(), r.RepositoryID(), r.Status(), r.Request(), r.Result(), r.CreatedAt().UTC(), r.StartedAt().UTC(), r.FinishedAt().UTC()}
+	}
 
-	ignoreTimes := cmp.FilterPath(func(p cmp.Path) bool {
-		switch p.Last().String() {
-		case ".CreatedAt", ".StartedAt", ".FinishedAt":
-			return true
-		}
-		return false
-	}, cmp.Ignore())
-
-	var created time.Time
 	f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error {
-		got, err := tx.Reviews().Get(ctx, run.ID)
+		got, err := tx.Reviews().Get(ctx, run.ID())
 		if err != nil {
 			t.Fatalf("Get: %v", err)
 		}
-		want := run
-		want.Status = review.Queued
-		want.Findings = []review.Finding{}
-		if diff := cmp.Diff(want, got, ignoreTimes); diff != "" {
+		if diff := cmp.Diff(viewOf(run), viewOf(got)); diff != "" {
 			t.Errorf("Get after Insert (-want +got):\n%s", diff)
 		}
-		if got.CreatedAt.IsZero() || !got.StartedAt.IsZero() || !got.FinishedAt.IsZero() {
-			t.Errorf("times after Insert: created %v, started %v, finished %v; want created only",
-				got.CreatedAt, got.StartedAt, got.FinishedAt)
-		}
-		created = got.CreatedAt
-
 		if err := tx.Reviews().Insert(ctx, run); !errors.Is(err, ports.ErrConflict) {
 			t.Errorf("Insert of a used id = %v, want ErrConflict", err)
 		}
-		for _, repo := range []string{newID(t), "nope"} {
-			if err := tx.Reviews().Insert(ctx, newRun(t, repo)); !errors.Is(err, ports.ErrNotFound) {
-				t.Errorf("Insert for repository %q = %v, want ErrNotFound", repo, err)
-			}
+		if err := tx.Reviews().Insert(ctx, newRun(t, newID(t))); !errors.Is(err, ports.ErrNotFound) {
+			t.Errorf("Insert for a missing repository = %v, want ErrNotFound", err)
 		}
 		return nil
 	})
 
-	first := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	first := runCreated.Add(time.Hour)
+	var started *review.Run
 	f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error {
-		got, err := tx.Reviews().Start(ctx, run.ID, first)
-		if err != nil || got.Status != review.Running || !got.StartedAt.Equal(first) {
-			t.Errorf("Start = %s at %v, %v; want running at %v", got.Status, got.StartedAt, err, first)
+		got, err := tx.Reviews().Get(ctx, run.ID())
+		if err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		if err := got.Start(first); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Reviews().Start(ctx, got); err != nil {
+			t.Errorf("Start: %v", err)
 		}
 		// A retry starts a running run again and keeps the first start.
-		got, err = tx.Reviews().Start(ctx, run.ID, first.Add(time.Minute))
-		if err != nil || got.Status != review.Running || !got.StartedAt.Equal(first) {
-			t.Errorf("Start again = %s at %v, %v; want running at %v", got.Status, got.StartedAt, err, first)
+		retry, err := tx.Reviews().Get(ctx, run.ID())
+		if err != nil || retry.Status() != review.Running || !retry.StartedAt().Equal(first) {
+			t.Fatalf("after Start: %v, %v", retry, err)
 		}
-		if got.Diff != run.Diff || got.Files["a.go"] != run.Files["a.go"] {
-			t.Errorf("Start returned diff %q files %v, want the stored request", got.Diff, got.Files)
+		if err := retry.Start(first.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Reviews().Start(ctx, retry); err != nil {
+			t.Errorf("Start again: %v", err)
+		}
+		started, err = tx.Reviews().Get(ctx, run.ID())
+		if err != nil || started.Status() != review.Running || !started.StartedAt().Equal(first) {
+			t.Errorf("Start again = %s at %v, %v; want running at %v", started.Status(), started.StartedAt(), err, first)
+		}
+		if started.Diff() != run.Diff() || started.Files()["a.go"] != run.Files()["a.go"] {
+			t.Errorf("the started run has diff %q files %v, want the stored request", started.Diff(), started.Files())
 		}
 		return nil
 	})
 
 	prompt := "mcp-v1"
-	done := run
-	done.Status = review.Done
-	done.PromptVersion = "review-v1.5"
-	done.Findings = []review.Finding{{Path: "a.go", Line: 1, Title: "t", Body: "b", Evidence: "+y"}}
-	done.Summary = "One paragraph."
-	done.Stats = review.Stats{Mcp: review.McpStats{Prompt: &prompt, Calls: 2, Bytes: 300, Blocked: 1}}
-	done.FinishedAt = first.Add(2 * time.Minute)
+	stale := *started // another attempt's copy
+	done := started
+	if err := done.Complete(first.Add(2*time.Minute), review.Result{PromptVersion: "review-v1.5", Summary: "One paragraph.",
+		Findings: []review.Finding{{Path: "a.go", Line: 1, Title: "t", Body: "b", Evidence: "+y"}},
+		Stats:    review.Stats{Mcp: review.McpStats{Prompt: &prompt, Calls: 2, Bytes: 300, Blocked: 1}}}); err != nil {
+		t.Fatal(err)
+	}
 	f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error {
 		return tx.Reviews().Finish(ctx, done)
 	})
 	f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error {
-		got, err := tx.Reviews().Get(ctx, run.ID)
+		got, err := tx.Reviews().Get(ctx, run.ID())
 		if err != nil {
 			t.Fatalf("Get: %v", err)
 		}
-		if diff := cmp.Diff(done, got, ignoreTimes); diff != "" {
+		if diff := cmp.Diff(viewOf(done), viewOf(got)); diff != "" {
 			t.Errorf("Get after Finish (-want +got):\n%s", diff)
 		}
-		if !got.CreatedAt.Equal(created) || !got.StartedAt.Equal(first) || !got.FinishedAt.Equal(done.FinishedAt) {
-			t.Errorf("times = %v %v %v, want %v %v %v", got.CreatedAt, got.StartedAt, got.FinishedAt, created, first, done.FinishedAt)
-		}
 
-		// Finished runs are final.
-		if _, err := tx.Reviews().Start(ctx, run.ID, time.Now()); !errors.Is(err, ports.ErrConflict) {
+		// Finished runs are final, whatever a stale copy says: the
+		// update's guard refuses them.
+		if err := tx.Reviews().Start(ctx, &stale); !errors.Is(err, ports.ErrConflict) {
 			t.Errorf("Start of a done run = %v, want ErrConflict", err)
 		}
-		failed := done
-		failed.Status = review.Failed
-		if err := tx.Reviews().Finish(ctx, failed); !errors.Is(err, ports.ErrConflict) {
+		if err := stale.Fail(first.Add(3 * time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Reviews().Finish(ctx, &stale); !errors.Is(err, ports.ErrConflict) {
 			t.Errorf("Finish of a done run = %v, want ErrConflict", err)
 		}
-		bad := done
-		bad.Status = review.Running
-		if err := tx.Reviews().Finish(ctx, bad); err == nil {
-			t.Error("Finish with status running succeeded, want an error")
+		if err := tx.Reviews().Finish(ctx, run); err == nil {
+			t.Error("Finish of a queued run succeeded, want an error")
 		}
 		return nil
 	})
 
-	// A run without stats reads back with zero stats and no MCP prompt; a
-	// zero FinishedAt is the database's time.
+	// A run that never ran fails with zero stats and no MCP prompt.
 	plain := newRun(t, repoA)
 	f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error {
 		if err := tx.Reviews().Insert(ctx, plain); err != nil {
 			return err
 		}
-		return tx.Reviews().Finish(ctx, ports.ReviewRun{ID: plain.ID, Status: review.Failed})
+		if err := plain.Fail(runCreated.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		return tx.Reviews().Finish(ctx, plain)
 	})
 	f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error {
-		got, err := tx.Reviews().Get(ctx, plain.ID)
+		got, err := tx.Reviews().Get(ctx, plain.ID())
 		if err != nil {
 			return err
 		}
-		if got.Status != review.Failed || cmp.Diff(got.Stats, review.Stats{}) != "" || got.PromptVersion != "" || got.FinishedAt.IsZero() {
-			t.Errorf("failed run = %s, stats %+v, prompt %q, finished %v; want failed, zero stats, no prompt, a finish time",
-				got.Status, got.Stats, got.PromptVersion, got.FinishedAt)
+		if diff := cmp.Diff(viewOf(plain), viewOf(got)); diff != "" || got.Status() != review.Failed || !got.StartedAt().IsZero() {
+			t.Errorf("failed run (-want +got):\n%s", diff)
 		}
 		return nil
 	})
 	// The stored stats keep the JSON keys every reader of the column knows.
 	var stored string
 	if err := f.db.WithTenant(t.Context(), a, func(ctx context.Context, tx bun.Tx) error {
-		return tx.NewRaw("SELECT stats::text FROM review_runs WHERE id = ?", plain.ID).Scan(ctx, &stored)
+		return tx.NewRaw("SELECT stats::text FROM review_runs WHERE id = ?", plain.ID()).Scan(ctx, &stored)
 	}); err != nil || stored != `{"mcp": {"bytes": 0, "calls": 0, "prompt": null, "blocked": 0}}` {
 		t.Errorf("stored stats = %s, %v", stored, err)
 	}
 
 	// Tenant B sees none of A's runs, whatever it does.
 	f.in(t, b, func(ctx context.Context, tx ports.TenantTx) error {
-		for _, id := range []string{run.ID, plain.ID, newID(t), "nope", ""} {
+		for _, id := range []string{run.ID(), plain.ID(), newID(t), "nope", ""} {
 			if _, err := tx.Reviews().Get(ctx, id); !errors.Is(err, ports.ErrNotFound) {
 				t.Errorf("B Get(%q) = %v, want ErrNotFound", id, err)
 			}
-			if _, err := tx.Reviews().Start(ctx, id, time.Now()); !errors.Is(err, ports.ErrNotFound) {
-				t.Errorf("B Start(%q) = %v, want ErrNotFound", id, err)
+		}
+		for _, r := range []*review.Run{run, plain} {
+			foreign := *r
+			if r.Status() == review.Queued {
+				if err := foreign.Start(time.Now()); err != nil {
+					t.Fatal(err)
+				}
+				if err := tx.Reviews().Start(ctx, &foreign); !errors.Is(err, ports.ErrNotFound) {
+					t.Errorf("B Start(%s) = %v, want ErrNotFound", r.ID(), err)
+				}
+				if err := foreign.Fail(time.Now()); err != nil {
+					t.Fatal(err)
+				}
 			}
-			if err := tx.Reviews().Finish(ctx, ports.ReviewRun{ID: id, Status: review.Failed}); !errors.Is(err, ports.ErrNotFound) {
-				t.Errorf("B Finish(%q) = %v, want ErrNotFound", id, err)
+			if err := tx.Reviews().Finish(ctx, &foreign); !errors.Is(err, ports.ErrNotFound) {
+				t.Errorf("B Finish(%s) = %v, want ErrNotFound", r.ID(), err)
 			}
 		}
 		// Nor can it review A's repository.
@@ -295,6 +318,50 @@ func TestReviewRepo(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestReviewRowsThatBreakTheRunsRulesDoNotLoad: a row the domain would
+// never write (a status the CHECK allows but out of order times, a
+// finished run without its finish time, a result on a queued run) is an
+// error, never a silent value.
+func TestReviewRowsThatBreakTheRunsRulesDoNotLoad(t *testing.T) {
+	f := newFixture(t)
+	a := f.tenant(t, "a")
+	repo := f.newRepository(t, a)
+	owner := pgtest.Superuser(t, f.db)
+	for _, tt := range []struct{ name, set string }{
+		{"started before it was created", "status = 'running', started_at = created_at - interval '1 second'"},
+		{"done without a finish time", "status = 'done', started_at = created_at, prompt_version = 'v1'"},
+		{"failed without a finish time", "status = 'failed'"},
+		{"finished before it started", "status = 'failed', started_at = created_at + interval '1 hour', finished_at = created_at + interval '1 minute'"},
+		{"queued with a result", "summary = 'leaked'"},
+		{"running without a start", "status = 'running'"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run := newRun(t, repo)
+			f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error { return tx.Reviews().Insert(ctx, run) })
+			if _, err := owner.Bun().ExecContext(t.Context(), "UPDATE review_runs SET "+tt.set+" WHERE id = ?", run.ID()); err != nil {
+				t.Fatal(err)
+			}
+			err := f.try(t, a, func(ctx context.Context, tx ports.TenantTx) error {
+				_, err := tx.Reviews().Get(ctx, run.ID())
+				return err
+			})
+			if !errors.Is(err, review.ErrInvalidStoredRun) {
+				t.Errorf("Get = %v, want review.ErrInvalidStoredRun", err)
+			}
+			err = f.try(t, a, func(ctx context.Context, tx ports.TenantTx) error {
+				_, err := tx.Reviews().Recent(ctx, repo, 50)
+				return err
+			})
+			if !errors.Is(err, review.ErrInvalidStoredRun) {
+				t.Errorf("Recent = %v, want review.ErrInvalidStoredRun", err)
+			}
+			if _, err := owner.Bun().ExecContext(t.Context(), "DELETE FROM review_runs WHERE id = ?", run.ID()); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }
 
 // The tenant role may insert and read back jobs of its own tenant only,

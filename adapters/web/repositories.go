@@ -10,6 +10,7 @@ import (
 	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/policy"
+	dreview "github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -100,7 +101,7 @@ type repositoryPage struct {
 	// Active: the gate is open and at least one selected server would
 	// offer a tool: only then does the page say MCP context is active.
 	Active     bool
-	Reviews    []ports.ReviewRun
+	Reviews    []*dreview.Run
 	Error      *formError
 	Visibility *formError
 	Saved      bool

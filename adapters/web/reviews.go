@@ -34,7 +34,7 @@ func (u *UI) reviewsPage(w http.ResponseWriter, r *http.Request, c *caller) {
 }
 
 type reviewPage struct {
-	Run     ports.ReviewRun
+	Run     *dreview.Run
 	Repo    ports.Repository
 	Calls   []callRow
 	Servers []serverOutcome
@@ -102,7 +102,7 @@ func callWords(c ports.ToolCall) string {
 	return string(c.Status)
 }
 
-func (p reviewPage) title() (string, string) { return "Review " + p.Run.Title, "reviews" }
+func (p reviewPage) title() (string, string) { return "Review " + p.Run.Title(), "reviews" }
 
 func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, c *caller) {
 	run, err := u.d.GetReview.Handle(r.Context(), c.Principal, review.GetReview{ID: r.PathValue("id")})
@@ -110,13 +110,14 @@ func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, c *caller) {
 		u.refused(w, r, c, err, "message", nil)
 		return
 	}
-	calls, err := u.d.ListReviewCalls.Handle(r.Context(), c.Principal, review.ListReviewCalls{ReviewID: run.ID})
+	calls, err := u.d.ListReviewCalls.Handle(r.Context(), c.Principal, review.ListReviewCalls{ReviewID: run.ID()})
 	if err != nil {
 		u.refused(w, r, c, err, "message", nil)
 		return
 	}
-	names := make(map[string]string, len(run.Stats.Mcp.Servers))
-	for _, o := range run.Stats.Mcp.Servers {
+	outcomes := run.Stats().Mcp.Servers
+	names := make(map[string]string, len(outcomes))
+	for _, o := range outcomes {
 		names[o.ID] = o.Name
 	}
 	p := reviewPage{Run: run, Calls: make([]callRow, 0, len(calls))}
@@ -127,10 +128,10 @@ func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, c *caller) {
 			changed[cl.ServerID] = append(changed[cl.ServerID], cl.Tool)
 		}
 	}
-	for _, o := range run.Stats.Mcp.Servers {
+	for _, o := range outcomes {
 		p.Servers = append(p.Servers, serverOutcome{ServerOutcome: o, Changed: changed[o.ID]})
 	}
-	if repo, err := u.d.GetRepository.Handle(r.Context(), c.Principal, repositories.GetRepository{ID: run.RepositoryID}); err == nil {
+	if repo, err := u.d.GetRepository.Handle(r.Context(), c.Principal, repositories.GetRepository{ID: run.RepositoryID()}); err == nil {
 		p.Repo = repo
 	}
 	u.render(w, r, http.StatusOK, "review", c, p)

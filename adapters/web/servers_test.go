@@ -444,24 +444,24 @@ func TestShowsAReviewsPromptLogInert(t *testing.T) {
 	}
 	plain, _ := json.Marshal(map[string]any{"messages": []review.PromptMessage{
 		{Role: "system", Content: "You review code."}, {Role: "tool", Content: `<untrusted source="mcp:wiki/search">` + hostile + `</untrusted>`}}})
-	sealed, _ := xorCipher{}.Seal(plain, app.PromptLogAAD(run.ID))
+	sealed, _ := xorCipher{}.Seal(plain, app.PromptLogAAD(run.ID()))
 	err = postgres.NewTenants(h.db).InTenant(t.Context(), h.tenant, func(ctx context.Context, tx ports.TenantTx) error {
-		return tx.PromptLogs().Insert(ctx, ports.PromptLog{ReviewID: run.ID, Step: "finder", Turn: 1, Sealed: sealed,
+		return tx.PromptLogs().Insert(ctx, ports.PromptLog{ReviewID: run.ID(), Step: "finder", Turn: 1, Sealed: sealed,
 			CreatedAt: h.clock.Now(), ExpiresAt: h.clock.Now().Add(time.Hour)})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := b.get("/ui/reviews/" + run.ID + "/prompts")
+	page := b.get("/ui/reviews/" + run.ID() + "/prompts")
 	if page.status != http.StatusOK || !strings.Contains(page.body, "You review code.") || !strings.Contains(page.body, "&lt;/untrusted&gt;") || !strings.Contains(page.body, "[U+202E]") {
 		t.Errorf("the prompt log page = %d, want the messages escaped with invisible characters marked", page.status)
 	}
 	checkInert(t, "the prompt log", page.body)
-	if review := b.get("/ui/reviews/" + run.ID); !strings.Contains(review.body, `href="/ui/reviews/`+run.ID+`/prompts"`) {
+	if review := b.get("/ui/reviews/" + run.ID()); !strings.Contains(review.body, `href="/ui/reviews/`+run.ID()+`/prompts"`) {
 		t.Error("the review page does not link its prompt log")
 	}
 	maintainer, _ := h.signIn(app.PermRepoManage)
-	if page := maintainer.get("/ui/reviews/" + run.ID + "/prompts"); page.status != http.StatusForbidden {
+	if page := maintainer.get("/ui/reviews/" + run.ID() + "/prompts"); page.status != http.StatusForbidden {
 		t.Errorf("repo:manage reads the prompt log: %d, want 403", page.status)
 	}
 }

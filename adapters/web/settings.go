@@ -74,10 +74,10 @@ func (u *UI) promptsPage(w http.ResponseWriter, r *http.Request, c *caller) {
 		u.refused(w, r, c, err, "message", nil)
 		return
 	}
-	prompts, err := u.d.Prompts.Handle(r.Context(), c.Principal, review.ListPrompts{ReviewID: run.ID})
+	prompts, err := u.d.Prompts.Handle(r.Context(), c.Principal, review.ListPrompts{ReviewID: run.ID()})
 	if err != nil {
 		u.refused(w, r, c, err, "message", nil)
 		return
 	}
-	u.render(w, r, http.StatusOK, "prompts", c, promptsPage{ReviewID: run.ID, Title: run.Title, Prompts: prompts})
+	u.render(w, r, http.StatusOK, "prompts", c, promptsPage{ReviewID: run.ID(), Title: run.Title(), Prompts: prompts})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/worker"
 	"github.com/codelotse/codelotse/app/operations"
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/codelotse/codelotse/ports/porttest"
 )
@@ -56,8 +57,12 @@ func newEnv(t *testing.T) env {
 func (e env) enqueue(t *testing.T) string {
 	t.Helper()
 	id := newID(t)
-	err := e.tenants.InTenant(t.Context(), e.tenant, func(ctx context.Context, tx ports.TenantTx) error {
-		return tx.Reviews().Insert(ctx, ports.ReviewRun{ID: id, RepositoryID: e.repo, Diff: "+x\n"})
+	run, err := review.NewRun(id, e.repo, review.Request{Title: "t", Diff: "+x\n"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.tenants.InTenant(t.Context(), e.tenant, func(ctx context.Context, tx ports.TenantTx) error {
+		return tx.Reviews().Insert(ctx, run)
 	})
 	if err != nil {
 		t.Fatalf("Insert review: %v", err)

@@ -37,8 +37,8 @@ func TestAToolResultIsInNoSpan(t *testing.T) {
 		return ports.ToolResult{Texts: []string{"The cache was added in ADR-7 " + canary + "."}}, nil
 	}
 	e.finderCalls(`{"query": "cache"}`)
-	if run := e.run(t); run.Status != dreview.Done {
-		t.Fatalf("run %s", run.Status)
+	if run := e.run(t); run.Status() != dreview.Done {
+		t.Fatalf("run %s", run.Status())
 	}
 	if st := e.statuses(); len(st) != 1 || st[0] != dreview.CallOK {
 		t.Fatalf("call statuses %v, want one ok call (the result must be kept for this test to mean anything)", st)
@@ -73,8 +73,8 @@ func TestPromptLogsRedactTheModelsAnswer(t *testing.T) {
 	e, _, logs := promptEnv(t, debugOn(t, 2))
 	const secret = "AKIAZZZZANSWER123456"
 	e.model.turns[ports.StepSummary] = []ports.ModelResponse{{Content: "Adds a cache; the deploy key is " + secret + "."}}
-	if run := e.run(t); run.Status != dreview.Done {
-		t.Fatalf("run %s", run.Status)
+	if run := e.run(t); run.Status() != dreview.Done {
+		t.Fatalf("run %s", run.Status())
 	}
 	if len(logs.Logs) == 0 {
 		t.Fatal("no prompt logs kept")
@@ -135,8 +135,8 @@ func TestPromptLogsWhileOffTouchNothing(t *testing.T) {
 func TestSendsTheArgumentsThatWereChecked(t *testing.T) {
 	e := newReviewEnv(t, 5)
 	e.finderCalls("{ \"query\" :\n \"\\u0063ache\" }")
-	if run := e.run(t); run.Status != dreview.Done {
-		t.Fatalf("run %s", run.Status)
+	if run := e.run(t); run.Status() != dreview.Done {
+		t.Fatalf("run %s", run.Status())
 	}
 	if len(e.mcp.sent) != 1 || e.mcp.sent[0] != `{"query":"cache"}` {
 		t.Errorf("sent %q, want the canonical arguments {\"query\":\"cache\"} once", e.mcp.sent)
@@ -157,8 +157,8 @@ func TestAPublicRepositoryGetsNoMcpWhateverElseWorks(t *testing.T) {
 	e.deps.Warn = func(msg string, _ map[string]string) { warnings = append(warnings, msg) }
 	e.finderCalls(`{"query": "cache"}`)
 	run := e.run(t)
-	if e.mcp.opened != 0 || len(e.calls.Records) != 0 || run.Stats.Mcp.Prompt != nil {
-		t.Errorf("public repository: %d sessions, %d call records, prompt %v; want no MCP context", e.mcp.opened, len(e.calls.Records), run.Stats.Mcp.Prompt)
+	if e.mcp.opened != 0 || len(e.calls.Records) != 0 || run.Stats().Mcp.Prompt != nil {
+		t.Errorf("public repository: %d sessions, %d call records, prompt %v; want no MCP context", e.mcp.opened, len(e.calls.Records), run.Stats().Mcp.Prompt)
 	}
 	if len(warnings) != 0 {
 		t.Errorf("warnings %q: a public repository is not a failure to skip", warnings)

@@ -32,9 +32,7 @@ func promptEnv(t *testing.T, st settings.Settings) (*reviewEnv, *portfake.Stored
 	e.tenants.NewTx = func(string) *portfake.Tx {
 		return &portfake.Tx{ServerRepo: e.servers, RepositoryRepo: e.repos, PolicyRepo: e.policies, ReviewRepo: e.reviews, CallLog: e.calls, SettingsRepo: fs, PromptLogRepo: logs}
 	}
-	run := e.reviews.Runs[revReview]
-	run.Description = "Deploy key " + promptCanary
-	e.reviews.Runs[revReview] = run
+	e.reviews.Runs[revReview] = queuedRun(t, "Deploy key "+promptCanary)
 	e.finderCalls(`{"query": "cache"}`)
 	return e, fs, logs
 }
@@ -50,8 +48,8 @@ func debugOn(t *testing.T, ttlHours int) settings.Settings {
 
 func TestPromptLogsKeepEveryModelRequestRedactedAndSealed(t *testing.T) {
 	e, _, logs := promptEnv(t, debugOn(t, 2))
-	if run := e.run(t); run.Status != dreview.Done {
-		t.Fatalf("run %s", run.Status)
+	if run := e.run(t); run.Status() != dreview.Done {
+		t.Fatalf("run %s", run.Status())
 	}
 	var steps []string
 	for _, l := range logs.Logs {
@@ -105,7 +103,11 @@ func TestPromptLogsKeepEveryModelRequestRedactedAndSealed(t *testing.T) {
 		}
 		return &portfake.Tx{ReviewRepo: e.reviews, PromptLogRepo: moved}
 	}}
-	e.reviews.Runs["77777777-0000-4000-8000-000000000002"] = ports.ReviewRun{ID: "77777777-0000-4000-8000-000000000002"}
+	moved, err := dreview.NewRun("77777777-0000-4000-8000-000000000002", revRepo, dreview.Request{Title: "t", Diff: "+"}, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.reviews.Runs[moved.ID()] = moved
 	if _, err := review.NewListPromptsHandler(review.Deps{Tenants: other, Cipher: e.deps.Cipher, Clock: e.deps.Clock}).Handle(context.Background(), admin(), review.ListPrompts{ReviewID: "77777777-0000-4000-8000-000000000002"}); app.AsError(err).Code != app.CodeKeysUnavailable {
 		t.Errorf("logs moved to another review opened: %v", err)
 	}
@@ -153,8 +155,8 @@ func TestPromptLogsWithoutKeysAreNotWritten(t *testing.T) {
 	var warnings []string
 	e.deps.Warn = func(msg string, fields map[string]string) { warnings = append(warnings, fmt.Sprint(msg, fields)) }
 	e.deps.Cipher = &portfake.Cipher{Keys: nil}
-	if run := e.run(t); run.Status != dreview.Done {
-		t.Fatalf("run %s, want done", run.Status)
+	if run := e.run(t); run.Status() != dreview.Done {
+		t.Fatalf("run %s, want done", run.Status())
 	}
 	if len(logs.Logs) != 0 {
 		t.Errorf("kept %d logs without a key ring", len(logs.Logs))

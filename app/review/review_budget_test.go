@@ -118,8 +118,8 @@ func TestParallelCallsWaitForTheBudget(t *testing.T) {
 			if p := int(peak.Load()); p != inFlightAtOnce {
 				t.Errorf("%d calls at the server at once, want exactly %d (the budget full, the others waiting)", p, inFlightAtOnce)
 			}
-			if len(e.mcp.sent) != tt.wantOK || run.Stats.Mcp.Calls != tt.wantOK || run.Stats.Mcp.Bytes != tt.wantOK*len("ok") {
-				t.Errorf("sent %d, stats %+v; want %d calls of 2 bytes", len(e.mcp.sent), run.Stats.Mcp, tt.wantOK)
+			if len(e.mcp.sent) != tt.wantOK || run.Stats().Mcp.Calls != tt.wantOK || run.Stats().Mcp.Bytes != tt.wantOK*len("ok") {
+				t.Errorf("sent %d, stats %+v; want %d calls of 2 bytes", len(e.mcp.sent), run.Stats().Mcp, tt.wantOK)
 			}
 			oks := 0
 			for _, a := range e.model.toolAnswers() {

@@ -102,8 +102,8 @@ func TestInvalidArgumentsAreNeverSent(t *testing.T) {
 			if tt.want == dreview.CallOK {
 				wantSent = 1
 			}
-			if len(e.mcp.sent) != wantSent || run.Stats.Mcp.Calls != wantSent {
-				t.Errorf("the server got %d calls (stats %d), want %d", len(e.mcp.sent), run.Stats.Mcp.Calls, wantSent)
+			if len(e.mcp.sent) != wantSent || run.Stats().Mcp.Calls != wantSent {
+				t.Errorf("the server got %d calls (stats %d), want %d", len(e.mcp.sent), run.Stats().Mcp.Calls, wantSent)
 			}
 			if a := e.model.toolAnswers(); len(a) != 1 || (tt.want != dreview.CallOK) != strings.Contains(a[0], string(dreview.CallInvalidArguments)) {
 				t.Errorf("the model's answer = %.120q", a)
@@ -172,8 +172,8 @@ func runWithSpies(t *testing.T, gates app.Gates) (reads map[string]int, opened, 
 	e.deps.Gates = gates
 	e.finderCalls(`{"query": "cache"}`)
 	run := e.run(t)
-	if run.Status != dreview.Done {
-		t.Errorf("run %s, want done", run.Status)
+	if run.Status() != dreview.Done {
+		t.Errorf("run %s, want done", run.Status())
 	}
 	return spy.total(), e.mcp.opened, len(e.mcp.sent)
 }

@@ -30,7 +30,7 @@ func oneCall(t *testing.T, res ports.ToolResult) (answer string, rec ports.ToolC
 	if len(answers) != 1 || len(e.calls.Records) != 1 {
 		t.Fatalf("answers %d, records %d; want one call", len(answers), len(e.calls.Records))
 	}
-	return answers[0], e.calls.Records[0], run.Stats.Mcp
+	return answers[0], e.calls.Records[0], run.Stats().Mcp
 }
 
 // TestResultsReachTheModelOnce: a structuredContent that repeats the text

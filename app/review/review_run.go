@@ -49,13 +49,18 @@ func NewReviewRunner(d ReviewDeps) *ReviewRunner { return &ReviewRunner{d: d} }
 // skipped. Every MCP session is closed before RunReview returns, on
 // success, error, panic and cancellation.
 func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string) error {
-	var run ports.ReviewRun
+	var run *dreview.Run
 	err := h.d.Tenants.InTenant(ctx, tenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		var err error
-		run, err = tx.Reviews().Start(ctx, reviewID, h.d.Clock.Now())
-		return err
+		if run, err = tx.Reviews().Get(ctx, reviewID); err != nil {
+			return err
+		}
+		if err := run.Start(h.d.Clock.Now()); err != nil {
+			return err
+		}
+		return tx.Reviews().Start(ctx, run)
 	})
-	if errors.Is(err, ports.ErrConflict) || errors.Is(err, ports.ErrNotFound) {
+	if errors.Is(err, dreview.ErrRunFinished) || errors.Is(err, ports.ErrConflict) || errors.Is(err, ports.ErrNotFound) {
 		return nil // finished by an earlier attempt, or deleted: nothing to do
 	}
 	if err != nil {
@@ -64,23 +69,25 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 
 	mcp := &mcpRun{deps: h.d, tenantID: tenantID, reviewID: reviewID}
 	defer mcp.close()
-	tools := h.mcpContext(ctx, mcp, run)
+	tools := h.mcpContext(ctx, mcp, runRef{ID: run.ID(), RepositoryID: run.RepositoryID()})
 	// Every model request goes through the debug prompt log, which keeps
 	// it only while the tenant's setting is on.
 	model := newPromptRecorder(h.d, tenantID, reviewID)
+	req := run.Request()
 	out, err := (&Pipeline{Model: model}).Run(ctx, ReviewPipelineInput{
-		Title: run.Title, Description: run.Description, Diff: run.Diff, Files: run.Files, ExternalTools: tools,
+		Title: req.Title, Description: req.Description, Diff: req.Diff, Files: req.Files, ExternalTools: tools,
 	})
 	if err != nil {
 		return err
 	}
 	mcp.close()
-	run.Status = dreview.Done
-	run.PromptVersion = ReviewPromptVersion
-	run.Findings = out.Findings
-	run.Summary = out.Summary
-	run.Stats = dreview.Stats{Mcp: mcp.stats(ctx, out.McpPrompt)}
-	run.FinishedAt = h.d.Clock.Now()
+	stats := dreview.Stats{Mcp: mcp.stats(ctx, out.McpPrompt)}
+	err = run.Complete(h.d.Clock.Now(), dreview.Result{
+		PromptVersion: ReviewPromptVersion, Findings: out.Findings, Summary: out.Summary, Stats: stats,
+	})
+	if err != nil {
+		return fmt.Errorf("complete review: %w", err)
+	}
 	err = h.d.Tenants.InTenant(context.WithoutCancel(ctx), tenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		return tx.Reviews().Finish(ctx, run)
 	})
@@ -90,6 +97,10 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 	return err
 }
 
+// runRef is what the MCP context needs of a run: its id and its
+// repository's.
+type runRef struct{ ID, RepositoryID string }
+
 // mcpContext returns the external tools of a run, or none. The gate comes
 // first: with the feature not signed off or disabled on the instance it
 // returns before reading anything; with the repository's policy off, no
@@ -98,7 +109,7 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 // failure past that point means no MCP context for this run, with a
 // warning: a review never fails because of MCP (a policy that does not
 // parse included: condition 2 of the threat analysis).
-func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run ports.ReviewRun) []ExternalTool {
+func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run runRef) []ExternalTool {
 	if !h.d.Gates.SignedOff || !h.d.Gates.Instance.Allowed() {
 		mcp.gated = true
 		return nil
@@ -163,14 +174,12 @@ func (h *ReviewRunner) FailReview(ctx context.Context, tenantID, reviewID string
 		if err != nil {
 			return err
 		}
-		if run.Status.Finished() {
-			return nil
+		if err := run.Fail(h.d.Clock.Now()); err != nil {
+			return err
 		}
-		run.Status = dreview.Failed
-		run.FinishedAt = h.d.Clock.Now()
 		return tx.Reviews().Finish(ctx, run)
 	})
-	if errors.Is(err, ports.ErrNotFound) || errors.Is(err, ports.ErrConflict) {
+	if errors.Is(err, dreview.ErrRunFinished) || errors.Is(err, ports.ErrNotFound) || errors.Is(err, ports.ErrConflict) {
 		return nil
 	}
 	return err

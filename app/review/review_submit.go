@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	dreview "github.com/codelotse/codelotse/domain/review"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/id"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -21,13 +21,6 @@ type SubmitReview struct {
 	Diff         string
 	Files        map[string]string
 }
-
-// Limits of a review request besides its 8 MiB body.
-const (
-	maxReviewTitle = 500
-	maxReviewFiles = 1000
-	maxFilePath    = 1024
-)
 
 // Deps are the ports of the module's API use cases (submit and read
 // reviews, read prompt logs); a run has [ReviewDeps]. Cipher is nil when
@@ -76,64 +69,63 @@ func NewListReviewCallsHandler(d Deps) *ListReviewCallsHandler { return &ListRev
 
 // Handle stores the run and enqueues its job in one transaction; a worker
 // replica takes it. Not gated: a review runs with or without MCP context.
-func (h *SubmitReviewHandler) Handle(ctx context.Context, p ports.Principal, cmd SubmitReview) (ports.ReviewRun, error) {
+// The request's rules are the domain's (review.NewRun).
+func (h *SubmitReviewHandler) Handle(ctx context.Context, p ports.Principal, cmd SubmitReview) (*dreview.Run, error) {
 	repoID, ok := id.Parse(cmd.RepositoryID)
 	if !ok {
-		return ports.ReviewRun{}, app.Fail(app.CodeNotFound, "no such repository")
+		return nil, app.Fail(app.CodeNotFound, "no such repository")
 	}
-	fields := map[string]string{}
-	if cmd.Title == "" || utf8.RuneCountInString(cmd.Title) > maxReviewTitle {
-		fields["title"] = fmt.Sprintf("is required, at most %d characters", maxReviewTitle)
-	}
-	if cmd.Diff == "" {
-		fields["diff"] = "is required"
-	}
-	if len(cmd.Files) > maxReviewFiles {
-		fields["files"] = fmt.Sprintf("at most %d files", maxReviewFiles)
-	}
-	for path := range cmd.Files {
-		if path == "" || len(path) > maxFilePath || !utf8.ValidString(path) {
-			fields["files"] = "paths must be 1 to 1024 bytes of UTF-8"
-			break
-		}
-	}
-	if len(fields) > 0 {
-		return ports.ReviewRun{}, app.Invalid(fields)
-	}
-	run := ports.ReviewRun{
-		ID: h.d.NewID(), RepositoryID: repoID, Status: dreview.Queued,
+	run, err := dreview.NewRun(h.d.NewID(), repoID, dreview.Request{
 		Title: cmd.Title, Description: cmd.Description, Diff: cmd.Diff, Files: cmd.Files,
-		CreatedAt: h.d.Clock.Now(),
+	}, h.d.Clock.Now())
+	if err != nil {
+		return nil, requestInvalid(err)
 	}
-	if run.Files == nil {
-		run.Files = map[string]string{}
-	}
-	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		if _, err := tx.Repositories().Get(ctx, repoID); err != nil {
 			return app.NotFound(err, "repository")
 		}
 		return tx.Reviews().Insert(ctx, run)
 	})
 	if err != nil {
-		return ports.ReviewRun{}, err
+		return nil, err
 	}
 	return run, nil
 }
 
+// requestFields are the fields of a review request that review.NewRun
+// names in its errors.
+var requestFields = map[string]bool{"title": true, "diff": true, "files": true}
+
+// requestInvalid is validation_failed with NewRun's reasons for the
+// request's fields; any other refusal (the id or time this handler chose)
+// is an internal error.
+func requestInvalid(err error) error {
+	fields := map[string]string{}
+	for _, e := range app.Flatten(err) {
+		var fe *field.Error
+		if !errors.As(e, &fe) || !requestFields[fe.Field] {
+			return fmt.Errorf("new review run: %w", err)
+		}
+		fields[fe.Field] = fe.Reason
+	}
+	return app.Invalid(fields)
+}
+
 // Handle reads a review run; another tenant's id is not found.
-func (h *GetReviewHandler) Handle(ctx context.Context, p ports.Principal, q GetReview) (ports.ReviewRun, error) {
+func (h *GetReviewHandler) Handle(ctx context.Context, p ports.Principal, q GetReview) (*dreview.Run, error) {
 	id, ok := id.Parse(q.ID)
 	if !ok {
-		return ports.ReviewRun{}, app.Fail(app.CodeNotFound, "no such review")
+		return nil, app.Fail(app.CodeNotFound, "no such review")
 	}
-	var run ports.ReviewRun
+	var run *dreview.Run
 	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		var err error
 		run, err = tx.Reviews().Get(ctx, id)
 		return err
 	})
 	if errors.Is(err, ports.ErrNotFound) {
-		return ports.ReviewRun{}, app.Fail(app.CodeNotFound, "no such review")
+		return nil, app.Fail(app.CodeNotFound, "no such review")
 	}
 	return run, err
 }
@@ -148,12 +140,12 @@ const (
 // Handle lists a repository's latest runs ([RecentReviews], newest first,
 // without diff and files); not_found for a repository the tenant does not
 // have.
-func (h *ListReviewsHandler) Handle(ctx context.Context, p ports.Principal, q ListReviews) ([]ports.ReviewRun, error) {
+func (h *ListReviewsHandler) Handle(ctx context.Context, p ports.Principal, q ListReviews) ([]*dreview.Run, error) {
 	repoID, ok := id.Parse(q.RepositoryID)
 	if !ok {
 		return nil, app.Fail(app.CodeNotFound, "no such repository")
 	}
-	var out []ports.ReviewRun
+	var out []*dreview.Run
 	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		if _, err := tx.Repositories().Get(ctx, repoID); err != nil {
 			return app.NotFound(err, "repository")

@@ -233,7 +233,7 @@ func newReviewEnv(t *testing.T, maxCalls int) *reviewEnv {
 		servers:  portfake.NewServers(),
 		repos:    &portfake.Repositories{ByID: map[string]ports.Repository{revRepo: {ID: revRepo, Name: "acme/api", Visibility: policy.VisibilityPrivate}}},
 		policies: &portfake.Policies{Repos: map[string]policy.McpSection{}, Servers: map[string]bool{revServer: true}},
-		reviews:  &portfake.Reviews{Runs: map[string]ports.ReviewRun{}},
+		reviews:  &portfake.Reviews{Runs: map[string]*dreview.Run{}},
 		calls:    &portfake.Calls{},
 		model:    &scriptModel{turns: map[string][]ports.ModelResponse{}},
 		metrics:  &countingMetrics{n: map[dreview.CallStatus]int{}},
@@ -271,8 +271,7 @@ func newReviewEnv(t *testing.T, maxCalls int) *reviewEnv {
 		t.Fatal(err)
 	}
 	e.policies.Repos[revRepo] = section
-	e.reviews.Runs[revReview] = ports.ReviewRun{ID: revReview, RepositoryID: revRepo, Status: dreview.Queued,
-		Title: "Add a cache", Diff: "+cache := map[string]string{}\n+// owner: alice@example.com", Files: map[string]string{"a.go": "package a\n\ncache := map[string]string{}\n"}}
+	e.reviews.Runs[revReview] = queuedRun(t, "")
 	e.deps = review.ReviewDeps{
 		Tenants: e.tenants, Cipher: cipher, Connector: e.mcp, Model: e.model, Scanner: regexScanner{},
 		Metrics: e.metrics, Clock: &portfake.Clock{At: t0}, Rand: rand.Reader,
@@ -297,7 +296,19 @@ func (e *reviewEnv) finderCalls(args ...string) {
 	e.model.turns[ports.StepSummary] = []ports.ModelResponse{{Content: "Adds a cache."}}
 }
 
-func (e *reviewEnv) run(t *testing.T) ports.ReviewRun {
+// queuedRun is the queued run revReview of revRepo with the description.
+func queuedRun(t *testing.T, description string) *dreview.Run {
+	t.Helper()
+	run, err := dreview.NewRun(revReview, revRepo, dreview.Request{Title: "Add a cache", Description: description,
+		Diff:  "+cache := map[string]string{}\n+// owner: alice@example.com",
+		Files: map[string]string{"a.go": "package a\n\ncache := map[string]string{}\n"}}, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func (e *reviewEnv) run(t *testing.T) *dreview.Run {
 	t.Helper()
 	if err := review.NewReviewRunner(e.deps).RunReview(context.Background(), revTenant, revReview); err != nil {
 		t.Fatalf("RunReview: %v", err)
@@ -343,16 +354,16 @@ func TestOffersExternalMcpToolsToTheFinderOnly(t *testing.T) {
 	if spec.Description != "External read-only context from wiki. Searches the design wiki." || strings.Contains(string(spec.Parameters), "ignore the admin") {
 		t.Errorf("offered tool = %q %s", spec.Description, spec.Parameters)
 	}
-	if len(run.Findings) != 1 || run.Findings[0].Title != "Unbounded cache" {
-		t.Errorf("findings = %+v, want only the one with evidence in the files", run.Findings)
+	if len(run.Findings()) != 1 || run.Findings()[0].Title != "Unbounded cache" {
+		t.Errorf("findings = %+v, want only the one with evidence in the files", run.Findings())
 	}
-	if run.Status != dreview.Done || run.PromptVersion != review.ReviewPromptVersion || run.Summary != "Adds a cache." {
-		t.Errorf("run = %s %s %q", run.Status, run.PromptVersion, run.Summary)
+	if run.Status() != dreview.Done || run.PromptVersion() != review.ReviewPromptVersion || run.Summary() != "Adds a cache." {
+		t.Errorf("run = %s %s %q", run.Status(), run.PromptVersion(), run.Summary())
 	}
-	if p := run.Stats.Mcp.Prompt; p == nil || *p != review.McpPromptVersion || run.Stats.Mcp.Calls != 1 {
-		t.Errorf("stats = %+v", run.Stats.Mcp)
+	if p := run.Stats().Mcp.Prompt; p == nil || *p != review.McpPromptVersion || run.Stats().Mcp.Calls != 1 {
+		t.Errorf("stats = %+v", run.Stats().Mcp)
 	}
-	if diff := cmp.Diff([]dreview.ServerOutcome{{ID: revServer, Name: "wiki", Offered: true}}, run.Stats.Mcp.Servers); diff != "" {
+	if diff := cmp.Diff([]dreview.ServerOutcome{{ID: revServer, Name: "wiki", Offered: true}}, run.Stats().Mcp.Servers); diff != "" {
 		t.Errorf("stats.mcp.servers (-want +got):\n%s", diff)
 	}
 	if e.mcp.open != 0 || e.mcp.caps[0] != limits.ReviewResponseCap || e.mcp.creds[0] != "Bearer "+revToken {
@@ -434,8 +445,8 @@ func TestNeverSendsSecretsOrPersonalDataAndEnforcesTheCallBudget(t *testing.T) {
 		t.Errorf("sent %d calls, recorded %d ok", len(e.mcp.sent), counts[dreview.CallOK])
 	}
 	// stats.calls counts calls that reached the server, not refused ones.
-	if run.Stats.Mcp.Calls != counts[dreview.CallOK] || run.Stats.Mcp.Blocked != counts[dreview.CallBlocked] {
-		t.Errorf("stats = %+v", run.Stats.Mcp)
+	if run.Stats().Mcp.Calls != counts[dreview.CallOK] || run.Stats().Mcp.Blocked != counts[dreview.CallBlocked] {
+		t.Errorf("stats = %+v", run.Stats().Mcp)
 	}
 }
 
@@ -481,8 +492,8 @@ func TestStopsAfterTheRunByteBudget(t *testing.T) {
 	if counts[dreview.CallOK] != 4 || counts[dreview.CallBudgetExhausted] != 2 {
 		t.Errorf("statuses = %v, want 4 ok (4 × 64 KiB reserved = 256 KiB) and 2 budget_exhausted", counts)
 	}
-	if run.Stats.Mcp.Bytes > limits.RunByteBudget || run.Stats.Mcp.Bytes != 4*len(big) {
-		t.Errorf("bytes = %d, want %d", run.Stats.Mcp.Bytes, 4*len(big))
+	if run.Stats().Mcp.Bytes > limits.RunByteBudget || run.Stats().Mcp.Bytes != 4*len(big) {
+		t.Errorf("bytes = %d, want %d", run.Stats().Mcp.Bytes, 4*len(big))
 	}
 }
 
@@ -523,8 +534,8 @@ func TestCallsAgainstTheBudgetConcurrently(t *testing.T) {
 			e.finderCalls(args...)
 			run := e.run(t)
 			sent := len(e.mcp.sent)
-			if sent > maxCalls || run.Stats.Mcp.Calls != sent || len(e.statuses()) != 16 {
-				t.Errorf("sent %d, stats %d, records %d; want at most %d sent and 16 records", sent, run.Stats.Mcp.Calls, len(e.statuses()), maxCalls)
+			if sent > maxCalls || run.Stats().Mcp.Calls != sent || len(e.statuses()) != 16 {
+				t.Errorf("sent %d, stats %d, records %d; want at most %d sent and 16 records", sent, run.Stats().Mcp.Calls, len(e.statuses()), maxCalls)
 			}
 			if maxCalls == 3 && sent != 3 {
 				t.Errorf("sent %d, want exactly 3", sent)
@@ -532,8 +543,8 @@ func TestCallsAgainstTheBudgetConcurrently(t *testing.T) {
 			if p := int(peak.Load()); p > limits.RunByteBudget/limits.CallReservation {
 				t.Errorf("%d calls in flight, want at most %d", p, limits.RunByteBudget/limits.CallReservation)
 			}
-			if run.Stats.Mcp.Bytes > limits.RunByteBudget {
-				t.Errorf("bytes %d over the run budget", run.Stats.Mcp.Bytes)
+			if run.Stats().Mcp.Bytes > limits.RunByteBudget {
+				t.Errorf("bytes %d over the run budget", run.Stats().Mcp.Bytes)
 			}
 		})
 	}
@@ -555,8 +566,8 @@ func TestDropsToolsWhoseLiveDefinitionChanged(t *testing.T) {
 	if st := e.statuses(); len(st) != 1 || st[0] != dreview.CallBlocked || e.calls.Records[0].Tool != "search" {
 		t.Errorf("records = %v, want one blocked record for search", st)
 	}
-	if run.Stats.Mcp.Blocked != 1 || run.Stats.Mcp.Prompt != nil || len(e.mcp.sent) != 0 {
-		t.Errorf("stats = %+v, sent %d", run.Stats.Mcp, len(e.mcp.sent))
+	if run.Stats().Mcp.Blocked != 1 || run.Stats().Mcp.Prompt != nil || len(e.mcp.sent) != 0 {
+		t.Errorf("stats = %+v, sent %d", run.Stats().Mcp, len(e.mcp.sent))
 	}
 }
 
@@ -592,8 +603,8 @@ func TestNeverRunsOnPublicRepositories(t *testing.T) {
 			if e.mcp.opened != 0 || len(e.calls.Records) != 0 {
 				t.Errorf("opened %d sessions, %d records; want none", e.mcp.opened, len(e.calls.Records))
 			}
-			if run.Status != dreview.Done || run.Stats.Mcp.Prompt != nil {
-				t.Errorf("run %s, prompt %v", run.Status, run.Stats.Mcp.Prompt)
+			if run.Status() != dreview.Done || run.Stats().Mcp.Prompt != nil {
+				t.Errorf("run %s, prompt %v", run.Status(), run.Stats().Mcp.Prompt)
 			}
 			for _, names := range e.model.toolsOffered(ports.StepFinder) {
 				if strings.Join(names, ",") != "read_file,search_diff" {
@@ -611,8 +622,8 @@ func TestSkipsUnavailableServers(t *testing.T) {
 	e.deps.Warn = func(msg string, _ map[string]string) { warnings = append(warnings, msg) }
 	e.finderCalls(`{"query": "cache"}`)
 	run := e.run(t)
-	if run.Status != dreview.Done || e.metrics.get(dreview.CallUnavailable) != 1 || len(warnings) != 1 {
-		t.Errorf("run %s, unavailable metric %d, warnings %v", run.Status, e.metrics.get(dreview.CallUnavailable), warnings)
+	if run.Status() != dreview.Done || e.metrics.get(dreview.CallUnavailable) != 1 || len(warnings) != 1 {
+		t.Errorf("run %s, unavailable metric %d, warnings %v", run.Status(), e.metrics.get(dreview.CallUnavailable), warnings)
 	}
 	if strings.Contains(strings.Join(warnings, " "), "wiki.example.com") {
 		t.Errorf("a warning names the URL: %v", warnings)
@@ -636,8 +647,8 @@ func TestRecordsUnauthorizedServersAtSetup(t *testing.T) {
 			e.mcp.openErr = fmt.Errorf("open: %w", tt.err)
 			e.finderCalls(`{"query": "cache"}`)
 			run := e.run(t)
-			if run.Status != dreview.Done || e.metrics.get(dreview.CallUnavailable) != 1 || len(e.mcp.sent) != 0 {
-				t.Errorf("run %s, unavailable metric %d, %d calls sent", run.Status, e.metrics.get(dreview.CallUnavailable), len(e.mcp.sent))
+			if run.Status() != dreview.Done || e.metrics.get(dreview.CallUnavailable) != 1 || len(e.mcp.sent) != 0 {
+				t.Errorf("run %s, unavailable metric %d, %d calls sent", run.Status(), e.metrics.get(dreview.CallUnavailable), len(e.mcp.sent))
 			}
 			if got := e.servers.Rows[revServer].LastError(); got != tt.lastError {
 				t.Errorf("server lastError = %q, want %q", got, tt.lastError)
@@ -751,7 +762,7 @@ func TestRetriedRunContinuesTheBudget(t *testing.T) {
 	if err := review.NewReviewRunner(e.deps).RunReview(context.Background(), revTenant, revReview); err == nil {
 		t.Fatal("attempt 1 succeeded, want the model's error")
 	}
-	if got := e.reviews.Runs[revReview].Status; got != dreview.Running {
+	if got := e.reviews.Runs[revReview].Status(); got != dreview.Running {
 		t.Fatalf("after a dead attempt the run is %s, want running (River retries it)", got)
 	}
 	// Attempt 2: the model asks again; the run's budget is spent.
@@ -764,8 +775,8 @@ func TestRetriedRunContinuesTheBudget(t *testing.T) {
 	if st := e.statuses(); st[len(st)-1] != dreview.CallBudgetExhausted {
 		t.Errorf("attempt 2's call = %s, want budget_exhausted", st[len(st)-1])
 	}
-	if run.Stats.Mcp.Calls != 2 {
-		t.Errorf("stats.calls = %d, want 2 (the run's, over both attempts)", run.Stats.Mcp.Calls)
+	if run.Stats().Mcp.Calls != 2 {
+		t.Errorf("stats.calls = %d, want 2 (the run's, over both attempts)", run.Stats().Mcp.Calls)
 	}
 }
 
@@ -813,8 +824,8 @@ func TestSkipsServersThatAreNotUsable(t *testing.T) {
 			tt.setup(e)
 			e.finderCalls(`{"query": "cache"}`)
 			run := e.run(t)
-			if run.Status != dreview.Done || len(e.mcp.sent) != 0 {
-				t.Errorf("run %s, %d calls sent; want done, none", run.Status, len(e.mcp.sent))
+			if run.Status() != dreview.Done || len(e.mcp.sent) != 0 {
+				t.Errorf("run %s, %d calls sent; want done, none", run.Status(), len(e.mcp.sent))
 			}
 			for _, names := range e.model.toolsOffered(ports.StepFinder) {
 				if strings.Contains(strings.Join(names, ","), "mcp_") {
@@ -825,7 +836,7 @@ func TestSkipsServersThatAreNotUsable(t *testing.T) {
 			if tt.reason != "" {
 				want = []dreview.ServerOutcome{{ID: revServer, Name: "wiki", Reason: tt.reason}}
 			}
-			if diff := cmp.Diff(want, run.Stats.Mcp.Servers); diff != "" {
+			if diff := cmp.Diff(want, run.Stats().Mcp.Servers); diff != "" {
 				t.Errorf("stats.mcp.servers (-want +got):\n%s", diff)
 			}
 		})
@@ -853,8 +864,8 @@ func TestTransportFailuresOfACall(t *testing.T) {
 			e.mcp.answer = func(string, json.RawMessage) (ports.ToolResult, error) { return ports.ToolResult{}, tt.err }
 			e.finderCalls(`{"query": "cache"}`)
 			run := e.run(t)
-			if st := e.statuses(); len(st) != 1 || st[0] != tt.want || run.Status != dreview.Done {
-				t.Errorf("%v: statuses %v, run %s; want %s, done", tt.err, st, run.Status, tt.want)
+			if st := e.statuses(); len(st) != 1 || st[0] != tt.want || run.Status() != dreview.Done {
+				t.Errorf("%v: statuses %v, run %s; want %s, done", tt.err, st, run.Status(), tt.want)
 			}
 			if got := e.servers.Rows[revServer].LastError(); got != tt.lastError {
 				t.Errorf("%v: server lastError = %q, want %q", tt.err, got, tt.lastError)

@@ -180,9 +180,8 @@ func newBenchEnvAt(b *testing.B, scanner ports.SecretScanner, serverURL string, 
 		servers:  benchServers{srv: srv},
 		repos:    benchRepos{repo: ports.Repository{ID: benchRepo, Name: "acme/api", Visibility: policy.VisibilityPrivate}},
 		policies: benchPolicies{section: section},
-		reviews: benchReviews{run: ports.ReviewRun{ID: benchReview, RepositoryID: benchRepo, Status: dreview.Queued,
-			Title: "Add a session cache", Diff: "+cache := map[string]string{}\n", Files: map[string]string{"a.go": "package a\n"}}},
-		calls: e.calls,
+		reviews:  benchReviews{run: benchRun(b)},
+		calls:    e.calls,
 	}
 	tx.reviews.calls = e.calls
 	instance := gate.InstanceAllowed
@@ -289,22 +288,36 @@ func (p benchPolicies) Repository(context.Context, string) (policy.McpSection, b
 	return p.section, true, nil
 }
 
+// benchRun is the queued run every iteration reviews.
+func benchRun(b *testing.B) *dreview.Run {
+	run, err := dreview.NewRun(benchReview, benchRepo, dreview.Request{Title: "Add a session cache",
+		Diff: "+cache := map[string]string{}\n", Files: map[string]string{"a.go": "package a\n"}}, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return run
+}
+
 // benchReviews starts the same queued run every time and forgets the result.
 type benchReviews struct {
 	ports.ReviewRepo
-	run   ports.ReviewRun
+	run   *dreview.Run
 	calls *benchCallLog
+}
+
+// Get returns a copy of the queued run.
+func (r benchReviews) Get(context.Context, string) (*dreview.Run, error) {
+	run := *r.run
+	return &run, nil
 }
 
 // Start begins a new run: the call log forgets the previous run's usage,
 // so every iteration has the whole budget.
-func (r benchReviews) Start(_ context.Context, _ string, at time.Time) (ports.ReviewRun, error) {
+func (r benchReviews) Start(context.Context, *dreview.Run) error {
 	r.calls.newRun()
-	run := r.run
-	run.Status, run.StartedAt = dreview.Running, at
-	return run, nil
+	return nil
 }
-func (r benchReviews) Finish(context.Context, ports.ReviewRun) error { return nil }
+func (r benchReviews) Finish(context.Context, *dreview.Run) error { return nil }
 
 // benchCallLog keeps the number of records, the last one and the sum of
 // their durations over all runs, and the usage of the current run (as

@@ -1,6 +1,6 @@
 // Package review holds the rules of a review run that every layer shares:
-// the run's states and their transitions, and the closed set of a tool
-// call's statuses. The metric's outcomes (adapters/metrics), the CHECK
+// the run itself ([Run]: its request, its states and their transitions,
+// its result), and the closed set of a tool call's statuses. The metric's outcomes (adapters/metrics), the CHECK
 // constraints of review_runs.status and mcp_tool_calls.status (migrations/)
 // and the API's call records (openapi.yaml) use these sets; tests in
 // those adapters compare them with [RunStatuses] and [CallStatuses].
@@ -8,7 +8,7 @@ package review
 
 // RunStatus is the state of a review run: queued → running → done or
 // failed. A running run may start again (a rescued attempt continues it);
-// a finished one never moves.
+// a finished one never moves ([Run] holds the transitions).
 type RunStatus string
 
 // The states of a review run.
@@ -21,6 +21,11 @@ const (
 
 // RunStatuses is every state, in the order of the lifecycle.
 func RunStatuses() []RunStatus { return []RunStatus{Queued, Running, Done, Failed} }
+
+// Valid reports whether s is one of [RunStatuses].
+func (s RunStatus) Valid() bool {
+	return s == Queued || s == Running || s.Finished()
+}
 
 // Finished reports whether the run is done or failed: nothing moves it
 // again.

@@ -4,16 +4,20 @@ import "testing"
 
 func TestRunStatusTransitions(t *testing.T) {
 	for _, tt := range []struct {
-		s                  RunStatus
-		canStart, finished bool
+		s                         RunStatus
+		canStart, finished, valid bool
 	}{
-		{Queued, true, false},
-		{Running, true, false},
-		{Done, false, true},
-		{Failed, false, true},
-		{"", false, false},
-		{"cancelled", false, false},
+		{Queued, true, false, true},
+		{Running, true, false, true},
+		{Done, false, true, true},
+		{Failed, false, true, true},
+		{"", false, false, false},
+		{"cancelled", false, false, false},
+		{"Done", false, false, false},
 	} {
+		if got := tt.s.Valid(); got != tt.valid {
+			t.Errorf("%q.Valid() = %v, want %v", tt.s, got, tt.valid)
+		}
 		if got := tt.s.CanStart(); got != tt.canStart {
 			t.Errorf("%q.CanStart() = %v, want %v", tt.s, got, tt.canStart)
 		}

@@ -12,83 +12,129 @@ import (
 	"github.com/codelotse/codelotse/ports"
 )
 
-// Reviews is an in-memory ports.ReviewRepo.
+// Reviews is an in-memory ports.ReviewRepo. Its rows are runs as a
+// database would hold them: each write builds the stored run again through
+// review.UnmarshalRunFromDatabase, as PostgreSQL's rows are read.
 // When Repos is set, a run needs a repository of the tenant (ErrNotFound).
 type Reviews struct {
-	Runs  map[string]ports.ReviewRun
+	Runs  map[string]*review.Run
 	Repos ports.RepositoryRepo
 }
 
-// Insert stores r queued, without a result.
-func (f *Reviews) Insert(ctx context.Context, r ports.ReviewRun) error {
-	if _, used := f.Runs[r.ID]; used {
+// row is a stored run's columns.
+type row struct {
+	id, repo                   string
+	status                     review.RunStatus
+	req                        review.Request
+	res                        review.Result
+	created, started, finished time.Time
+	withoutDiffAndFiles        bool
+}
+
+func rowOf(r *review.Run) row {
+	return row{id: r.ID(), repo: r.RepositoryID(), status: r.Status(), req: r.Request(), res: r.Result(),
+		created: r.CreatedAt(), started: r.StartedAt(), finished: r.FinishedAt()}
+}
+
+func (w row) load() (*review.Run, error) {
+	if w.withoutDiffAndFiles {
+		w.req.Diff, w.req.Files = "", nil
+	}
+	return review.UnmarshalRunFromDatabase(w.id, w.repo, w.status, w.req, w.res, w.created, w.started, w.finished)
+}
+
+// Insert stores r's request queued, without a result.
+func (f *Reviews) Insert(ctx context.Context, r *review.Run) error {
+	if _, used := f.Runs[r.ID()]; used {
 		return ports.ErrConflict
 	}
 	if f.Repos != nil {
-		if _, err := f.Repos.Get(ctx, r.RepositoryID); err != nil {
+		if _, err := f.Repos.Get(ctx, r.RepositoryID()); err != nil {
 			return fmt.Errorf("fake: insert review: repository: %w", err)
 		}
 	}
-	f.Runs[r.ID] = ports.ReviewRun{ID: r.ID, RepositoryID: r.RepositoryID, Status: review.Queued, Title: r.Title,
-		Description: r.Description, Diff: r.Diff, Files: r.Files, CreatedAt: r.CreatedAt}
+	w := rowOf(r)
+	w.status, w.res, w.started, w.finished = review.Queued, review.Result{}, time.Time{}, time.Time{}
+	return f.store(w)
+}
+
+func (f *Reviews) store(w row) error {
+	run, err := w.load()
+	if err != nil {
+		return fmt.Errorf("fake: store review: %w", err)
+	}
+	f.Runs[w.id] = run
 	return nil
 }
 
-func (f *Reviews) Get(_ context.Context, id string) (ports.ReviewRun, error) {
+func (f *Reviews) Get(_ context.Context, id string) (*review.Run, error) {
 	r, ok := f.Runs[id]
 	if !ok {
-		return r, ports.ErrNotFound
+		return nil, ports.ErrNotFound
 	}
-	return r, nil
+	c := *r
+	return &c, nil
 }
 
 // Recent returns a repository's runs newest first (by CreatedAt, then id
 // descending), without their diff and files.
-func (f *Reviews) Recent(_ context.Context, repositoryID string, limit int) ([]ports.ReviewRun, error) {
-	var out []ports.ReviewRun
+func (f *Reviews) Recent(_ context.Context, repositoryID string, limit int) ([]*review.Run, error) {
+	out := []*review.Run{}
 	for _, r := range f.Runs {
-		if r.RepositoryID == repositoryID {
-			r.Diff, r.Files = "", nil
-			out = append(out, r)
+		if r.RepositoryID() == repositoryID {
+			w := rowOf(r)
+			w.withoutDiffAndFiles = true
+			listed, err := w.load()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, listed)
 		}
 	}
-	slices.SortFunc(out, func(x, y ports.ReviewRun) int {
-		return cmp.Or(y.CreatedAt.Compare(x.CreatedAt), strings.Compare(y.ID, x.ID))
+	slices.SortFunc(out, func(x, y *review.Run) int {
+		return cmp.Or(y.CreatedAt().Compare(x.CreatedAt()), strings.Compare(y.ID(), x.ID()))
 	})
 	return firstN(out, limit), nil
 }
 
-func (f *Reviews) Start(_ context.Context, id string, at time.Time) (ports.ReviewRun, error) {
-	r, ok := f.Runs[id]
-	if !ok {
-		return r, ports.ErrNotFound
+// Start stores r's start over a queued or running run; a retry keeps the
+// first start.
+func (f *Reviews) Start(_ context.Context, r *review.Run) error {
+	if r.Status() != review.Running {
+		return fmt.Errorf("fake: start review: status %q", r.Status())
 	}
-	if r.Status.Finished() {
-		return r, ports.ErrConflict
-	}
-	if r.StartedAt.IsZero() { // a retry keeps the first start
-		r.StartedAt = at
-	}
-	r.Status = review.Running
-	f.Runs[id] = r
-	return r, nil
-}
-
-// Finish stores the result of a queued or running run; a finished run
-// keeps its result (ErrConflict).
-func (f *Reviews) Finish(_ context.Context, r ports.ReviewRun) error {
-	if r.Status != review.Done && r.Status != review.Failed {
-		return fmt.Errorf("fake: finish review: status %q", r.Status)
-	}
-	run, ok := f.Runs[r.ID]
+	stored, ok := f.Runs[r.ID()]
 	switch {
 	case !ok:
 		return ports.ErrNotFound
-	case run.Status == review.Done || run.Status == review.Failed:
+	case stored.Status().Finished():
 		return ports.ErrConflict
 	}
-	run.Status, run.PromptVersion, run.Findings, run.Summary, run.Stats, run.FinishedAt =
-		r.Status, r.PromptVersion, r.Findings, r.Summary, r.Stats, r.FinishedAt
-	f.Runs[r.ID] = run
-	return nil
+	w := rowOf(stored)
+	w.status = review.Running
+	if w.started.IsZero() {
+		w.started = r.StartedAt()
+	}
+	return f.store(w)
+}
+
+// Finish stores r's end over a queued or running run; a finished run
+// keeps its result (ErrConflict).
+func (f *Reviews) Finish(_ context.Context, r *review.Run) error {
+	if !r.Status().Finished() {
+		return fmt.Errorf("fake: finish review: status %q", r.Status())
+	}
+	stored, ok := f.Runs[r.ID()]
+	switch {
+	case !ok:
+		return ports.ErrNotFound
+	case stored.Status().Finished():
+		return ports.ErrConflict
+	}
+	w := rowOf(stored)
+	w.status, w.res, w.finished = r.Status(), r.Result(), r.FinishedAt()
+	if w.started.IsZero() {
+		w.started = r.StartedAt()
+	}
+	return f.store(w)
 }

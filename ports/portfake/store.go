@@ -2,6 +2,7 @@ package portfake
 
 import (
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/ports"
@@ -32,7 +33,7 @@ func NewStore(clock ports.Clock) *Store {
 		calls := &Calls{}
 		repos := &Repositories{ByID: map[string]ports.Repository{}}
 		servers := &Servers{Rows: map[string]*server.Server{}, Creds: s.Rotator.Creds, Clock: clock, TenantID: tenantID, Calls: calls}
-		reviews := &Reviews{Runs: map[string]ports.ReviewRun{}, Repos: repos}
+		reviews := &Reviews{Runs: map[string]*review.Run{}, Repos: repos}
 		return &Tx{
 			ServerRepo:     servers,
 			RepositoryRepo: repos,

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -134,12 +135,12 @@ func (h Harness) seedRepository(t *testing.T, tenant, name string) string {
 // seedReview stores a queued review run of a repository and returns its id.
 func (h Harness) seedReview(t *testing.T, tenant, repositoryID string, createdAt time.Time) string {
 	t.Helper()
-	r := ports.ReviewRun{ID: NewID(t), RepositoryID: repositoryID, Title: "t", Diff: "diff --git a/x b/x",
-		Files: map[string]string{"x": "package x"}, CreatedAt: createdAt}
+	r := newRun(t, NewID(t), repositoryID, review.Request{Title: "t", Diff: "diff --git a/x b/x",
+		Files: map[string]string{"x": "package x"}}, createdAt)
 	h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 		return tx.Reviews().Insert(ctx, r)
 	})
-	return r.ID
+	return r.ID()
 }
 
 // isErr fails the test unless err matches want.

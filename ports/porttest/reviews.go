@@ -13,17 +13,22 @@ import (
 // ReviewRepo is the contract of [ports.ReviewRepo] (uses Tenants and
 // Accounts; Repositories to make the rows runs point at). That Insert
 // also enqueues the run's job is the adapter's own test: the port has no
-// way to see the queue.
+// way to see the queue. The transitions themselves are the domain's
+// (domain/review's tests); what the store adds is its guard: a stored run
+// that is done or failed never moves, whatever the run it is given says
+// (a stale copy of another attempt).
 func ReviewRepo(t *testing.T, open Open) {
-	t.Run("Insert stores a queued run, whatever status and result it is given; Get returns it", func(t *testing.T) {
+	at := func(minute int) time.Time { return T0.Add(time.Duration(minute) * time.Minute) }
+
+	t.Run("Insert stores a queued run, whatever state and result it is given; Get returns it", func(t *testing.T) {
 		h := open(t)
 		tenant := h.tenant(t)
 		repo := h.seedRepository(t, tenant, "acme/api")
-		in := ports.ReviewRun{ID: NewID(t), RepositoryID: repo, Status: review.Done, Title: "Fix it",
-			Description: "Why", Diff: "diff --git a/x b/x\n+1", Files: map[string]string{"x.go": "package x", "y.go": ""},
-			CreatedAt: T0, PromptVersion: "p1", Summary: "sum", Findings: []review.Finding{{Path: "x.go", Line: 1}},
-			StartedAt: T0, FinishedAt: T0}
-		bare := ports.ReviewRun{ID: NewID(t), RepositoryID: repo, CreatedAt: T0}
+		in := newRun(t, NewID(t), repo, review.Request{Title: "Fix it", Description: "Why", Diff: "diff --git a/x b/x\n+1",
+			Files: map[string]string{"x.go": "package x", "y.go": ""}}, T0)
+		mustDo(t, in.Start(T0))
+		mustDo(t, in.Complete(T0, review.Result{PromptVersion: "p1", Summary: "sum", Findings: []review.Finding{{Path: "x.go", Line: 1}}}))
+		bare := newRun(t, NewID(t), repo, review.Request{Title: "t", Diff: "+"}, T0)
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 			if err := tx.Reviews().Insert(ctx, in); err != nil {
 				return err
@@ -31,30 +36,31 @@ func ReviewRepo(t *testing.T, open Open) {
 			return tx.Reviews().Insert(ctx, bare)
 		})
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-			want := queued(in)
-			sameRun(t, must(tx.Reviews().Get(ctx, in.ID)), want)
-			sameRun(t, must(tx.Reviews().Get(ctx, bare.ID)), queued(bare))
+			sameRun(t, must(tx.Reviews().Get(ctx, in.ID())), queued(in))
+			sameRun(t, must(tx.Reviews().Get(ctx, bare.ID())), queued(bare))
 			return nil
 		})
 	})
 
+	// A repository id that is not a UUID cannot be given: review.NewRun
+	// refuses it.
 	t.Run("Insert refuses a used id and a repository that is missing or not the tenant's", func(t *testing.T) {
 		h := open(t)
 		tenant, other := h.tenant(t), h.tenant(t)
 		repo := h.seedRepository(t, tenant, "acme/api")
 		foreign := h.seedRepository(t, other, "acme/api")
-		first := ports.ReviewRun{ID: NewID(t), RepositoryID: repo, Title: "first", CreatedAt: T0}
+		first := newRun(t, NewID(t), repo, review.Request{Title: "first", Diff: "+"}, T0)
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 			if err := tx.Reviews().Insert(ctx, first); err != nil {
 				return err
 			}
-			again := ports.ReviewRun{ID: first.ID, RepositoryID: repo, Title: "second", CreatedAt: T0}
+			again := newRun(t, first.ID(), repo, review.Request{Title: "second", Diff: "+"}, T0)
 			isErr(t, "used id", tx.Reviews().Insert(ctx, again), ports.ErrConflict)
-			for _, r := range []string{NewID(t), "not-a-uuid", foreign} {
-				err := tx.Reviews().Insert(ctx, ports.ReviewRun{ID: NewID(t), RepositoryID: r, CreatedAt: T0})
+			for _, r := range []string{NewID(t), foreign} {
+				err := tx.Reviews().Insert(ctx, newRun(t, NewID(t), r, review.Request{Title: "t", Diff: "+"}, T0))
 				isErr(t, "repository "+r, err, ports.ErrNotFound)
 			}
-			sameRun(t, must(tx.Reviews().Get(ctx, first.ID)), queued(first)) // the transaction goes on
+			sameRun(t, must(tx.Reviews().Get(ctx, first.ID())), queued(first)) // the transaction goes on
 			if list := must(tx.Reviews().Recent(ctx, repo, 10)); len(list) != 1 {
 				t.Errorf("%d runs after refused inserts, want 1", len(list))
 			}
@@ -76,16 +82,24 @@ func ReviewRepo(t *testing.T, open Open) {
 			h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 				_, err := tx.Reviews().Get(ctx, id)
 				isErr(t, "Get "+id, err, ports.ErrNotFound)
-				_, err = tx.Reviews().Start(ctx, id, T0)
-				isErr(t, "Start "+id, err, ports.ErrNotFound)
-				err = tx.Reviews().Finish(ctx, ports.ReviewRun{ID: id, Status: review.Failed, FinishedAt: T0})
-				isErr(t, "Finish "+id, err, ports.ErrNotFound)
+				return nil
+			})
+		}
+		// Start and Finish take a run, whose id is a UUID: one that is
+		// not stored, and the other tenant's.
+		for _, id := range []string{NewID(t), foreign} {
+			h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+				r := newRun(t, id, NewID(t), review.Request{Title: "t", Diff: "+"}, T0)
+				mustDo(t, r.Start(at(1)))
+				isErr(t, "Start "+id, tx.Reviews().Start(ctx, r), ports.ErrNotFound)
+				mustDo(t, r.Fail(at(2)))
+				isErr(t, "Finish "+id, tx.Reviews().Finish(ctx, r), ports.ErrNotFound)
 				return nil
 			})
 		}
 		h.in(t, other, func(ctx context.Context, tx ports.TenantTx) error {
-			if r := must(tx.Reviews().Get(ctx, foreign)); r.Status != review.Queued {
-				t.Errorf("the other tenant's run is %s, want queued", r.Status)
+			if r := must(tx.Reviews().Get(ctx, foreign)); r.Status() != review.Queued || !r.StartedAt().IsZero() {
+				t.Errorf("the other tenant's run is %s, started %v; want queued", r.Status(), r.StartedAt())
 			}
 			return nil
 		})
@@ -95,7 +109,6 @@ func ReviewRepo(t *testing.T, open Open) {
 		h := open(t)
 		tenant := h.tenant(t)
 		repo, repo2 := h.seedRepository(t, tenant, "acme/api"), h.seedRepository(t, tenant, "acme/web")
-		at := func(minute int) time.Time { return T0.Add(time.Duration(minute) * time.Minute) }
 		// Inserted out of time order: the time decides.
 		b, a, c := h.seedReview(t, tenant, repo, at(2)), h.seedReview(t, tenant, repo, at(1)), h.seedReview(t, tenant, repo, at(3))
 		h.seedReview(t, tenant, repo2, at(4))
@@ -114,12 +127,12 @@ func ReviewRepo(t *testing.T, open Open) {
 				list := must(tx.Reviews().Recent(ctx, tc.repo, tc.limit))
 				var ids []string
 				for _, r := range list {
-					ids = append(ids, r.ID)
-					if r.Diff != "" || len(r.Files) != 0 {
-						t.Errorf("Recent returned run %s with its diff or files", r.ID)
+					ids = append(ids, r.ID())
+					if r.Diff() != "" || len(r.Files()) != 0 {
+						t.Errorf("Recent returned run %s with its diff or files", r.ID())
 					}
-					if r.Title != "t" || r.RepositoryID != repo || r.Status != review.Queued {
-						t.Errorf("Recent returned %+v", r)
+					if r.Title() != "t" || r.RepositoryID() != repo || r.Status() != review.Queued {
+						t.Errorf("Recent returned %s: %q of %s, %s", r.ID(), r.Title(), r.RepositoryID(), r.Status())
 					}
 				}
 				if !reflect.DeepEqual(ids, tc.want) {
@@ -130,113 +143,198 @@ func ReviewRepo(t *testing.T, open Open) {
 		})
 	})
 
-	t.Run("Start runs a queued run; a retry keeps the first start; a finished run is ErrConflict", func(t *testing.T) {
+	t.Run("Start stores a started run; a retry keeps the first start; a finished run is ErrConflict", func(t *testing.T) {
 		h := open(t)
 		tenant := h.tenant(t)
 		repo := h.seedRepository(t, tenant, "acme/api")
 		id := h.seedReview(t, tenant, repo, T0)
-		var want ports.ReviewRun
+		var want, stale *review.Run
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-			want = must(tx.Reviews().Get(ctx, id))
-			want.Status, want.StartedAt = review.Running, T0.Add(time.Minute)
-			sameRun(t, must(tx.Reviews().Start(ctx, id, T0.Add(time.Minute))), want)
-			sameRun(t, must(tx.Reviews().Start(ctx, id, T0.Add(2*time.Minute))), want) // retry
+			stale = must(tx.Reviews().Get(ctx, id)) // a second attempt that loaded the run queued
+			run := must(tx.Reviews().Get(ctx, id))
+			mustDo(t, run.Start(at(1)))
+			want = run
+			mustDo(t, tx.Reviews().Start(ctx, run))
+			sameRun(t, must(tx.Reviews().Get(ctx, id)), view(want))
+
+			retry := must(tx.Reviews().Get(ctx, id)) // a rescued attempt loads it running
+			mustDo(t, retry.Start(at(2)))
+			mustDo(t, tx.Reviews().Start(ctx, retry))
+			sameRun(t, must(tx.Reviews().Get(ctx, id)), view(want))
+
+			// The stale copy thinks it starts the run at 3: the store
+			// keeps the first start all the same.
+			mustDo(t, stale.Start(at(3)))
+			mustDo(t, tx.Reviews().Start(ctx, stale))
 			return nil
 		})
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-			sameRun(t, must(tx.Reviews().Get(ctx, id)), want)
-			return tx.Reviews().Finish(ctx, ports.ReviewRun{ID: id, Status: review.Done, FinishedAt: T0.Add(3 * time.Minute)})
+			sameRun(t, must(tx.Reviews().Get(ctx, id)), view(want))
+			done := must(tx.Reviews().Get(ctx, id))
+			mustDo(t, done.Complete(at(4), review.Result{PromptVersion: "v1"}))
+			return tx.Reviews().Finish(ctx, done)
 		})
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-			_, err := tx.Reviews().Start(ctx, id, T0.Add(4*time.Minute))
-			isErr(t, "Start of a done run", err, ports.ErrConflict)
-			if r := must(tx.Reviews().Get(ctx, id)); r.Status != review.Done || !r.StartedAt.Equal(want.StartedAt) {
-				t.Errorf("after a refused start: %s, started %v", r.Status, r.StartedAt)
+			// The stale copy is still running in memory: the store refuses
+			// to move the done run.
+			isErr(t, "Start of a done run", tx.Reviews().Start(ctx, stale), ports.ErrConflict)
+			if r := must(tx.Reviews().Get(ctx, id)); r.Status() != review.Done || !r.StartedAt().Equal(at(1)) {
+				t.Errorf("after a refused start: %s, started %v", r.Status(), r.StartedAt())
 			}
 			return nil
 		})
 	})
 
-	t.Run("Finish stores the result once and keeps the request; a finished run is ErrConflict", func(t *testing.T) {
+	t.Run("Finish stores the result once and never the request; a finished run is ErrConflict", func(t *testing.T) {
 		h := open(t)
 		tenant := h.tenant(t)
 		repo := h.seedRepository(t, tenant, "acme/api")
 		running, never := h.seedReview(t, tenant, repo, T0), h.seedReview(t, tenant, repo, T0)
 		prompt := "mcp-v2"
-		result := ports.ReviewRun{ID: running, Status: review.Done, PromptVersion: "v7", Summary: "Looks fine.",
+		res := review.Result{PromptVersion: "v7", Summary: "Looks fine.",
 			Findings: []review.Finding{{Path: "x.go", Line: 3, Title: "Nil", Body: "b", Evidence: "e"}},
 			Stats: review.Stats{Mcp: review.McpStats{Prompt: &prompt, Calls: 4, Bytes: 1000, Blocked: 1, Servers: []review.ServerOutcome{
 				{ID: NewID(t), Name: "wiki", Offered: true},
 				{ID: NewID(t), Name: "tickets", Reason: review.ServerUnauthorized},
-			}}},
-			FinishedAt: T0.Add(time.Hour),
-			// Request fields in a result are not stored.
-			Title: "changed", Diff: "changed", Files: map[string]string{"changed": ""}, RepositoryID: NewID(t)}
-		var want ports.ReviewRun
+			}}}}
+		var want, late *review.Run
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-			want = must(tx.Reviews().Start(ctx, running, T0.Add(time.Minute)))
+			run := must(tx.Reviews().Get(ctx, running))
+			mustDo(t, run.Start(at(1)))
+			mustDo(t, tx.Reviews().Start(ctx, run))
+			late = must(tx.Reviews().Get(ctx, running)) // another attempt, running too
+
+			// A run with the same id but another request: only its end is
+			// stored.
+			result := newRun(t, running, NewID(t), review.Request{Title: "changed", Diff: "changed",
+				Files: map[string]string{"changed": ""}}, T0)
+			mustDo(t, result.Start(at(1)))
+			mustDo(t, result.Complete(at(60), res))
+			want = must(tx.Reviews().Get(ctx, running))
+			mustDo(t, want.Complete(at(60), res))
 			return tx.Reviews().Finish(ctx, result)
 		})
-		want.Status, want.PromptVersion, want.Summary, want.Findings, want.Stats, want.FinishedAt =
-			result.Status, result.PromptVersion, result.Summary, result.Findings, result.Stats, result.FinishedAt
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-			sameRun(t, must(tx.Reviews().Get(ctx, running)), want)
-			late := ports.ReviewRun{ID: running, Status: review.Failed, Summary: "late", FinishedAt: T0.Add(2 * time.Hour)}
+			sameRun(t, must(tx.Reviews().Get(ctx, running)), view(want))
+			// The other attempt fails late: the done run keeps its result.
+			mustDo(t, late.Fail(at(120)))
 			isErr(t, "Finish of a done run", tx.Reviews().Finish(ctx, late), ports.ErrConflict)
-			sameRun(t, must(tx.Reviews().Get(ctx, running)), want)
+			sameRun(t, must(tx.Reviews().Get(ctx, running)), view(want))
 
 			// A run that never started may fail (a job that gave up).
-			if err := tx.Reviews().Finish(ctx, ports.ReviewRun{ID: never, Status: review.Failed, FinishedAt: T0.Add(time.Hour)}); err != nil {
+			r := must(tx.Reviews().Get(ctx, never))
+			mustDo(t, r.Fail(at(60)))
+			if err := tx.Reviews().Finish(ctx, r); err != nil {
 				t.Errorf("Finish of a queued run: %v", err)
 			}
-			if r := must(tx.Reviews().Get(ctx, never)); r.Status != review.Failed || !r.StartedAt.IsZero() {
-				t.Errorf("failed queued run: %s, started %v", r.Status, r.StartedAt)
+			sameRun(t, must(tx.Reviews().Get(ctx, never)), view(r))
+			if r := must(tx.Reviews().Get(ctx, never)); r.Status() != review.Failed || !r.StartedAt().IsZero() {
+				t.Errorf("failed queued run: %s, started %v", r.Status(), r.StartedAt())
 			}
 			return nil
 		})
 	})
 
-	t.Run("Finish refuses a status other than done or failed", func(t *testing.T) {
+	t.Run("Finish stores the run's start when the stored run has none", func(t *testing.T) {
 		h := open(t)
 		tenant := h.tenant(t)
 		id := h.seedReview(t, tenant, h.seedRepository(t, tenant, "acme/api"), T0)
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-			for _, s := range []review.RunStatus{review.Queued, review.Running, "", "cancelled"} {
-				if err := tx.Reviews().Finish(ctx, ports.ReviewRun{ID: id, Status: s, FinishedAt: T0}); err == nil {
-					t.Errorf("Finish with status %q succeeded", s)
+			r := must(tx.Reviews().Get(ctx, id))
+			mustDo(t, r.Start(at(1)))
+			mustDo(t, r.Complete(at(2), review.Result{PromptVersion: "v1"}))
+			mustDo(t, tx.Reviews().Finish(ctx, r))
+			sameRun(t, must(tx.Reviews().Get(ctx, id)), view(r))
+			return nil
+		})
+	})
+
+	t.Run("Start refuses a run that is not running, Finish one that is not finished", func(t *testing.T) {
+		h := open(t)
+		tenant := h.tenant(t)
+		id := h.seedReview(t, tenant, h.seedRepository(t, tenant, "acme/api"), T0)
+		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+			queuedRun := must(tx.Reviews().Get(ctx, id))
+			running := must(tx.Reviews().Get(ctx, id))
+			mustDo(t, running.Start(at(1)))
+			done := must(tx.Reviews().Get(ctx, id))
+			mustDo(t, done.Start(at(1)))
+			mustDo(t, done.Complete(at(2), review.Result{PromptVersion: "v1"}))
+			for _, r := range []*review.Run{queuedRun, done} {
+				if err := tx.Reviews().Start(ctx, r); err == nil {
+					t.Errorf("Start of a %s run succeeded", r.Status())
 				}
 			}
-			if r := must(tx.Reviews().Get(ctx, id)); r.Status != review.Queued || !r.FinishedAt.IsZero() {
-				t.Errorf("after refused finishes: %s, finished %v", r.Status, r.FinishedAt)
+			for _, r := range []*review.Run{queuedRun, running} {
+				if err := tx.Reviews().Finish(ctx, r); err == nil {
+					t.Errorf("Finish of a %s run succeeded", r.Status())
+				}
 			}
+			sameRun(t, must(tx.Reviews().Get(ctx, id)), view(queuedRun))
 			return nil
 		})
 	})
 }
 
-// queued is r as Insert stores it: queued, without a result.
-func queued(r ports.ReviewRun) ports.ReviewRun {
-	return ports.ReviewRun{ID: r.ID, RepositoryID: r.RepositoryID, Status: review.Queued, Title: r.Title,
-		Description: r.Description, Diff: r.Diff, Files: r.Files, CreatedAt: r.CreatedAt}
+// newRun is a queued run built by the domain.
+func newRun(t *testing.T, id, repositoryID string, req review.Request, createdAt time.Time) *review.Run {
+	t.Helper()
+	r, err := review.NewRun(id, repositoryID, req, createdAt)
+	if err != nil {
+		t.Fatalf("review.NewRun: %v", err)
+	}
+	return r
 }
 
-// sameRun compares two runs: times by instant, an absent map or slice as
-// an empty one.
-func sameRun(t *testing.T, got, want ports.ReviewRun) {
+// mustDo fails the test on a transition the domain refused.
+func mustDo(t *testing.T, err error) {
 	t.Helper()
-	norm := func(r ports.ReviewRun) ports.ReviewRun {
-		for _, tm := range []*time.Time{&r.CreatedAt, &r.StartedAt, &r.FinishedAt} {
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runView is what a run shows through its getters.
+type runView struct {
+	ID, RepositoryID                 string
+	Status                           review.RunStatus
+	Request                          review.Request
+	Result                           review.Result
+	CreatedAt, StartedAt, FinishedAt time.Time
+}
+
+func view(r *review.Run) runView {
+	return runView{ID: r.ID(), RepositoryID: r.RepositoryID(), Status: r.Status(), Request: r.Request(), Result: r.Result(),
+		CreatedAt: r.CreatedAt(), StartedAt: r.StartedAt(), FinishedAt: r.FinishedAt()}
+}
+
+// queued is r as Insert stores it: queued, without a start or a result.
+func queued(r *review.Run) runView {
+	v := view(r)
+	v.Status, v.Result, v.StartedAt, v.FinishedAt = review.Queued, review.Result{}, time.Time{}, time.Time{}
+	return v
+}
+
+// sameRun compares a run with a view: times by instant, an absent map or
+// slice as an empty one.
+func sameRun(t *testing.T, got *review.Run, want runView) {
+	t.Helper()
+	norm := func(v runView) runView {
+		for _, tm := range []*time.Time{&v.CreatedAt, &v.StartedAt, &v.FinishedAt} {
 			*tm = tm.UTC()
 		}
-		if len(r.Files) == 0 {
-			r.Files = nil
+		if len(v.Request.Files) == 0 {
+			v.Request.Files = nil
 		}
-		if len(r.Findings) == 0 {
-			r.Findings = nil
+		if len(v.Result.Findings) == 0 {
+			v.Result.Findings = nil
 		}
-		return r
+		if len(v.Result.Stats.Mcp.Servers) == 0 {
+			v.Result.Stats.Mcp.Servers = nil
+		}
+		return v
 	}
-	if g, w := norm(got), norm(want); !reflect.DeepEqual(g, w) {
+	if g, w := norm(view(got)), norm(want); !reflect.DeepEqual(g, w) {
 		t.Errorf("run = %+v\nwant  %+v", g, w)
 	}
 }
