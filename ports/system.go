@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"io"
 	"net/netip"
 	"time"
 )
@@ -92,3 +93,19 @@ type Resolver interface {
 type Clock interface {
 	Now() time.Time
 }
+
+// The other two sources of what differs between two runs, and the
+// warning log, have named types so that wire binds each to its one
+// provider: a second func() string or io.Reader in the graph cannot be
+// injected in their place.
+
+// NewID returns a new row id (a UUID).
+type NewID func() string
+
+// Random is the randomness of secrets, PKCE verifiers and the untrusted
+// wrapper's boundaries: crypto/rand.Reader outside tests.
+type Random io.Reader
+
+// Warn logs a warning with fields that never hold a URL, an argument, a
+// result or a credential.
+type Warn func(msg string, fields map[string]string)

@@ -3,7 +3,6 @@ package accounts
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/ports"
@@ -21,7 +20,7 @@ type Deps struct {
 	Sessions ports.WebSessions
 	Cipher   ports.Cipher
 	Clock    ports.Clock
-	Rand     io.Reader
+	Rand     ports.Random
 	// Limiter counts failed authentications (nil: no limit).
 	Limiter *AuthLimiter
 }

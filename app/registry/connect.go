@@ -55,7 +55,7 @@ type ConnectDeps struct {
 	Gates   app.Gates
 	// Rand is the source of the state and the PKCE verifier
 	// (crypto/rand.Reader).
-	Rand       io.Reader
+	Rand       ports.Random
 	DCRIssuers DCRIssuers
 }
 

@@ -29,7 +29,7 @@ type ServerDeps struct {
 	// Rules are the instance's address rules (edition and private hosts).
 	Rules netpolicy.Rules
 	// NewID returns a new lowercase canonical UUID for a server.
-	NewID func() string
+	NewID ports.NewID
 }
 
 // ServerAuth is the auth object of a create or patch request. Type is

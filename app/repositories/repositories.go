@@ -42,7 +42,7 @@ type UpdateRepository struct {
 type Deps struct {
 	Tenants ports.Tenants
 	Clock   ports.Clock
-	NewID   func() string
+	NewID   ports.NewID
 	Gates   app.Gates
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	dreview "github.com/codelotse/codelotse/domain/review"
@@ -28,10 +27,10 @@ type ReviewDeps struct {
 	Clock     ports.Clock
 	Gates     app.Gates
 	// Rand feeds the untrusted wrapper's boundaries (crypto/rand.Reader).
-	Rand io.Reader
+	Rand ports.Random
 	// Warn logs a warning with fields that never hold a URL, an argument,
 	// a result or a credential.
-	Warn func(msg string, fields map[string]string)
+	Warn ports.Warn
 	// McpSetupTimeout bounds connecting to a run's servers and listing
 	// their tools, all together; zero is 30 s. Tests shorten it.
 	McpSetupTimeout time.Duration

@@ -29,7 +29,7 @@ type Deps struct {
 	Tenants ports.Tenants
 	Cipher  ports.Cipher
 	Clock   ports.Clock
-	NewID   func() string
+	NewID   ports.NewID
 }
 
 // SubmitReviewHandler submits reviews. Safe for concurrent use.

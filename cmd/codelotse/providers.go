@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"time"
@@ -85,7 +84,7 @@ func (systemClock) Now() time.Time { return time.Now().UTC().Truncate(time.Micro
 
 func provideClock() ports.Clock { return systemClock{} }
 
-func provideNewID() func() string { return uuid.NewString }
+func provideNewID() ports.NewID { return uuid.NewString }
 
 func provideHTTPAddr(cfg config.Config) httpapi.Addr { return httpapi.Addr(cfg.HTTPAddr) }
 
@@ -121,7 +120,7 @@ func (unconfiguredModel) Complete(context.Context, ports.ModelRequest) (ports.Mo
 // scannerSet is the secret scanner.
 var scannerSet = wire.NewSet(secrets.New, wire.Bind(new(ports.SecretScanner), new(*secrets.Scanner)))
 
-func provideWarn(log zerolog.Logger) func(string, map[string]string) {
+func provideWarn(log zerolog.Logger) ports.Warn {
 	return func(msg string, fields map[string]string) {
 		ev := log.Warn()
 		for k, v := range fields {
@@ -131,7 +130,7 @@ func provideWarn(log zerolog.Logger) func(string, map[string]string) {
 	}
 }
 
-func provideRand() io.Reader { return rand.Reader }
+func provideRand() ports.Random { return rand.Reader }
 
 // reviewSet runs reviews: the use case and the worker adapter on the
 // shared pool.
@@ -179,7 +178,7 @@ func provideAuthLimiter(cfg config.Config, clock ports.Clock) *accounts.AuthLimi
 // baseSet holds what every process shares: gates, address rules, the
 // resolver, and the three sources of what differs between two runs, each
 // injected the same way into every use case: the clock (ports.Clock), new
-// ids (func() string) and randomness (io.Reader).
+// ids (ports.NewID) and randomness (ports.Random).
 var baseSet = wire.NewSet(provideGates, provideRules, provideResolver, provideClock, provideNewID, provideRand)
 
 // appSet builds every use case the API serves, module by module.

@@ -44,7 +44,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		return nil, nil, err
 	}
 	clock := provideClock()
-	reader := provideRand()
+	random := provideRand()
 	authLimiter := provideAuthLimiter(cfg, clock)
 	deps := accounts.Deps{
 		Accounts: postgresAccounts,
@@ -52,14 +52,14 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Sessions: sessions,
 		Cipher:   keyRing,
 		Clock:    clock,
-		Rand:     reader,
+		Rand:     random,
 		Limiter:  authLimiter,
 	}
 	authenticateHandler := accounts.NewAuthenticateHandler(deps)
 	gates := provideGates(cfg)
 	resolver := provideResolver()
 	rules := provideRules(cfg)
-	v := provideNewID()
+	newID := provideNewID()
 	serverDeps := registry.ServerDeps{
 		Tenants:  tenants,
 		Cipher:   keyRing,
@@ -67,7 +67,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Clock:    clock,
 		Gates:    gates,
 		Rules:    rules,
-		NewID:    v,
+		NewID:    newID,
 	}
 	createServerHandler := registry.NewCreateServerHandler(serverDeps)
 	getServerHandler := registry.NewGetServerHandler(serverDeps)
@@ -80,7 +80,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	repositoriesDeps := repositories.Deps{
 		Tenants: tenants,
 		Clock:   clock,
-		NewID:   v,
+		NewID:   newID,
 		Gates:   gates,
 	}
 	createRepositoryHandler := repositories.NewCreateRepositoryHandler(repositoriesDeps)
@@ -118,7 +118,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Tenants: tenants,
 		Cipher:  keyRing,
 		Clock:   clock,
-		NewID:   v,
+		NewID:   newID,
 	}
 	submitReviewHandler := review.NewSubmitReviewHandler(reviewDeps)
 	getReviewHandler := review.NewGetReviewHandler(reviewDeps)
@@ -144,7 +144,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		OAuth:      oAuthClient,
 		Clock:      clock,
 		Gates:      gates,
-		Rand:       reader,
+		Rand:       random,
 		DCRIssuers: dcrIssuers,
 	}
 	findIssuerHandler := registry.NewFindIssuerHandler(serverDeps, connectDeps)
@@ -207,8 +207,8 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler)
 	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
-	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
-	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v2, metricsRegistry)
+	v := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
+	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v, metricsRegistry)
 	pool := providePool(db)
 	model, err := provideModel(cfg, log)
 	if err != nil {
@@ -220,7 +220,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		cleanup()
 		return nil, nil, err
 	}
-	v3 := provideWarn(log)
+	warn := provideWarn(log)
 	reviewReviewDeps := review.ReviewDeps{
 		Tenants:   tenants,
 		Cipher:    keyRing,
@@ -230,8 +230,8 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Metrics:   metricsRegistry,
 		Clock:     clock,
 		Gates:     gates,
-		Rand:      reader,
-		Warn:      v3,
+		Rand:      random,
+		Warn:      warn,
 	}
 	reviewRunner := review.NewReviewRunner(reviewReviewDeps)
 	retention := postgres.NewRetention(db)
@@ -267,7 +267,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		return nil, nil, err
 	}
 	clock := provideClock()
-	reader := provideRand()
+	random := provideRand()
 	authLimiter := provideAuthLimiter(cfg, clock)
 	deps := accounts.Deps{
 		Accounts: postgresAccounts,
@@ -275,14 +275,14 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		Sessions: sessions,
 		Cipher:   keyRing,
 		Clock:    clock,
-		Rand:     reader,
+		Rand:     random,
 		Limiter:  authLimiter,
 	}
 	authenticateHandler := accounts.NewAuthenticateHandler(deps)
 	gates := provideGates(cfg)
 	resolver := provideResolver()
 	rules := provideRules(cfg)
-	v := provideNewID()
+	newID := provideNewID()
 	serverDeps := registry.ServerDeps{
 		Tenants:  tenants,
 		Cipher:   keyRing,
@@ -290,7 +290,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		Clock:    clock,
 		Gates:    gates,
 		Rules:    rules,
-		NewID:    v,
+		NewID:    newID,
 	}
 	createServerHandler := registry.NewCreateServerHandler(serverDeps)
 	getServerHandler := registry.NewGetServerHandler(serverDeps)
@@ -303,7 +303,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	repositoriesDeps := repositories.Deps{
 		Tenants: tenants,
 		Clock:   clock,
-		NewID:   v,
+		NewID:   newID,
 		Gates:   gates,
 	}
 	createRepositoryHandler := repositories.NewCreateRepositoryHandler(repositoriesDeps)
@@ -341,7 +341,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		Tenants: tenants,
 		Cipher:  keyRing,
 		Clock:   clock,
-		NewID:   v,
+		NewID:   newID,
 	}
 	submitReviewHandler := review.NewSubmitReviewHandler(reviewDeps)
 	getReviewHandler := review.NewGetReviewHandler(reviewDeps)
@@ -367,7 +367,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		OAuth:      oAuthClient,
 		Clock:      clock,
 		Gates:      gates,
-		Rand:       reader,
+		Rand:       random,
 		DCRIssuers: dcrIssuers,
 	}
 	findIssuerHandler := registry.NewFindIssuerHandler(serverDeps, connectDeps)
@@ -430,8 +430,8 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler)
 	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
-	v2 := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
-	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v2, metricsRegistry)
+	v := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
+	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v, metricsRegistry)
 	return server, func() {
 		cleanup()
 	}, nil
@@ -475,8 +475,8 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 		return nil, nil, err
 	}
 	clock := provideClock()
-	reader := provideRand()
-	v := provideWarn(log)
+	random := provideRand()
+	warn := provideWarn(log)
 	reviewDeps := review.ReviewDeps{
 		Tenants:   tenants,
 		Cipher:    keyRing,
@@ -486,8 +486,8 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 		Metrics:   metricsRegistry,
 		Clock:     clock,
 		Gates:     gates,
-		Rand:      reader,
-		Warn:      v,
+		Rand:      random,
+		Warn:      warn,
 	}
 	reviewRunner := review.NewReviewRunner(reviewDeps)
 	retention := postgres.NewRetention(db)
@@ -525,12 +525,12 @@ func initAccountAdmin(ctx context.Context, cfg config.Config) (*accountCommands,
 	postgresAccounts := postgres.NewAccounts(db)
 	tenants := postgres.NewTenants(db)
 	clock := provideClock()
-	reader := provideRand()
+	random := provideRand()
 	deps := accounts.Deps{
 		Accounts: postgresAccounts,
 		Tenants:  tenants,
 		Clock:    clock,
-		Rand:     reader,
+		Rand:     random,
 	}
 	createTenantHandler := accounts.NewCreateTenantHandler(deps)
 	createTokenHandler := accounts.NewCreateTokenHandler(deps)
