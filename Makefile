@@ -93,9 +93,10 @@ lint-openapi:
 		npx --prefix $(OPENAPI_LINT) --no-install redocly lint --format=summary --config $(OPENAPI_LINT)/redocly.yaml openapi.yaml 2>&1); \
 		rc=$$?; printf '%s\n' "$$out" | grep -v '[║╔╚]' | grep -v '^[[:space:]]*$$'; exit $$rc
 
-## generate: regenerate wire_gen.go.
+## generate: regenerate wire_gen.go and docs/sign-off.md's tables (tools/mutants).
 generate:
 	$(GO) tool wire gen ./cmd/codelotse
+	$(GO) run ./tools/mutants -doc docs/sign-off.md
 
 ## schema-corpus: regenerate the schema corpus in domain/tool/testdata/schemas
 ## with the pinned generators: zod 3 and zod 4 (npm, tools/schemacorpus; npm ci

@@ -14,9 +14,12 @@
 // equivalent field and is reported apart (docs/sign-off.md).
 //
 //	go run ./tools/mutants [-catalogue tools/mutants/catalogue.json] [-only ID,ID] [-list]
+//	go run ./tools/mutants -doc docs/sign-off.md
 //
 // It exits non-zero when a mutant survives, cannot be applied, or is
-// marked equivalent and killed.
+// marked equivalent and killed. With -doc it runs nothing: it rewrites
+// the doc's generated tables (the counts per row, each row's mutants)
+// from the catalogue and leaves its prose alone (doc.go).
 package main
 
 import (
@@ -75,11 +78,30 @@ func main() {
 	catalogue := flag.String("catalogue", "tools/mutants/catalogue.json", "the catalogue of mutants")
 	only := flag.String("only", "", "comma-separated mutant IDs to run (default: all)")
 	list := flag.Bool("list", false, "list the catalogue and exit")
+	doc := flag.String("doc", "", "rewrite this doc's generated tables (docs/sign-off.md) from the catalogue and exit")
 	flag.Parse()
-	if err := run(*catalogue, *only, *list); err != nil {
+	var err error
+	if *doc != "" {
+		err = generateDoc(*catalogue, *doc, *only != "" || *list)
+	} else {
+		err = run(*catalogue, *only, *list)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "mutants:", err)
 		os.Exit(1)
 	}
+}
+
+// generateDoc rewrites doc's tables from the whole catalogue.
+func generateDoc(catalogue, doc string, otherFlags bool) error {
+	if otherFlags {
+		return errors.New("-doc renders the whole catalogue: it takes neither -only nor -list")
+	}
+	muts, err := load(catalogue)
+	if err != nil {
+		return err
+	}
+	return writeDoc(doc, muts)
 }
 
 func run(catalogue, only string, list bool) error {
