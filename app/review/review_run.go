@@ -13,6 +13,7 @@ import (
 	"github.com/codelotse/codelotse/domain/budget"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/repository"
 	"github.com/codelotse/codelotse/domain/untrusted"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -114,7 +115,7 @@ func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run ports.Re
 	}
 	var (
 		eff  policy.Effective
-		repo ports.Repository
+		repo *repository.Repository
 	)
 	err := h.d.Tenants.InTenant(ctx, mcp.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		var err error
@@ -138,7 +139,7 @@ func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run ports.Re
 	if err != nil {
 		return skip("the policy cannot be read", err)
 	}
-	if !gate.EffectiveMcpContext(eff, repo.Visibility, h.d.Gates.SignedOff, h.d.Gates.Instance.Allowed()) {
+	if !gate.EffectiveMcpContext(eff, repo.Visibility(), h.d.Gates.SignedOff, h.d.Gates.Instance.Allowed()) {
 		return nil
 	}
 	usage, err := mcp.usage(ctx)
