@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/repository"
 	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/server"
 )
@@ -88,23 +89,23 @@ type CredentialUpdate struct {
 	Encrypted []byte
 }
 
-// Repository is a code repository of the tenant.
-type Repository struct {
-	ID         string
-	Name       string
-	Visibility policy.Visibility
-}
-
-// RepositoryRepo stores the tenant's repositories.
+// RepositoryRepo stores the tenant's repositories. What it returns was
+// loaded through [repository.UnmarshalRepositoryFromDatabase]: a stored
+// row that breaks a rule of the repository is an error, not a value.
 type RepositoryRepo interface {
-	// Insert stores a new repository; ErrConflict when the name is used.
-	Insert(ctx context.Context, r Repository) error
-	Get(ctx context.Context, id string) (Repository, error)
-	// SetVisibility changes the visibility or returns ErrNotFound.
-	SetVisibility(ctx context.Context, id string, v policy.Visibility) (Repository, error)
+	// Insert stores a new repository; ErrConflict when the name or the
+	// id is used.
+	Insert(ctx context.Context, r *repository.Repository) error
+	// Get returns a repository or ErrNotFound.
+	Get(ctx context.Context, id string) (*repository.Repository, error)
+	// Update reads the repository locked (SELECT … FOR UPDATE), passes
+	// it to fn, and stores what fn changed (its visibility, the one thing
+	// that changes). fn's error is returned as it is, and nothing is
+	// stored. ErrNotFound when missing.
+	Update(ctx context.Context, id string, fn func(r *repository.Repository) error) (*repository.Repository, error)
 	// List returns at most limit repositories whose name sorts after
 	// after ("" starts at the beginning), ordered by name.
-	List(ctx context.Context, after string, limit int) ([]Repository, error)
+	List(ctx context.Context, after string, limit int) ([]*repository.Repository, error)
 }
 
 // PolicyRepo stores the tenant's MCP default and repository policies.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/repositories"
+	"github.com/codelotse/codelotse/domain/repository"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -38,8 +39,8 @@ type repositoryJSON struct {
 	Visibility string `json:"visibility"`
 }
 
-func toRepositoryJSON(r ports.Repository) repositoryJSON {
-	return repositoryJSON{ID: r.ID, Name: r.Name, Visibility: r.Visibility.String()}
+func toRepositoryJSON(r *repository.Repository) repositoryJSON {
+	return repositoryJSON{ID: r.ID(), Name: r.Name(), Visibility: r.Visibility().String()}
 }
 
 type createRepositoryRequest struct {
@@ -91,7 +92,7 @@ func (g *RepositoryRoutes) register(rt *router) {
 			return 0, nil, err
 		}
 		var (
-			repo ports.Repository
+			repo *repository.Repository
 			err  error
 		)
 		if req.Visibility == nil {

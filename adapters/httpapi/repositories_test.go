@@ -19,6 +19,7 @@ import (
 	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/repository"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/ports"
@@ -30,7 +31,7 @@ import (
 // repositories, policies, servers and audit events, keyed by tenant.
 type restStore struct {
 	mu       sync.Mutex
-	repos    map[string]map[string]ports.Repository
+	repos    map[string]map[string]repository.Repository
 	defaults map[string]policy.McpSection
 	policies map[string]map[string]policy.McpSection
 	servers  map[string]map[string]bool
@@ -42,7 +43,7 @@ type restStore struct {
 
 func newRestStore() *restStore {
 	return &restStore{
-		repos:    map[string]map[string]ports.Repository{},
+		repos:    map[string]map[string]repository.Repository{},
 		defaults: map[string]policy.McpSection{},
 		policies: map[string]map[string]policy.McpSection{},
 		servers:  map[string]map[string]bool{},
@@ -61,7 +62,7 @@ func (s *restStore) InTenant(ctx context.Context, tenantID string, fn func(conte
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.repos[tenantID] == nil {
-		s.repos[tenantID] = map[string]ports.Repository{}
+		s.repos[tenantID] = map[string]repository.Repository{}
 		s.policies[tenantID] = map[string]policy.McpSection{}
 	}
 	return fn(ctx, &restTx{s: s, tenant: tenantID})
@@ -82,14 +83,14 @@ func (t *restTx) Settings() ports.SettingsRepo       { return (*restSettings)(t)
 func (t *restTx) PromptLogs() ports.PromptLogRepo    { return (*restPromptLogs)(t) }
 func (t *restTx) OAuthStates() ports.OAuthStateRepo  { return nil }
 
-func (t *restTx) List(_ context.Context, after string, limit int) ([]ports.Repository, error) {
-	var out []ports.Repository
+func (t *restTx) List(_ context.Context, after string, limit int) ([]*repository.Repository, error) {
+	var out []*repository.Repository
 	for _, r := range t.s.repos[t.tenant] {
-		if r.Name > after {
-			out = append(out, r)
+		if r.Name() > after {
+			out = append(out, &r)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
 	return out[:min(limit, len(out))], nil
 }
 
@@ -124,31 +125,33 @@ func (t *restPromptLogs) DeleteAll(context.Context) (int64, error) {
 	return 0, nil
 }
 
-func (t *restTx) Insert(_ context.Context, r ports.Repository) error {
+func (t *restTx) Insert(_ context.Context, r *repository.Repository) error {
 	for _, have := range t.s.repos[t.tenant] {
-		if have.Name == r.Name {
+		if have.Name() == r.Name() {
 			return ports.ErrConflict
 		}
 	}
-	t.s.repos[t.tenant][r.ID] = r
+	t.s.repos[t.tenant][r.ID()] = *r
 	return nil
 }
 
-func (t *restTx) Get(_ context.Context, id string) (ports.Repository, error) {
+func (t *restTx) Get(_ context.Context, id string) (*repository.Repository, error) {
 	r, ok := t.s.repos[t.tenant][id]
 	if !ok {
-		return ports.Repository{}, ports.ErrNotFound
+		return nil, ports.ErrNotFound
 	}
-	return r, nil
+	return &r, nil
 }
 
-func (t *restTx) SetVisibility(ctx context.Context, id string, v policy.Visibility) (ports.Repository, error) {
+func (t *restTx) Update(ctx context.Context, id string, fn func(*repository.Repository) error) (*repository.Repository, error) {
 	r, err := t.Get(ctx, id)
 	if err != nil {
-		return r, err
+		return nil, err
 	}
-	r.Visibility = v
-	t.s.repos[t.tenant][id] = r
+	if err := fn(r); err != nil {
+		return nil, err
+	}
+	t.s.repos[t.tenant][id] = *r
 	return r, nil
 }
 

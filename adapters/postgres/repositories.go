@@ -9,7 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/repository"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -25,27 +25,30 @@ type repositoryRow struct {
 	UpdatedAt  time.Time `bun:"updated_at,nullzero"`
 }
 
-func (r repositoryRow) toPort() (ports.Repository, error) {
-	v, err := policy.ParseVisibility(r.Visibility)
+// toDomain loads the row through the repository's rules: a corrupt row
+// (an id, a name or a visibility that New would refuse) is an error.
+func (r repositoryRow) toDomain() (*repository.Repository, error) {
+	repo, err := repository.UnmarshalRepositoryFromDatabase(r.ID, r.Name, r.Visibility)
 	if err != nil {
-		return ports.Repository{}, fmt.Errorf("repository %s: %w", r.ID, err)
+		return nil, fmt.Errorf("repository %s: %w", r.ID, err)
 	}
-	return ports.Repository{ID: r.ID, Name: r.Name, Visibility: v}, nil
+	return repo, nil
 }
 
 // repositoryRepo implements [ports.RepositoryRepo] inside one tenant
 // transaction.
 type repositoryRepo struct{ t *tenantTx }
 
-// Insert stores r; its ID is chosen by the caller and must be a UUID.
-func (rr repositoryRepo) Insert(ctx context.Context, r ports.Repository) error {
-	if !isUUID(r.ID) {
-		return fmt.Errorf("postgres: insert repository: id %q is not a UUID", r.ID)
+// Insert stores r, whose ID is chosen by the caller.
+func (rr repositoryRepo) Insert(ctx context.Context, r *repository.Repository) error {
+	// New checked both; the zero Repository has neither.
+	if !isUUID(r.ID()) {
+		return fmt.Errorf("postgres: insert repository: id %q is not a UUID", r.ID())
 	}
-	if r.Visibility.IsZero() {
+	if r.Visibility().IsZero() {
 		return fmt.Errorf("postgres: insert repository: visibility is required")
 	}
-	row := repositoryRow{ID: r.ID, TenantID: rr.t.tenantID, Name: r.Name, Visibility: r.Visibility.String()}
+	row := repositoryRow{ID: r.ID(), TenantID: rr.t.tenantID, Name: r.Name(), Visibility: r.Visibility().String()}
 	err := inSavepoint(ctx, rr.t.tx, func(ctx context.Context, tx bun.Tx) error {
 		_, err := tx.NewInsert().Model(&row).Returning("NULL").Exec(ctx)
 		return err
@@ -59,47 +62,70 @@ func (rr repositoryRepo) Insert(ctx context.Context, r ports.Repository) error {
 	return nil
 }
 
-func (rr repositoryRepo) Get(ctx context.Context, id string) (ports.Repository, error) {
-	if !isUUID(id) {
-		return ports.Repository{}, fmt.Errorf("postgres: get repository: %w", ports.ErrNotFound)
-	}
+func (rr repositoryRepo) selectRow(ctx context.Context, id string, forUpdate bool) (repositoryRow, error) {
 	var row repositoryRow
-	err := rr.t.db.NewSelect().Model(&row).Where("r.id = ?", id).Where("r.tenant_id = ?", rr.t.tenantID).Scan(ctx)
+	if !isUUID(id) {
+		return row, ports.ErrNotFound
+	}
+	q := rr.t.db.NewSelect().Model(&row).Where("r.id = ?", id).Where("r.tenant_id = ?", rr.t.tenantID)
+	if forUpdate {
+		q = q.For("UPDATE")
+	}
+	err := q.Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return ports.Repository{}, fmt.Errorf("postgres: get repository: %w", ports.ErrNotFound)
+		return row, ports.ErrNotFound
 	}
-	if err != nil {
-		return ports.Repository{}, fmt.Errorf("postgres: get repository: %w", err)
-	}
-	return row.toPort()
+	return row, err
 }
 
-func (rr repositoryRepo) SetVisibility(ctx context.Context, id string, v policy.Visibility) (ports.Repository, error) {
-	if !isUUID(id) {
-		return ports.Repository{}, fmt.Errorf("postgres: set visibility: %w", ports.ErrNotFound)
-	}
-	if v.IsZero() {
-		return ports.Repository{}, fmt.Errorf("postgres: set visibility: visibility is required")
-	}
-	var row repositoryRow
-	err := rr.t.db.NewUpdate().Model(&row).
-		Set("visibility = ?", v.String()).Set("updated_at = now()").
-		Where("r.id = ?", id).Where("r.tenant_id = ?", rr.t.tenantID).
-		Returning("*").Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ports.Repository{}, fmt.Errorf("postgres: set visibility: %w", ports.ErrNotFound)
-	}
+func (rr repositoryRepo) Get(ctx context.Context, id string) (*repository.Repository, error) {
+	row, err := rr.selectRow(ctx, id, false)
 	if err != nil {
-		return ports.Repository{}, fmt.Errorf("postgres: set visibility: %w", err)
+		return nil, fmt.Errorf("postgres: get repository: %w", err)
 	}
-	return row.toPort()
+	r, err := row.toDomain()
+	if err != nil {
+		return nil, fmt.Errorf("postgres: get repository: %w", err)
+	}
+	return r, nil
+}
+
+// Update stores the visibility fn leaves; the name and the id do not
+// change (the repository has no way to change them).
+func (rr repositoryRepo) Update(ctx context.Context, id string, fn func(r *repository.Repository) error) (*repository.Repository, error) {
+	row, err := rr.selectRow(ctx, id, true)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: update repository: %w", err)
+	}
+	r, err := row.toDomain()
+	if err != nil {
+		return nil, fmt.Errorf("postgres: update repository: %w", err)
+	}
+	if err := fn(r); err != nil {
+		return nil, err
+	}
+	res, err := rr.t.db.NewUpdate().Model((*repositoryRow)(nil)).
+		Set("visibility = ?", r.Visibility().String()).Set("updated_at = now()").
+		Where("id = ?", row.ID).Where("tenant_id = ?", rr.t.tenantID).
+		Exec(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: update repository: %w", err)
+	}
+	n, err := rowsAffected(res)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: update repository: %w", err)
+	}
+	if n != 1 {
+		return nil, fmt.Errorf("postgres: update repository: %d rows written, want 1", n)
+	}
+	return r, nil
 }
 
 // List pages through the tenant's repositories by name (the column's
 // collation, which breaks ties by bytes, so paging with after is exact).
-func (rr repositoryRepo) List(ctx context.Context, after string, limit int) ([]ports.Repository, error) {
+func (rr repositoryRepo) List(ctx context.Context, after string, limit int) ([]*repository.Repository, error) {
 	if limit <= 0 {
-		return []ports.Repository{}, nil
+		return []*repository.Repository{}, nil
 	}
 	var rows []repositoryRow
 	q := rr.t.db.NewSelect().Model(&rows).Where("r.tenant_id = ?", rr.t.tenantID)
@@ -109,9 +135,9 @@ func (rr repositoryRepo) List(ctx context.Context, after string, limit int) ([]p
 	if err := q.OrderExpr("r.name").Limit(int64(limit)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("postgres: list repositories: %w", err)
 	}
-	out := make([]ports.Repository, 0, len(rows))
+	out := make([]*repository.Repository, 0, len(rows))
 	for _, row := range rows {
-		r, err := row.toPort()
+		r, err := row.toDomain()
 		if err != nil {
 			return nil, fmt.Errorf("postgres: list repositories: %w", err)
 		}

@@ -22,7 +22,7 @@ func (f fixture) newRepository(t *testing.T, tenant string) string {
 	t.Helper()
 	id := newID(t)
 	f.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-		return tx.Repositories().Insert(ctx, ports.Repository{ID: id, Name: "acme/" + id[:8], Visibility: policy.VisibilityPrivate})
+		return insertRepository(ctx, tx, id, "acme/"+id[:8], policy.VisibilityPrivate)
 	})
 	return id
 }

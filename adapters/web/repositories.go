@@ -11,6 +11,7 @@ import (
 	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/policy"
 	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/repository"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -43,7 +44,7 @@ func (u *UI) loadRepositories(r *http.Request, c *caller, after string) (reposit
 	p := repositoriesPage{Repositories: list, After: after, Form: repositoryForm{Visibility: "private"}}
 	if len(list) > repositoryPageSize {
 		p.Repositories = list[:repositoryPageSize]
-		p.Next = p.Repositories[repositoryPageSize-1].Name
+		p.Next = p.Repositories[repositoryPageSize-1].Name()
 	}
 	return p, nil
 }
@@ -70,7 +71,7 @@ func (u *UI) createRepository(w http.ResponseWriter, r *http.Request, c *caller)
 		u.refused(w, r, c, err, "repositories", p)
 		return
 	}
-	http.Redirect(w, r, "/ui/repositories/"+repo.ID, http.StatusSeeOther)
+	http.Redirect(w, r, "/ui/repositories/"+repo.ID(), http.StatusSeeOther)
 }
 
 // policyForm is the External context (MCP) section as the user filled it in.
@@ -88,7 +89,7 @@ type serverChoice struct {
 }
 
 type repositoryPage struct {
-	Repo     ports.Repository
+	Repo     *repository.Repository
 	Policy   *repositories.PolicyView
 	Form     policyForm
 	Servers  []serverChoice
@@ -107,7 +108,9 @@ type repositoryPage struct {
 	Saved      bool
 }
 
-func (p repositoryPage) title() (string, string) { return "Repository " + p.Repo.Name, "repositories" }
+func (p repositoryPage) title() (string, string) {
+	return "Repository " + p.Repo.Name(), "repositories"
+}
 
 func (u *UI) repositoryPage(w http.ResponseWriter, r *http.Request, c *caller) {
 	p, err := u.loadRepositoryPage(r, c)
@@ -130,7 +133,7 @@ func (u *UI) loadRepositoryPage(r *http.Request, c *caller) (repositoryPage, err
 	if !c.can(app.PermRepoManage) {
 		return p, nil
 	}
-	view, err := u.d.GetPolicy.Handle(r.Context(), c.Principal, repositories.GetPolicy{RepositoryID: repo.ID})
+	view, err := u.d.GetPolicy.Handle(r.Context(), c.Principal, repositories.GetPolicy{RepositoryID: repo.ID()})
 	if err != nil {
 		return repositoryPage{}, err
 	}
@@ -138,7 +141,7 @@ func (u *UI) loadRepositoryPage(r *http.Request, c *caller) (repositoryPage, err
 	p.Form = policyForm{Mode: view.Stored.Mode().String(), Servers: view.Stored.Servers(), MaxCalls: strconv.Itoa(view.Stored.MaxCalls())}
 	// The choices are what the API lets the same principal read
 	// (GET /v1/repositories/{id}/policy/servers): id, name, enabled.
-	list, err := u.d.PolicyServers.Handle(r.Context(), c.Principal, repositories.ListPolicyServers{RepositoryID: repo.ID})
+	list, err := u.d.PolicyServers.Handle(r.Context(), c.Principal, repositories.ListPolicyServers{RepositoryID: repo.ID()})
 	if err != nil {
 		return repositoryPage{}, err
 	}
@@ -146,7 +149,7 @@ func (u *UI) loadRepositoryPage(r *http.Request, c *caller) (repositoryPage, err
 	p.Warnings, p.Offering = serverWarnings(list, view.Effective.Servers())
 	p.Active = view.McpActive && len(p.Offering) > 0
 	p.Inactive = u.whyInactive(r, repo, view)
-	if p.Reviews, err = u.d.ListReviews.Handle(r.Context(), c.Principal, review.ListReviews{RepositoryID: repo.ID}); err != nil {
+	if p.Reviews, err = u.d.ListReviews.Handle(r.Context(), c.Principal, review.ListReviews{RepositoryID: repo.ID()}); err != nil {
 		return repositoryPage{}, err
 	}
 	return p, nil
@@ -219,7 +222,7 @@ func serverWarnings(list []repositories.PolicyServer, selected []string) (warnin
 
 // whyInactive gives the reasons the gate closes for this repository, in
 // the gate's order; none when MCP context is active.
-func (u *UI) whyInactive(r *http.Request, repo ports.Repository, v repositories.PolicyView) []string {
+func (u *UI) whyInactive(r *http.Request, repo *repository.Repository, v repositories.PolicyView) []string {
 	if v.McpActive {
 		return nil
 	}
@@ -231,7 +234,7 @@ func (u *UI) whyInactive(r *http.Request, repo ports.Repository, v repositories.
 	if !st.Instance.Allowed() {
 		out = append(out, "This instance does not allow MCP context.")
 	}
-	if repo.Visibility.String() == "public" {
+	if repo.Visibility() == policy.VisibilityPublic {
 		out = append(out, "The repository is public: MCP context never runs on public repositories.")
 	}
 	if v.Effective.Mode() != policy.ModeOn {

@@ -8,6 +8,7 @@ import (
 	"github.com/codelotse/codelotse/app/accounts"
 	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/domain/repository"
 	dreview "github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -35,7 +36,7 @@ func (u *UI) reviewsPage(w http.ResponseWriter, r *http.Request, c *caller) {
 
 type reviewPage struct {
 	Run     *dreview.Run
-	Repo    ports.Repository
+	Repo    *repository.Repository // nil when it cannot be read
 	Calls   []callRow
 	Servers []serverOutcome
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/registry"
 	"github.com/codelotse/codelotse/app/repositories"
+	"github.com/codelotse/codelotse/domain/repository"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
@@ -185,7 +186,7 @@ type serverPage struct {
 // confirmEmpty is the question before an empty save: the repositories
 // that lose the server, and the discovery to post again.
 type confirmEmpty struct {
-	Repositories []ports.Repository
+	Repositories []*repository.Repository
 	Blob         string
 }
 

@@ -438,7 +438,7 @@ func TestShowsAReviewsPromptLogInert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := d.SubmitReview.Handle(t.Context(), p, review.SubmitReview{RepositoryID: repo.ID, Title: "Cache", Diff: "+x"})
+	run, err := d.SubmitReview.Handle(t.Context(), p, review.SubmitReview{RepositoryID: repo.ID(), Title: "Cache", Diff: "+x"})
 	if err != nil {
 		t.Fatal(err)
 	}

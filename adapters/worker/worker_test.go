@@ -18,6 +18,7 @@ import (
 	"github.com/codelotse/codelotse/app/operations"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/repository"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/codelotse/codelotse/ports/porttest"
 )
@@ -45,7 +46,11 @@ func newEnv(t *testing.T) env {
 		t.Fatal(err)
 	}
 	err = e.tenants.InTenant(t.Context(), e.tenant, func(ctx context.Context, tx ports.TenantTx) error {
-		return tx.Repositories().Insert(ctx, ports.Repository{ID: e.repo, Name: "acme/api", Visibility: policy.VisibilityPrivate})
+		r, err := repository.New(e.repo, "acme/api", policy.VisibilityPrivate)
+		if err != nil {
+			return err
+		}
+		return tx.Repositories().Insert(ctx, r)
 	})
 	if err != nil {
 		t.Fatal(err)

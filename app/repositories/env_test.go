@@ -9,6 +9,7 @@ import (
 	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/repository"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/codelotse/codelotse/ports/portfake"
 	"github.com/google/uuid"
@@ -47,25 +48,22 @@ func newRestEnv(t *testing.T) *restEnv {
 		policies: map[string]*portfake.Policies{},
 	}
 	seed := map[string]struct {
-		repos   []ports.Repository
+		repos   []*repository.Repository
 		servers []string
 	}{
 		tenantA: {
-			repos: []ports.Repository{
-				{ID: repoPrivate, Name: "acme/api", Visibility: policy.VisibilityPrivate},
-				{ID: repoIntern, Name: "acme/tools", Visibility: policy.VisibilityInternal},
-				{ID: repoPublic, Name: "acme/site", Visibility: policy.VisibilityPublic},
+			repos: []*repository.Repository{
+				portfake.MustRepository(repoPrivate, "acme/api", policy.VisibilityPrivate),
+				portfake.MustRepository(repoIntern, "acme/tools", policy.VisibilityInternal),
+				portfake.MustRepository(repoPublic, "acme/site", policy.VisibilityPublic),
 			},
 			servers: []string{serverA1, serverA2},
 		},
 		tenantB: {servers: []string{serverB1}},
 	}
 	e.tenants = &portfake.Tenants{NewTx: func(tenantID string) *portfake.Tx {
-		r := &portfake.Repositories{ByID: map[string]ports.Repository{}}
+		r := portfake.NewRepositories(seed[tenantID].repos...)
 		pol := &portfake.Policies{Repos: map[string]policy.McpSection{}, Servers: map[string]bool{}}
-		for _, repo := range seed[tenantID].repos {
-			r.ByID[repo.ID] = repo
-		}
 		for _, s := range seed[tenantID].servers {
 			pol.Servers[s] = true
 		}

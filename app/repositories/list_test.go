@@ -10,7 +10,6 @@ import (
 	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/policy"
-	"github.com/codelotse/codelotse/ports"
 	"github.com/codelotse/codelotse/ports/portfake"
 )
 
@@ -27,14 +26,12 @@ func TestListRepositoriesAnswersMcpActiveLikeThePolicy(t *testing.T) {
 		}
 		return s
 	}
-	repo := func(id, name string, v policy.Visibility) ports.Repository {
-		return ports.Repository{ID: id, Name: name, Visibility: v}
-	}
-	repos := &portfake.Repositories{ByID: map[string]ports.Repository{
-		rOn: repo(rOn, "a/on", policy.VisibilityPrivate), rPublic: repo(rPublic, "b/public", policy.VisibilityPublic),
-		rInherit: repo(rInherit, "c/inherit", policy.VisibilityInternal), rGone: repo(rGone, "d/gone", policy.VisibilityPrivate),
-		rOff: repo(rOff, "e/off", policy.VisibilityPrivate),
-	}}
+	repo := portfake.MustRepository
+	repos := portfake.NewRepositories(
+		repo(rOn, "a/on", policy.VisibilityPrivate), repo(rPublic, "b/public", policy.VisibilityPublic),
+		repo(rInherit, "c/inherit", policy.VisibilityInternal), repo(rGone, "d/gone", policy.VisibilityPrivate),
+		repo(rOff, "e/off", policy.VisibilityPrivate),
+	)
 	def := section("on", server)
 	pols := &portfake.Policies{Def: &def, Servers: map[string]bool{server: true}, Repos: map[string]policy.McpSection{
 		rOn: section("on", server), rPublic: section("on", server), rGone: section("on", deleted), rOff: section("off"),
@@ -48,7 +45,7 @@ func TestListRepositoriesAnswersMcpActiveLikeThePolicy(t *testing.T) {
 		}
 		var out []string
 		for _, it := range items {
-			out = append(out, fmt.Sprintf("%s=%v", it.Name, it.McpActive))
+			out = append(out, fmt.Sprintf("%s=%v", it.Name(), it.McpActive))
 		}
 		return strings.Join(out, " ")
 	}

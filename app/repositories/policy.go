@@ -11,6 +11,7 @@ import (
 	"github.com/codelotse/codelotse/domain/id"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/repository"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -108,7 +109,7 @@ func (h *PutPolicyHandler) Handle(ctx context.Context, p ports.Principal, cmd Pu
 		if err := checkServers(ctx, tx, cmd.Mcp.Servers, section); err != nil {
 			return err
 		}
-		if section.Mode() == policy.ModeOn && !privateOrInternal(repo.Visibility) {
+		if section.Mode() == policy.ModeOn && !privateOrInternal(repo.Visibility()) {
 			return app.Fail(app.CodePublicRepository, "MCP context cannot be turned on for a public repository")
 		}
 		if err := tx.Policies().PutRepository(ctx, id, section); err != nil {
@@ -127,7 +128,7 @@ func (h *PutPolicyHandler) Handle(ctx context.Context, p ports.Principal, cmd Pu
 }
 
 // view merges stored with the tenant default and asks the gate.
-func (d Deps) view(ctx context.Context, tx ports.TenantTx, repo ports.Repository, stored policy.McpSection) (PolicyView, error) {
+func (d Deps) view(ctx context.Context, tx ports.TenantTx, repo *repository.Repository, stored policy.McpSection) (PolicyView, error) {
 	def, err := tx.Policies().Default(ctx)
 	if err != nil {
 		return PolicyView{}, fmt.Errorf("read tenant default: %w", err)
@@ -138,7 +139,7 @@ func (d Deps) view(ctx context.Context, tx ports.TenantTx, repo ports.Repository
 		return PolicyView{}, fmt.Errorf("check policy servers: %w", err)
 	}
 	eff = eff.Existing(exists)
-	active := gate.EffectiveMcpContext(eff, repo.Visibility, d.Gates.SignedOff, d.Gates.Instance.Allowed())
+	active := gate.EffectiveMcpContext(eff, repo.Visibility(), d.Gates.SignedOff, d.Gates.Instance.Allowed())
 	return PolicyView{Stored: stored, Effective: eff, McpActive: active}, nil
 }
 

@@ -9,11 +9,12 @@ import (
 	"github.com/codelotse/codelotse/domain/field"
 	"github.com/codelotse/codelotse/domain/id"
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/repository"
 	"github.com/codelotse/codelotse/ports"
 )
 
 // MaxRepositoryNameLen is the longest repository name ("acme/api"), in characters.
-const MaxRepositoryNameLen = policy.MaxRepositoryNameLen
+const MaxRepositoryNameLen = repository.MaxNameLen
 
 // Audit actions of repositories and policies (GET /v1/audit).
 const (
@@ -76,21 +77,31 @@ func NewUpdateRepositoryHandler(d Deps) *UpdateRepositoryHandler {
 // Handle stores a new repository and its audit event repository.create.
 // Errors: validation_failed (fields name, visibility), name_taken for a
 // name the tenant already uses.
-func (h *CreateRepositoryHandler) Handle(ctx context.Context, p ports.Principal, cmd CreateRepository) (ports.Repository, error) {
+func (h *CreateRepositoryHandler) Handle(ctx context.Context, p ports.Principal, cmd CreateRepository) (*repository.Repository, error) {
 	fields := map[string]string{}
-	// The stored name is the normalised one (NFC), see policy.ParseRepositoryName.
-	name, err := policy.ParseRepositoryName(cmd.Name)
-	if err != nil {
-		fields["name"] = fieldReason(err)
-	}
 	v, err := policy.ParseVisibility(cmd.Visibility)
 	if err != nil {
 		fields["visibility"] = fieldReason(err)
 	}
-	if len(fields) > 0 {
-		return ports.Repository{}, app.Invalid(fields)
+	// The stored name is the normalised one (NFC), see repository.ParseName.
+	r, err := repository.New(h.d.NewID(), cmd.Name, v)
+	if err != nil {
+		for _, e := range app.Flatten(err) {
+			var fe *field.Error
+			switch {
+			case errors.As(e, &fe) && fe.Field == "name":
+				fields["name"] = fe.Reason
+			case errors.As(e, &fe) && fe.Field == "visibility":
+				// ParseVisibility said it already.
+			default:
+				// A malformed new id is this service's fault, not the caller's.
+				return nil, fmt.Errorf("new repository: %w", e)
+			}
+		}
 	}
-	r := ports.Repository{ID: h.d.NewID(), Name: name, Visibility: v}
+	if len(fields) > 0 {
+		return nil, app.Invalid(fields)
+	}
 	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		if err := tx.Repositories().Insert(ctx, r); err != nil {
 			if errors.Is(err, ports.ErrConflict) {
@@ -99,61 +110,67 @@ func (h *CreateRepositoryHandler) Handle(ctx context.Context, p ports.Principal,
 			return fmt.Errorf("insert repository: %w", err)
 		}
 		return tx.Audit().Append(ctx, ports.AuditEvent{
-			Action: ActionRepositoryCreate, Actor: app.Actor(p), Target: r.ID, At: h.d.Clock.Now(),
-			Details: map[string]any{"name": r.Name, "visibility": v.String()},
+			Action: ActionRepositoryCreate, Actor: app.Actor(p), Target: r.ID(), At: h.d.Clock.Now(),
+			Details: map[string]any{"name": r.Name(), "visibility": r.Visibility().String()},
 		})
 	})
 	if err != nil {
-		return ports.Repository{}, err
+		return nil, err
 	}
 	return r, nil
 }
 
 // Handle returns a repository of the tenant; not_found for an unknown id,
 // another tenant's id or a malformed id.
-func (h *GetRepositoryHandler) Handle(ctx context.Context, p ports.Principal, q GetRepository) (ports.Repository, error) {
+func (h *GetRepositoryHandler) Handle(ctx context.Context, p ports.Principal, q GetRepository) (*repository.Repository, error) {
 	id, ok := id.Parse(q.ID)
 	if !ok {
-		return ports.Repository{}, app.Fail(app.CodeNotFound, "repository not found")
+		return nil, app.Fail(app.CodeNotFound, "repository not found")
 	}
-	var r ports.Repository
+	var r *repository.Repository
 	err := h.d.Tenants.ReadInTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		var err error
 		r, err = tx.Repositories().Get(ctx, id)
 		return app.NotFound(err, "repository")
 	})
-	return r, err
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // Handle changes a repository's visibility and records repository.update.
 // A repository that turns public keeps its stored policy, but the gate
 // stops MCP context for it at its next review.
-func (h *UpdateRepositoryHandler) Handle(ctx context.Context, p ports.Principal, cmd UpdateRepository) (ports.Repository, error) {
+func (h *UpdateRepositoryHandler) Handle(ctx context.Context, p ports.Principal, cmd UpdateRepository) (*repository.Repository, error) {
 	id, ok := id.Parse(cmd.ID)
 	if !ok {
-		return ports.Repository{}, app.Fail(app.CodeNotFound, "repository not found")
+		return nil, app.Fail(app.CodeNotFound, "repository not found")
 	}
 	v, err := policy.ParseVisibility(cmd.Visibility)
 	if err != nil {
-		return ports.Repository{}, app.Invalid(map[string]string{"visibility": fieldReason(err)})
+		return nil, app.Invalid(map[string]string{"visibility": fieldReason(err)})
 	}
-	var r ports.Repository
+	var r *repository.Repository
 	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
-		before, err := tx.Repositories().Get(ctx, id)
-		if err != nil {
-			return app.NotFound(err, "repository")
-		}
-		r, err = tx.Repositories().SetVisibility(ctx, id, v)
+		// Read locked: the previous visibility the audit event records is
+		// the one this change replaced, even under concurrent changes.
+		var before policy.Visibility
+		var err error
+		r, err = tx.Repositories().Update(ctx, id, func(repo *repository.Repository) error {
+			before = repo.Visibility()
+			return repo.ChangeVisibility(v)
+		})
 		if err != nil {
 			return app.NotFound(err, "repository")
 		}
 		return tx.Audit().Append(ctx, ports.AuditEvent{
-			Action: ActionRepositoryUpdate, Actor: app.Actor(p), Target: r.ID, At: h.d.Clock.Now(),
-			Details: map[string]any{"visibility": v.String(), "previousVisibility": before.Visibility.String()},
+			Action: ActionRepositoryUpdate, Actor: app.Actor(p), Target: r.ID(), At: h.d.Clock.Now(),
+			Details: map[string]any{"visibility": r.Visibility().String(), "previousVisibility": before.String()},
 		})
 	})
 	if err != nil {
-		return ports.Repository{}, err
+		return nil, err
 	}
 	return r, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/repository"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -27,7 +28,7 @@ type ListRepositories struct {
 
 // RepositoryListItem is a repository with the gate's answer for it.
 type RepositoryListItem struct {
-	ports.Repository
+	*repository.Repository
 	McpActive bool
 }
 
@@ -87,7 +88,7 @@ func (h *ListRepositoriesHandler) Handle(ctx context.Context, p ports.Principal,
 func (h *ListRepositoriesHandler) markActive(ctx context.Context, tx ports.TenantTx, items []RepositoryListItem) error {
 	ids := make([]string, len(items))
 	for i, it := range items {
-		ids[i] = it.ID
+		ids[i] = it.ID()
 	}
 	def, stored, err := tx.Policies().Repositories(ctx, ids)
 	if err != nil {
@@ -97,7 +98,7 @@ func (h *ListRepositoriesHandler) markActive(ctx context.Context, tx ports.Tenan
 	var servers []string
 	seen := map[string]bool{}
 	for i, it := range items {
-		s, ok := stored[it.ID]
+		s, ok := stored[it.ID()]
 		if !ok {
 			s = app.InheritSection()
 		}
@@ -114,7 +115,7 @@ func (h *ListRepositoriesHandler) markActive(ctx context.Context, tx ports.Tenan
 		return fmt.Errorf("check policy servers: %w", err)
 	}
 	for i := range items {
-		items[i].McpActive = gate.EffectiveMcpContext(effs[i].Existing(exists), items[i].Visibility, h.d.Gates.SignedOff, h.d.Gates.Instance.Allowed())
+		items[i].McpActive = gate.EffectiveMcpContext(effs[i].Existing(exists), items[i].Visibility(), h.d.Gates.SignedOff, h.d.Gates.Instance.Allowed())
 	}
 	return nil
 }

@@ -18,18 +18,18 @@ func TestCreateRepository(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Name != "acme/web" || r.Visibility != policy.VisibilityInternal || len(r.ID) != 36 {
+	if r.Name() != "acme/web" || r.Visibility() != policy.VisibilityInternal || len(r.ID()) != 36 {
 		t.Errorf("Create = %+v", r)
 	}
-	got, err := repositories.NewGetRepositoryHandler(d).Handle(ctx, e.p, repositories.GetRepository{ID: strings.ToUpper(r.ID)})
-	if err != nil || got != r {
+	got, err := repositories.NewGetRepositoryHandler(d).Handle(ctx, e.p, repositories.GetRepository{ID: strings.ToUpper(r.ID())})
+	if err != nil || *got != *r {
 		t.Errorf("Get = %+v, %v; want %+v", got, err, r)
 	}
-	if _, err := repositories.NewGetRepositoryHandler(d).Handle(ctx, e.other, repositories.GetRepository{ID: r.ID}); restCode(err) != app.CodeNotFound {
+	if _, err := repositories.NewGetRepositoryHandler(d).Handle(ctx, e.other, repositories.GetRepository{ID: r.ID()}); restCode(err) != app.CodeNotFound {
 		t.Errorf("Get by another tenant = %v, want not_found", err)
 	}
 	events := e.audit(tenantA)
-	if len(events) != 1 || events[0].Action != "repository.create" || events[0].Target != r.ID || events[0].Actor != "token:tok-1" {
+	if len(events) != 1 || events[0].Action != "repository.create" || events[0].Target != r.ID() || events[0].Actor != "token:tok-1" {
 		t.Errorf("audit = %+v", events)
 	}
 
@@ -71,12 +71,43 @@ func TestCreateRepositoryFields(t *testing.T) {
 	}
 }
 
+// TestCreateRepositoryReportsEveryField: a bad name and a bad visibility
+// are both reported, with the domain's reasons, and nothing is stored.
+func TestCreateRepositoryReportsEveryField(t *testing.T) {
+	e := newRestEnv(t)
+	_, err := repositories.NewCreateRepositoryHandler(e.deps(openGates)).Handle(context.Background(), e.p, repositories.CreateRepository{Name: "acme/\x00api", Visibility: "secret"})
+	fields := app.AsError(err).Fields
+	if restCode(err) != app.CodeValidationFailed || len(fields) != 2 ||
+		fields["name"] != "must contain printable characters only (not U+0000)" || fields["visibility"] != "must be private, internal or public" {
+		t.Fatalf("Create = %v, fields %v; want name and visibility", err, fields)
+	}
+	if len(e.repos[tenantA].ByID) != 3 || len(e.audit(tenantA)) != 0 {
+		t.Errorf("a refused create stored something: %d repositories, %d events", len(e.repos[tenantA].ByID), len(e.audit(tenantA)))
+	}
+}
+
+// TestCreateRepositoryWithAMalformedNewIDIsNotTheCallersFault: an id
+// source that gives something other than a UUID is an internal error, not
+// validation_failed, and nothing is stored.
+func TestCreateRepositoryWithAMalformedNewIDIsNotTheCallersFault(t *testing.T) {
+	e := newRestEnv(t)
+	d := e.deps(openGates)
+	d.NewID = func() string { return "not-a-uuid" }
+	r, err := repositories.NewCreateRepositoryHandler(d).Handle(context.Background(), e.p, repositories.CreateRepository{Name: "acme/web", Visibility: "private"})
+	if r != nil || err == nil || restCode(err) != app.CodeInternal {
+		t.Fatalf("Create = %v, %v; want an internal error", r, err)
+	}
+	if len(e.repos[tenantA].ByID) != 3 || len(e.audit(tenantA)) != 0 {
+		t.Errorf("a refused create stored something: %d repositories, %d events", len(e.repos[tenantA].ByID), len(e.audit(tenantA)))
+	}
+}
+
 func TestUpdateRepository(t *testing.T) {
 	ctx := context.Background()
 	e := newRestEnv(t)
 	d := e.deps(openGates)
 	r, err := repositories.NewUpdateRepositoryHandler(d).Handle(ctx, e.p, repositories.UpdateRepository{ID: repoPrivate, Visibility: "public"})
-	if err != nil || r.Visibility != policy.VisibilityPublic || r.Name != "acme/api" {
+	if err != nil || r.Visibility() != policy.VisibilityPublic || r.Name() != "acme/api" {
 		t.Fatalf("Update = %+v, %v", r, err)
 	}
 	events := e.audit(tenantA)
@@ -101,8 +132,8 @@ func TestCreateRepositoryStoresTheNFCName(t *testing.T) {
 	e := newRestEnv(t)
 	h := repositories.NewCreateRepositoryHandler(e.deps(openGates))
 	r, err := h.Handle(ctx, e.p, repositories.CreateRepository{Name: "acme/cafe\u0301", Visibility: "private"})
-	if err != nil || r.Name != "acme/caf\u00e9" {
-		t.Fatalf("Create = %+q, %v; want the name stored as NFC", r.Name, err)
+	if err != nil || r.Name() != "acme/caf\u00e9" {
+		t.Fatalf("Create = %+v, %v; want the name stored as NFC", r, err)
 	}
 	if events := e.audit(tenantA); len(events) != 1 || events[0].Details["name"] != "acme/caf\u00e9" {
 		t.Errorf("audit = %+v, want the NFC name", events)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/repository"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -28,8 +29,8 @@ func NewRepositoriesUsingServerHandler(d Deps) *RepositoriesUsingServerHandler {
 // Handle returns the repositories by name, reading the tenant's
 // repositories a page at a time and each page's policies in one query.
 // Public repositories are left out: they never use MCP context.
-func (h *RepositoriesUsingServerHandler) Handle(ctx context.Context, p ports.Principal, q RepositoriesUsingServer) ([]ports.Repository, error) {
-	out := []ports.Repository{}
+func (h *RepositoriesUsingServerHandler) Handle(ctx context.Context, p ports.Principal, q RepositoriesUsingServer) ([]*repository.Repository, error) {
+	out := []*repository.Repository{}
 	err := h.d.Tenants.ReadInTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		after := ""
 		for {
@@ -42,26 +43,26 @@ func (h *RepositoriesUsingServerHandler) Handle(ctx context.Context, p ports.Pri
 			}
 			ids := make([]string, len(repos))
 			for i, r := range repos {
-				ids[i] = r.ID
+				ids[i] = r.ID()
 			}
 			def, stored, err := tx.Policies().Repositories(ctx, ids)
 			if err != nil {
 				return fmt.Errorf("read policies: %w", err)
 			}
 			for _, r := range repos {
-				s, ok := stored[r.ID]
+				s, ok := stored[r.ID()]
 				if !ok {
 					s = app.InheritSection()
 				}
 				eff := policy.Merge(def, s)
-				if eff.Mode() == policy.ModeOn && r.Visibility != policy.VisibilityPublic && slices.Contains(eff.Servers(), q.ServerID) {
+				if eff.Mode() == policy.ModeOn && r.Visibility() != policy.VisibilityPublic && slices.Contains(eff.Servers(), q.ServerID) {
 					out = append(out, r)
 				}
 			}
 			if len(repos) < MaxRepositoryPage {
 				return nil
 			}
-			after = repos[len(repos)-1].Name
+			after = repos[len(repos)-1].Name()
 		}
 	})
 	if err != nil {

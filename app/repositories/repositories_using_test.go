@@ -10,7 +10,6 @@ import (
 	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/policy"
-	"github.com/codelotse/codelotse/ports"
 	"github.com/codelotse/codelotse/ports/portfake"
 )
 
@@ -27,7 +26,7 @@ func TestRepositoriesUsingServer(t *testing.T) {
 		}
 		return s
 	}
-	repos := &portfake.Repositories{ByID: map[string]ports.Repository{}}
+	repos := portfake.NewRepositories()
 	def := section("on", server)
 	pols := &portfake.Policies{Def: &def, Servers: map[string]bool{server: true, other: true}, Repos: map[string]policy.McpSection{}}
 	var want []string
@@ -49,7 +48,7 @@ func TestRepositoriesUsingServer(t *testing.T) {
 			pols.Repos[id] = section("on", server)
 			v = policy.VisibilityPublic
 		}
-		repos.ByID[id] = ports.Repository{ID: id, Name: name, Visibility: v}
+		repos.ByID[id] = portfake.MustRepository(id, name, v)
 	}
 	tenants := &portfake.Tenants{NewTx: func(string) *portfake.Tx { return &portfake.Tx{RepositoryRepo: repos, PolicyRepo: pols} }}
 	h := repositories.NewRepositoriesUsingServerHandler(repositories.Deps{Tenants: tenants,
@@ -60,7 +59,7 @@ func TestRepositoriesUsingServer(t *testing.T) {
 	}
 	var names []string
 	for _, r := range got {
-		names = append(names, r.Name)
+		names = append(names, r.Name())
 	}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("using the server: %d repositories %v…, want %d %v…", len(names), names[:min(4, len(names))], len(want), want[:4])

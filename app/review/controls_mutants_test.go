@@ -151,7 +151,9 @@ func TestSendsTheArgumentsThatWereChecked(t *testing.T) {
 func TestAPublicRepositoryGetsNoMcpWhateverElseWorks(t *testing.T) {
 	e := newReviewEnv(t, 5)
 	r := e.repos.ByID[revRepo]
-	r.Visibility = policy.VisibilityPublic
+	if err := r.ChangeVisibility(policy.VisibilityPublic); err != nil {
+		t.Fatal(err)
+	}
 	e.repos.ByID[revRepo] = r
 	var warnings []string
 	e.deps.Warn = func(msg string, _ map[string]string) { warnings = append(warnings, msg) }

@@ -12,6 +12,7 @@ import (
 	"github.com/codelotse/codelotse/domain/budget"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/repository"
 	"github.com/codelotse/codelotse/domain/untrusted"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -124,7 +125,7 @@ func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run runRef) 
 	}
 	var (
 		eff  policy.Effective
-		repo ports.Repository
+		repo *repository.Repository
 	)
 	err := h.d.Tenants.InTenant(ctx, mcp.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		var err error
@@ -148,7 +149,7 @@ func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run runRef) 
 	if err != nil {
 		return skip("the policy cannot be read", err)
 	}
-	if !gate.EffectiveMcpContext(eff, repo.Visibility, h.d.Gates.SignedOff, h.d.Gates.Instance.Allowed()) {
+	if !gate.EffectiveMcpContext(eff, repo.Visibility(), h.d.Gates.SignedOff, h.d.Gates.Instance.Allowed()) {
 		return nil
 	}
 	usage, err := mcp.usage(ctx)

@@ -231,7 +231,7 @@ func newReviewEnv(t *testing.T, maxCalls int) *reviewEnv {
 	t.Helper()
 	e := &reviewEnv{
 		servers:  portfake.NewServers(),
-		repos:    &portfake.Repositories{ByID: map[string]ports.Repository{revRepo: {ID: revRepo, Name: "acme/api", Visibility: policy.VisibilityPrivate}}},
+		repos:    portfake.NewRepositories(portfake.MustRepository(revRepo, "acme/api", policy.VisibilityPrivate)),
 		policies: &portfake.Policies{Repos: map[string]policy.McpSection{}, Servers: map[string]bool{revServer: true}},
 		reviews:  &portfake.Reviews{Runs: map[string]*dreview.Run{}},
 		calls:    &portfake.Calls{},
@@ -579,7 +579,7 @@ func TestNeverRunsOnPublicRepositories(t *testing.T) {
 		{"public repository", func(e *reviewEnv) {
 			// The policy was set while private; the repository turned public afterwards.
 			r := e.repos.ByID[revRepo]
-			r.Visibility = policy.VisibilityPublic
+			_ = r.ChangeVisibility(policy.VisibilityPublic) // a known visibility: never refused
 			e.repos.ByID[revRepo] = r
 		}},
 		{"not signed off", func(e *reviewEnv) { e.deps.Gates.SignedOff = false }},

@@ -19,6 +19,7 @@ import (
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/policy"
+	"github.com/codelotse/codelotse/domain/repository"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/domain/tool"
@@ -175,10 +176,14 @@ func newBenchEnvAt(b *testing.B, scanner ports.SecretScanner, serverURL string, 
 	if err != nil {
 		b.Fatal(err)
 	}
+	repo, err := repository.New(benchRepo, "acme/api", policy.VisibilityPrivate)
+	if err != nil {
+		b.Fatal(err)
+	}
 	e := &benchEnv{calls: &benchCallLog{}, model: &benchModel{}}
 	tx := &benchTx{
 		servers:  benchServers{srv: srv},
-		repos:    benchRepos{repo: ports.Repository{ID: benchRepo, Name: "acme/api", Visibility: policy.VisibilityPrivate}},
+		repos:    benchRepos{repo: repo},
 		policies: benchPolicies{section: section},
 		reviews:  benchReviews{run: benchRun(b)},
 		calls:    e.calls,
@@ -273,10 +278,10 @@ func (s benchServers) Credential(context.Context, string) ([]byte, error)  { ret
 
 type benchRepos struct {
 	ports.RepositoryRepo
-	repo ports.Repository
+	repo *repository.Repository
 }
 
-func (r benchRepos) Get(context.Context, string) (ports.Repository, error) { return r.repo, nil }
+func (r benchRepos) Get(context.Context, string) (*repository.Repository, error) { return r.repo, nil }
 
 type benchPolicies struct {
 	ports.PolicyRepo

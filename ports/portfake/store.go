@@ -31,7 +31,7 @@ func NewStore(clock ports.Clock) *Store {
 	}
 	s.Tenants = &Tenants{NewTx: func(tenantID string) *Tx {
 		calls := &Calls{}
-		repos := &Repositories{ByID: map[string]ports.Repository{}}
+		repos := NewRepositories()
 		servers := &Servers{Rows: map[string]*server.Server{}, Creds: s.Rotator.Creds, Clock: clock, TenantID: tenantID, Calls: calls}
 		reviews := &Reviews{Runs: map[string]*review.Run{}, Repos: repos}
 		return &Tx{

@@ -125,11 +125,11 @@ func (h Harness) seedServer(t *testing.T, tenant, name string, cred []byte) stri
 // seedRepository stores a private repository of tenant and returns its id.
 func (h Harness) seedRepository(t *testing.T, tenant, name string) string {
 	t.Helper()
-	r := ports.Repository{ID: NewID(t), Name: name, Visibility: policy.VisibilityPrivate}
+	r := newRepository(t, NewID(t), name, policy.VisibilityPrivate)
 	h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 		return tx.Repositories().Insert(ctx, r)
 	})
-	return r.ID
+	return r.ID()
 }
 
 // seedReview stores a queued review run of a repository and returns its id.

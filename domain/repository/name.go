@@ -1,4 +1,4 @@
-package policy
+package repository
 
 import (
 	"fmt"
@@ -10,9 +10,9 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// MaxRepositoryNameLen is the longest repository name ("acme/api"), in
+// MaxNameLen is the longest repository name ("acme/api"), in
 // characters after normalisation.
-const MaxRepositoryNameLen = 200
+const MaxNameLen = 200
 
 // confusableScripts are the scripts whose letters look most alike (Latin
 // "a", Cyrillic "а", Greek "α"; Latin "o", Cyrillic "о", Greek "ο"): a
@@ -26,14 +26,14 @@ var confusableScripts = []struct {
 	{"Cyrillic", unicode.Cyrillic},
 }
 
-// ParseRepositoryName returns the repository name as it is stored, or a
-// *field.Error for "name". The rule for look-alikes (docs/input.md):
+// ParseName returns the repository name as it is stored, or a
+// *field.Error for "name". [New] and [UnmarshalRepositoryFromDatabase]
+// apply it. The rule for look-alikes (docs/input.md):
 //
 //   - valid UTF-8, normalised to NFC: a name typed with a precomposed "é"
 //     and one with "e" and a combining accent are the same name (so the
 //     second is name_taken);
-//   - 1–[MaxRepositoryNameLen] characters, no leading or trailing white
-//     space;
+//   - 1–[MaxNameLen] characters, no leading or trailing white space;
 //   - printable characters only (unicode.IsPrint): no NUL or other control
 //     character, no format character (bidi overrides and isolates,
 //     zero-width spaces and joiners, soft hyphen), no space but the ASCII
@@ -49,7 +49,7 @@ var confusableScripts = []struct {
 //
 // Case is kept and significant: "Acme/API" and "acme/api" are two names,
 // as they are on code hosts that are case-sensitive.
-func ParseRepositoryName(s string) (string, error) {
+func ParseName(s string) (string, error) {
 	if !utf8.ValidString(s) {
 		return "", nameError("must be valid UTF-8")
 	}
@@ -57,8 +57,8 @@ func ParseRepositoryName(s string) (string, error) {
 	switch n := utf8.RuneCountInString(s); {
 	case strings.TrimSpace(s) == "":
 		return "", nameError("is required")
-	case n > MaxRepositoryNameLen:
-		return "", nameError(fmt.Sprintf("must be at most %d characters", MaxRepositoryNameLen))
+	case n > MaxNameLen:
+		return "", nameError(fmt.Sprintf("must be at most %d characters", MaxNameLen))
 	case strings.TrimSpace(s) != s:
 		return "", nameError("must not begin or end with white space")
 	}

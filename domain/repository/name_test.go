@@ -1,4 +1,4 @@
-package policy
+package repository
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"github.com/codelotse/codelotse/domain/field"
 )
 
-func TestParseRepositoryName(t *testing.T) {
+func TestParseName(t *testing.T) {
 	tests := []struct {
 		name, in string
 		want     string // "" refused
@@ -61,16 +61,16 @@ func TestParseRepositoryName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseRepositoryName(tt.in)
+			got, err := ParseName(tt.in)
 			if tt.want != "" {
 				if err != nil || got != tt.want {
-					t.Fatalf("ParseRepositoryName(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+					t.Fatalf("ParseName(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 				}
 				return
 			}
 			var fe *field.Error
 			if !errors.As(err, &fe) || fe.Field != "name" || !strings.Contains(fe.Reason, tt.reason) {
-				t.Fatalf("ParseRepositoryName(%q) = %q, %v; want a name refusal with %q", tt.in, got, err, tt.reason)
+				t.Fatalf("ParseName(%q) = %q, %v; want a name refusal with %q", tt.in, got, err, tt.reason)
 			}
 			if strings.Contains(fe.Reason, tt.in) && tt.in != "" {
 				t.Errorf("the reason %q repeats the name", fe.Reason)
