@@ -103,14 +103,10 @@ func (f *Reviews) Start(_ context.Context, r *review.Run) error {
 	if r.Status() != review.Running {
 		return fmt.Errorf("fake: start review: status %q", r.Status())
 	}
-	stored, ok := f.Runs[r.ID()]
-	switch {
-	case !ok:
-		return ports.ErrNotFound
-	case stored.Status().Finished():
-		return ports.ErrConflict
+	w, err := f.unfinished(r.ID())
+	if err != nil {
+		return err
 	}
-	w := rowOf(stored)
 	w.status = review.Running
 	if w.started.IsZero() {
 		w.started = r.StartedAt()
@@ -124,17 +120,26 @@ func (f *Reviews) Finish(_ context.Context, r *review.Run) error {
 	if !r.Status().Finished() {
 		return fmt.Errorf("fake: finish review: status %q", r.Status())
 	}
-	stored, ok := f.Runs[r.ID()]
-	switch {
-	case !ok:
-		return ports.ErrNotFound
-	case stored.Status().Finished():
-		return ports.ErrConflict
+	w, err := f.unfinished(r.ID())
+	if err != nil {
+		return err
 	}
-	w := rowOf(stored)
 	w.status, w.res, w.finished = r.Status(), r.Result(), r.FinishedAt()
 	if w.started.IsZero() {
 		w.started = r.StartedAt()
 	}
 	return f.store(w)
+}
+
+// unfinished is the stored row of a queued or running run, the only
+// ones Start and Finish move (the guard PostgreSQL's UPDATE holds).
+func (f *Reviews) unfinished(id string) (row, error) {
+	stored, ok := f.Runs[id]
+	switch {
+	case !ok:
+		return row{}, ports.ErrNotFound
+	case stored.Status().Finished():
+		return row{}, ports.ErrConflict
+	}
+	return rowOf(stored), nil
 }
