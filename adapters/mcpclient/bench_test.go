@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -50,6 +51,20 @@ func guardedClient(b *testing.B, ts *testServer, keepAlive bool) *http.Client {
 	tr.DisableKeepAlives = !keepAlive
 	b.Cleanup(tr.CloseIdleConnections)
 	return hc
+}
+
+// BenchmarkGuardedRoundTripWithCredential: the same with a static bearer
+// credential, whose header goes on a copy of each request.
+func BenchmarkGuardedRoundTripWithCredential(b *testing.B) {
+	ts := benchServer(b)
+	cred, err := server.NewBearer("tok-bench-abcdefghijkl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := newGuard(Options{Rules: selfHosted(b), Resolver: loopbackResolver(), Timeout: 10 * time.Second}, ports.MCPTarget{URL: ts.url(b), Credential: cred}, limits.DiscoveryResponseCap)
+	hc, tr := g.httpClient(testPKI().pool)
+	b.Cleanup(tr.CloseIdleConnections)
+	runRoundTrips(b, hc, ts.url(b).String())
 }
 
 func plainClient(b *testing.B, keepAlive bool) *http.Client {

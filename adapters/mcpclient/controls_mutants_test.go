@@ -173,10 +173,10 @@ func TestExpiresInIsCachedForADayAtMost(t *testing.T) {
 // is a timeout, not a response.
 func TestAnAnswerAfterTheDeadlineIsATimeout(t *testing.T) {
 	g := newGuard(Options{Timeout: 50 * time.Millisecond}, ports.MCPTarget{URL: mustURL(t, "https://mcp.test/mcp")}, 1024)
-	rt := &guardedTransport{g: g, base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	rt := chain(g, roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		<-r.Context().Done()
 		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}"))}, nil
-	})}
+	}))
 	req, _ := http.NewRequest(http.MethodPost, "https://mcp.test/mcp", strings.NewReader("{}"))
 	resp, err := rt.RoundTrip(req)
 	if resp != nil {

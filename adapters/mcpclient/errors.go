@@ -64,7 +64,7 @@ type recorder struct {
 	// handshake marks the operation that opens the session. In it a
 	// failure ends the operation: no request follows one, so a server
 	// that timed out or dropped the connection on server/discover is not
-	// asked again with initialize (see guardedTransport.RoundTrip).
+	// asked again with initialize (see handshakeOnce in layers.go).
 	handshake atomic.Bool
 	read      atomic.Int64 // response bytes of the operation
 	resumed   atomic.Int64 // resumption requests (GET with Last-Event-ID)

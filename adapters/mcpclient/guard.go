@@ -6,13 +6,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -47,7 +45,7 @@ type guard struct {
 	log      zerolog.Logger
 	// bearer, for the OAuth kinds, gives each request to the origin its
 	// access token (nil for the static kinds).
-	bearer *bearerSource
+	bearer tokenSource
 	// connect opens the socket to a checked address; tests replace it to
 	// see what would be dialled without reaching other hosts.
 	connect func(ctx context.Context, d *net.Dialer, network, address string) (net.Conn, error)
@@ -94,9 +92,9 @@ func (g *guard) httpClient(roots *x509.CertPool) (*http.Client, *http.Transport)
 		IdleConnTimeout:        30 * time.Second,
 	}
 	hc := &http.Client{
-		Transport: &guardedTransport{g: g, base: tr},
+		Transport: chain(g, tr),
 		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-			// Unreachable while guardedTransport refuses every 3xx; kept so
+			// Unreachable while the origin layer refuses every 3xx; kept so
 			// that no change there can make the client follow one.
 			f := fail(ports.ErrRedirectRefused, errors.New("redirect"))
 			g.record(req.Context(), f, true)
@@ -214,194 +212,4 @@ func (g *guard) failureOf(ctx, parent context.Context, err error) *failure {
 		return fail(ports.ErrTimeout, err)
 	}
 	return fail(ports.ErrServerUnreachable, err)
-}
-
-// guardedTransport enforces the origin, adds the credential, bounds each
-// request in time and each response in size.
-type guardedTransport struct {
-	g    *guard
-	base http.RoundTripper
-}
-
-func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	g := t.g
-	parent := req.Context()
-	if !g.sameOrigin(req.URL) || (req.Host != "" && req.Host != req.URL.Host) {
-		if req.Body != nil {
-			req.Body.Close()
-		}
-		f := fail(ports.ErrRedirectRefused, errors.New("request to another origin"))
-		g.record(parent, f, true)
-		return nil, f
-	}
-	op := recorderFrom(parent)
-	if f := op.get(); f != nil && op.handshake.Load() {
-		// The handshake already failed: no second protocol era.
-		if req.Body != nil {
-			req.Body.Close()
-		}
-		return nil, f
-	}
-	if req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "" &&
-		(op == nil || op.resumed.Add(1) > maxResumptions) {
-		// The session stays usable: only this operation fails.
-		f := fail(ports.ErrProtocol, fmt.Errorf("more than %d stream resumptions", maxResumptions))
-		g.record(parent, f, false)
-		return nil, f
-	}
-	var (
-		ctx    context.Context
-		cancel context.CancelFunc
-		resp   *http.Response
-		token  string // the access token of the last attempt
-	)
-	for attempt := 0; ; attempt++ {
-		if g.bearer != nil {
-			// The token first (from the cache, or its own requests to
-			// the token URL), so that fetching it does not eat into this
-			// request's timeout.
-			var f *failure
-			if attempt == 0 {
-				token, f = g.bearer.token(parent)
-			} else {
-				token, f = g.bearer.refresh(parent, token)
-			}
-			if f != nil {
-				if req.Body != nil {
-					req.Body.Close()
-				}
-				g.record(parent, f, true)
-				return nil, f
-			}
-		}
-		ctx, cancel = context.WithTimeout(parent, g.timeout)
-		out := req.Clone(ctx)
-		if attempt > 0 && req.GetBody != nil {
-			body, err := req.GetBody()
-			if err != nil {
-				cancel()
-				f := fail(ports.ErrProtocol, errors.New("request body cannot be sent again"))
-				g.record(parent, f, false)
-				return nil, f
-			}
-			out.Body = body
-		}
-		if name := g.cred.HeaderName(); name != "" {
-			out.Header.Set(name, g.cred.HeaderValue())
-		}
-		if g.bearer != nil {
-			out.Header.Set("Authorization", "Bearer "+token)
-		}
-		var err error
-		resp, err = t.base.RoundTrip(out)
-		if err == nil && ctx.Err() != nil {
-			// The answer raced the deadline: giving up closes the connection,
-			// which can make a server that never answered return an empty
-			// response in the same instant. Past the deadline it is a timeout.
-			resp.Body.Close()
-			resp, err = nil, context.Cause(ctx)
-		}
-		if err != nil {
-			f := g.failureOf(ctx, parent, err)
-			cancel()
-			g.record(parent, f, parent.Err() == nil)
-			return nil, f
-		}
-		if resp.StatusCode == http.StatusUnauthorized && attempt == 0 && g.bearer != nil && op != nil &&
-			op.refreshed.CompareAndSwap(false, true) && (req.Body == nil || req.GetBody != nil) {
-			// The access token was refused (revoked, or expired early):
-			// one new token per operation, and the request once more.
-			resp.Body.Close()
-			cancel()
-			g.log.Debug().Msg("mcp server refused the access token: one refresh")
-			continue
-		}
-		break
-	}
-	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		resp.Body.Close()
-		cancel()
-		f := fail(ports.ErrRedirectRefused, fmt.Errorf("status %d", resp.StatusCode))
-		g.record(parent, f, true)
-		return nil, f
-	}
-	switch {
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		// A wrong or expired credential, whatever the body says.
-		g.record(parent, fail(ports.ErrServerUnauthorized, fmt.Errorf("status %d", resp.StatusCode)), false)
-	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
-		// The server is there but cannot serve; the SDK reports the
-		// status in its own words, this gives it the code.
-		g.record(parent, fail(ports.ErrServerUnreachable, fmt.Errorf("status %d", resp.StatusCode)), false)
-	case resp.StatusCode >= 400 && !fallbackStatus(resp.StatusCode) && op != nil && op.handshake.Load():
-		// Not an answer that the method or the version is unknown:
-		// the handshake ends here, without the other era.
-		g.record(parent, fail(ports.ErrProtocol, fmt.Errorf("status %d", resp.StatusCode)), false)
-	}
-	read := new(atomic.Int64)
-	if op != nil {
-		read = &op.read // every response of the operation, resumed streams included
-	}
-	resp.Body = &cappedBody{rc: resp.Body, limit: g.cap, n: read, cancel: cancel, ctx: ctx, parent: parent, g: g}
-	return resp, nil
-}
-
-// fallbackStatus reports an HTTP status by which a server says it does not
-// know a method or a protocol version; only after one of these (or a
-// JSON-RPC error) may the handshake try the other era.
-func fallbackStatus(code int) bool {
-	return code == http.StatusBadRequest || code == http.StatusNotFound || code == http.StatusMethodNotAllowed
-}
-
-// cappedBody fails a response body as soon as the bytes read by its
-// operation exceed the cap, while it streams, and ends the request's
-// timeout when closed.
-type cappedBody struct {
-	rc     io.ReadCloser
-	limit  int64
-	n      *atomic.Int64 // shared by the responses of one operation
-	err    error
-	cancel context.CancelFunc
-	ctx    context.Context
-	parent context.Context
-	g      *guard
-}
-
-func (b *cappedBody) Read(p []byte) (int, error) {
-	if b.err != nil {
-		return 0, b.err
-	}
-	room := max(b.limit+1-b.n.Load(), 1) // 1: the operation's cap is already reached
-	if int64(len(p)) > room {
-		p = p[:room]
-	}
-	n, err := b.rc.Read(p)
-	if total := b.n.Add(int64(n)); total > b.limit {
-		f := fail(ports.ErrResponseTooLarge, fmt.Errorf("responses exceed %d bytes", b.limit))
-		b.err = f
-		b.g.record(b.parent, f, true)
-		b.cancel() // abort the transfer now, not when the caller closes
-		return max(0, n-int(total-b.limit)), f
-	}
-	if err == io.EOF && errors.Is(b.ctx.Err(), context.DeadlineExceeded) {
-		// Go's HTTP/1.1 client may end the body of a request whose
-		// deadline passed with a clean EOF; a cut-off answer is a
-		// timeout, not a short, valid one.
-		err = b.ctx.Err()
-	}
-	if err != nil && err != io.EOF {
-		// A caller that gave up (the call is answered, or cancelled) is
-		// not the server's failure: it does not mark the session.
-		f := b.g.failureOf(b.ctx, b.parent, err)
-		b.err = f
-		b.g.record(b.parent, f, b.parent.Err() == nil)
-		return n, f
-	}
-	return n, err
-}
-
-func (b *cappedBody) Close() error {
-	err := b.rc.Close()
-	b.cancel()
-	return err
 }

@@ -221,9 +221,9 @@ func TestRefusesRedirectsOnTheSameOrigin(t *testing.T) {
 	// Each of the two layers on its own: the round tripper refuses the
 	// 3xx answer, and the client's redirect hook refuses to follow one.
 	g := newGuard(Options{Timeout: time.Second}, ports.MCPTarget{URL: mustURL(t, "https://mcp.test/mcp")}, 1024)
-	rt := &guardedTransport{g: g, base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	rt := chain(g, roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		return &http.Response{StatusCode: http.StatusTemporaryRedirect, Header: http.Header{"Location": {"/elsewhere"}}, Body: io.NopCloser(strings.NewReader(""))}, nil
-	})}
+	}))
 	req, _ := http.NewRequest(http.MethodPost, "https://mcp.test/mcp", strings.NewReader("{}"))
 	if _, err := rt.RoundTrip(req); !errors.Is(err, ports.ErrRedirectRefused) {
 		t.Errorf("RoundTrip(307) = %v, want refused", err)
@@ -242,10 +242,10 @@ func TestRefusesRequestsToAnotherOrigin(t *testing.T) {
 	cred, _ := server.NewHeader("x-api-key", "secret-value-1234")
 	g := newGuard(Options{Timeout: time.Second}, ports.MCPTarget{URL: mustURL(t, "https://mcp.test:8443/mcp"), Credential: cred}, 1024)
 	var seen []*http.Request
-	rt := &guardedTransport{g: g, base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	rt := chain(g, roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		seen = append(seen, r)
 		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("{}")), Header: http.Header{}}, nil
-	})}
+	}))
 	for _, u := range []string{"https://mcp.test:443/mcp", "http://mcp.test:8443/mcp", "https://evil.test:8443/mcp", "https://mcp.test.evil.test:8443/", "https://user@mcp.test:8443/mcp"} {
 		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader("{}"))
 		if _, err := rt.RoundTrip(req); !errors.Is(err, ports.ErrRedirectRefused) {
