@@ -16,6 +16,8 @@ func TestCheckFindsEveryViolationInTheBadFixture(t *testing.T) {
 		"adapters/mcp/client.go:15: refers to sdk.IOTransport",
 		"adapters/mcp/client.go:17: refers to sdk.NewStdioServerTransport",
 		"adapters/mcp/dot.go:5: refers to StdioTransport of a dot-imported go-sdk package",
+		"adapters/mcpclient/chain.go:14: layer \"credential\" stands where \"origin\" belongs",
+		"adapters/mcpclient/shortcut.go:5: assembles layers of the guarded transport outside adapters/mcpclient/chain.go's chain",
 		"adapters/store/store.go:4: adapter store imports example.com/bad/adapters/mcp: an adapter never imports another adapter",
 		"adapters/store/store.go:5: imports example.com/bad/cmd/tool: nothing imports cmd",
 		"app/records.go:5: declares Account, a record of the domain aggregate rules.Account",
