@@ -17,10 +17,12 @@ import (
 // reorder fails here as well as in the package's own tests, and names the
 // property it would lose.
 const (
-	chainPackage = "adapters/mcpclient"
-	chainFile    = chainPackage + "/chain.go"
-	chainFunc    = "chain"
-	chainType    = "layer"
+	chainPackage  = "adapters/mcpclient"
+	chainFile     = chainPackage + "/chain.go"
+	chainFunc     = "chain"
+	chainType     = "layer"
+	chainLink     = "link"
+	chainAssemble = "assemble"
 )
 
 // chainOrder is the argued order, outermost first, and why each layer
@@ -35,27 +37,41 @@ var chainOrder = []struct{ name, why string }{
 	{"cap", "innermost: counts the bytes the server sent before anything reads them"},
 }
 
-// chainLayers checks a file of the transport's package: a []layer literal
-// appears only in chain.go's chain, and there in chainOrder. It reports
-// whether the file holds the chain.
+// chainLayers checks a file of the transport's package: the layers are
+// assembled only in chain.go's chain (a []layer literal, a call of
+// assemble), links built only by assemble, and the chain's literal
+// follows chainOrder. It reports whether the file holds the chain.
 func chainLayers(rel string, f *ast.File, add func(token.Pos, string, ...any)) (found bool) {
 	if filepath.ToSlash(filepath.Dir(rel)) != chainPackage {
 		return false
 	}
 	for _, decl := range f.Decls {
 		fn, _ := decl.(*ast.FuncDecl)
+		inChain := rel == chainFile && fn != nil && fn.Recv == nil && fn.Name.Name == chainFunc
+		inAssemble := fn != nil && fn.Recv == nil && fn.Name.Name == chainAssemble
 		ast.Inspect(decl, func(n ast.Node) bool {
-			lit, ok := n.(*ast.CompositeLit)
-			if !ok || !isLayerSlice(lit.Type) {
-				return true
-			}
-			if rel != chainFile || fn == nil || fn.Recv != nil || fn.Name.Name != chainFunc {
-				add(lit.Pos(), "assembles layers of the guarded transport outside %s's %s: the chain has one place, in its argued order", chainFile, chainFunc)
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				if id, ok := n.Fun.(*ast.Ident); ok && id.Name == chainAssemble && !inChain {
+					add(n.Pos(), "calls %s outside %s's %s: the guarded transport is assembled in one place, in its argued order", chainAssemble, chainFile, chainFunc)
+				}
+			case *ast.CompositeLit:
+				if id, ok := n.Type.(*ast.Ident); ok && id.Name == chainLink && !inAssemble {
+					add(n.Pos(), "builds a %s outside %s: a layer is linked into the chain only by %s", chainLink, chainAssemble, chainAssemble)
+					return false
+				}
+				if !isLayerSlice(n.Type) {
+					return true
+				}
+				if !inChain {
+					add(n.Pos(), "assembles layers of the guarded transport outside %s's %s: the chain has one place, in its argued order", chainFile, chainFunc)
+					return false
+				}
+				found = true
+				checkChainOrder(n, add)
 				return false
 			}
-			found = true
-			checkChainOrder(lit, add)
-			return false
+			return true
 		})
 	}
 	return found

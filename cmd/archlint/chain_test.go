@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -41,28 +39,19 @@ func TestChainOrder(t *testing.T) {
 		{"a layer without its name", map[string]string{"chain.go": head + "func chain() []layer {\n\tn := \"origin\"\n\treturn assemble([]layer{{n, nil}})\n}\n"},
 			[]string{`chain.go:12: a layer of the guarded transport without its name`}},
 		{"the chain under another name", map[string]string{"chain.go": strings.Replace(layers(argued...), "func chain()", "func transport()", 1)},
-			[]string{`chain.go:1: no function chain assembles the guarded transport`, `chain.go:12: assembles layers of the guarded transport outside adapters/mcpclient/chain.go's chain`}},
+			[]string{`chain.go:1: no function chain assembles the guarded transport`, `chain.go:12: calls assemble outside`, `chain.go:12: assembles layers of the guarded transport outside adapters/mcpclient/chain.go's chain`}},
 		{"no chain at all", map[string]string{"guard.go": "package mcpclient\n"},
 			[]string{`chain.go:1: no function chain assembles the guarded transport`}},
 		{"a method named chain", map[string]string{"chain.go": strings.Replace(layers(argued...), "func chain()", "func (g *guard) chain()", 1) + "\ntype guard struct{}\n"},
-			[]string{`chain.go:1: no function chain assembles the guarded transport`, `chain.go:12: assembles layers of the guarded transport outside`}},
+			[]string{`chain.go:1: no function chain assembles the guarded transport`, `chain.go:12: calls assemble outside`, `chain.go:12: assembles layers of the guarded transport outside`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := t.TempDir()
 			files := map[string]string{"go.mod": "module example.com/chain\n\ngo 1.26\n"}
 			for name, body := range tt.files {
 				files["adapters/mcpclient/"+name] = body
 			}
-			for name, body := range files {
-				p := filepath.Join(root, filepath.FromSlash(name))
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
+			root := writeTree(t, files)
 			got, err := Check(root)
 			if err != nil {
 				t.Fatal(err)
