@@ -22,8 +22,9 @@ func (l *link) RoundTrip(req *http.Request) (*http.Response, error) { return l.s
 // *http.Transport, whose dial is the guard's), outermost first. A request
 // passes them top to bottom, its answer bottom to top. The order is the
 // security argument of the package doc; TestTheChainIsAssembledInOrder
-// reads it back and TestSwappedLayersLoseTheirProperty shows what each
-// swap would break. Keep this the only place that orders them.
+// reads it back and TestSwappedLayersLoseTheirProperty shows, for each
+// pair the doc argues, what the swap would break; cmd/archlint checks
+// the order in this literal. Keep this the only place that orders them.
 func chain(g *guard, base http.RoundTripper) http.RoundTripper {
 	return assemble(base, []layer{
 		{"origin", g.originLock},

@@ -28,8 +28,8 @@ const (
 // chainOrder is the argued order, outermost first, and why each layer
 // stands where it does.
 var chainOrder = []struct{ name, why string }{
-	{"origin", "outermost: nothing runs for a request to another origin (no token, no credential, no count, no deadline), and the final answer's redirect is refused"},
-	{"handshake", "after a failed handshake request nothing more is sent, before any layer that costs a token or a connection"},
+	{"origin", "outermost: nothing answers a request to another origin in the lock's stead, counts it or fetches a token for it, and the final answer's redirect is refused"},
+	{"handshake", "after a failed handshake request nothing more is sent: before the credential, so no token is fetched"},
 	{"resumption", "inside the origin lock (counts only the pinned origin's requests), before the credential (a resumption over the bound costs no token)"},
 	{"status", "outside the credential layer: it judges the answer after the one retry"},
 	{"credential", "inside the origin lock: a credential is attached only to requests to the pinned origin; outside the deadline: each attempt gets its own"},
