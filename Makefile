@@ -213,7 +213,7 @@ soak:
 ## mutants: the catalogue of control mutants, each run against the tests that must catch it.
 # tools/mutants/catalogue.json, applied one at a time through go test
 # -overlay; killed/survived/equivalent per threat-analysis row
-# (docs/sign-off.md). Not part of make test (its catalogue check is);
+# (docs/sign-off.md). Not part of make test (its catalogue check is).
 # About 8 minutes for the 243 mutants of 2026-12-01 on an idle 2-core machine; the current count is in docs/sign-off.md.
 mutants:
 	$(GO) run ./tools/mutants
