@@ -10,8 +10,8 @@ import (
 	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/policy"
-	dreview "github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/repository"
+	dreview "github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )

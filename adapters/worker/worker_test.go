@@ -17,8 +17,8 @@ import (
 	"github.com/codelotse/codelotse/adapters/worker"
 	"github.com/codelotse/codelotse/app/operations"
 	"github.com/codelotse/codelotse/domain/policy"
-	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/repository"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/codelotse/codelotse/ports/porttest"
 )
