@@ -1,12 +1,16 @@
 package app
 
-// Every sealed secret of the service, in one place: the associated data
-// each kind of row is sealed under (stored ciphertexts depend on these
-// strings byte for byte: TestAssociatedDataGolden), sealing and opening a
-// server's credential and a pending connection's secret, the MCPTarget of
-// a server, and the saver of a connection's rotated credential. A
-// credential's walk (ARCHITECTURE.md, "Data flows") passes here and
-// nowhere else in the application layer.
+// Every sealed secret of the application layer, in one place: the
+// associated data each kind of row is sealed under (stored ciphertexts
+// depend on these strings byte for byte: TestAssociatedDataGolden), and
+// every seal and open of the key ring: a server's credential, a pending
+// connection's secret, a review's prompt log, the probe of the ring and
+// the re-sealing of `keys rotate`, through one seal and one open; then
+// the MCPTarget of a server and the saver of a connection's rotated
+// credential. No other file of the application layer calls the cipher's
+// Seal or Open (TestSealAndOpenOnlyInCredentials), so a credential's
+// walk (ARCHITECTURE.md, "Data flows") passes here and nowhere else in
+// the application layer.
 
 import (
 	"bytes"
@@ -31,37 +35,61 @@ func PromptLogAAD(reviewID string) []byte { return []byte("prompt_logs:" + revie
 // SHA-256 of the state parameter, in hex).
 func StateAAD(stateHash []byte) []byte { return []byte("oauth_state:" + hex.EncodeToString(stateHash)) }
 
-// SealCredential encrypts cred for serverID's row (nil for NoCredential,
-// which needs no key); keys_unavailable when the ring cannot seal.
-func SealCredential(cipher ports.Cipher, serverID string, cred server.Credential) ([]byte, error) {
-	if cred.Kind() == server.KindNone {
-		return nil, nil
-	}
-	secret, err := cred.MarshalSecret()
-	if err != nil {
-		return nil, err
-	}
-	defer clear(secret)
+// probeAAD is what [ProbeKeys] seals under; nothing sealed under it is
+// kept.
+func probeAAD() []byte { return []byte("probe") }
+
+// seal encrypts plain under aad with the ring's primary key:
+// keys_unavailable without a key ring or when the ring cannot seal.
+func seal(cipher ports.Cipher, plain, aad []byte) ([]byte, error) {
 	if cipher == nil {
 		return nil, KeysUnavailable(nil)
 	}
-	sealed, err := cipher.Seal(secret, CredentialAAD(serverID))
+	sealed, err := cipher.Seal(plain, aad)
 	if err != nil {
 		return nil, KeysUnavailable(err)
 	}
 	return sealed, nil
 }
 
-// OpenCredential decrypts a server's credential (none for no ciphertext);
-// the plaintext lives only in the returned value.
+// open decrypts sealed under aad: keys_unavailable without a key ring or
+// when no key of the ring opens it (its key left the ring, it was
+// tampered with, or it was sealed for another row). The caller clears
+// the plaintext.
+func open(cipher ports.Cipher, sealed, aad []byte) ([]byte, error) {
+	if cipher == nil {
+		return nil, KeysUnavailable(nil)
+	}
+	plain, err := cipher.Open(sealed, aad)
+	if err != nil {
+		return nil, KeysUnavailable(err)
+	}
+	return plain, nil
+}
+
+// SealCredential encrypts cred for serverID's row (nil for NoCredential,
+// which needs no key); keys_unavailable when the ring cannot seal.
+func SealCredential(cipher ports.Cipher, serverID string, cred server.Credential) ([]byte, error) {
+	if cred.Kind() == server.KindNone {
+		return nil, nil
+	}
+	plain, err := cred.MarshalSecret()
+	if err != nil {
+		return nil, err
+	}
+	defer clear(plain)
+	return seal(cipher, plain, CredentialAAD(serverID))
+}
+
+// OpenCredential decrypts a server's credential (none for no ciphertext,
+// which needs no key): keys_unavailable when the ring cannot open it, the
+// domain's error when what opens is not a credential. The plaintext
+// lives only in the returned value.
 func OpenCredential(cipher ports.Cipher, serverID string, enc []byte) (server.Credential, error) {
 	if len(enc) == 0 {
 		return server.NoCredential(), nil
 	}
-	if cipher == nil {
-		return server.Credential{}, errors.New("no key ring")
-	}
-	plain, err := cipher.Open(enc, CredentialAAD(serverID))
+	plain, err := open(cipher, enc, CredentialAAD(serverID))
 	if err != nil {
 		return server.Credential{}, err
 	}
@@ -78,14 +106,7 @@ func SealConnectSecret(cipher ports.Cipher, stateHash []byte, secret server.Conn
 		return nil, err
 	}
 	defer clear(plain)
-	if cipher == nil {
-		return nil, KeysUnavailable(nil)
-	}
-	sealed, err := cipher.Seal(plain, StateAAD(stateHash))
-	if err != nil {
-		return nil, KeysUnavailable(err)
-	}
-	return sealed, nil
+	return seal(cipher, plain, StateAAD(stateHash))
 }
 
 // OpenConnectSecret decrypts the secret of the pending connection with
@@ -93,12 +114,9 @@ func SealConnectSecret(cipher ports.Cipher, stateHash []byte, secret server.Conn
 // (also when it was sealed for another state), an internal error when
 // what opens is malformed.
 func OpenConnectSecret(cipher ports.Cipher, stateHash, sealed []byte) (server.ConnectSecret, error) {
-	if cipher == nil {
-		return server.ConnectSecret{}, KeysUnavailable(nil)
-	}
-	plain, err := cipher.Open(sealed, StateAAD(stateHash))
+	plain, err := open(cipher, sealed, StateAAD(stateHash))
 	if err != nil {
-		return server.ConnectSecret{}, KeysUnavailable(err)
+		return server.ConnectSecret{}, err
 	}
 	defer clear(plain)
 	secret, err := server.UnmarshalConnectSecret(plain)
@@ -106,6 +124,61 @@ func OpenConnectSecret(cipher ports.Cipher, stateHash, sealed []byte) (server.Co
 		return server.ConnectSecret{}, fmt.Errorf("app: open the sealed state: %w", err)
 	}
 	return secret, nil
+}
+
+// SealPromptLog encrypts a review's prompt log (plain, the caller's to
+// clear) under the review's associated data; keys_unavailable when the
+// ring cannot seal.
+func SealPromptLog(cipher ports.Cipher, reviewID string, plain []byte) ([]byte, error) {
+	return seal(cipher, plain, PromptLogAAD(reviewID))
+}
+
+// OpenPromptLog decrypts a prompt log of the review reviewID (the
+// plaintext is the caller's to clear): keys_unavailable, saying that a
+// prompt log cannot be decrypted when the ring is there but none of its
+// keys opens it.
+func OpenPromptLog(cipher ports.Cipher, reviewID string, sealed []byte) ([]byte, error) {
+	plain, err := open(cipher, sealed, PromptLogAAD(reviewID))
+	if err != nil && cipher != nil {
+		AsError(err).Message = "a prompt log cannot be decrypted with the configured keys"
+	}
+	return plain, err
+}
+
+// ProbeKeys tells whether the ring can seal at all, before work that
+// needs it (`keys rotate`, keeping prompt logs): keys_unavailable when it
+// cannot. What it seals is not kept.
+func ProbeKeys(cipher ports.Cipher) error {
+	_, err := seal(cipher, nil, probeAAD())
+	return err
+}
+
+// ErrNotOpened: no key of the ring opens a ciphertext under its row's
+// associated data (its key left the ring, it was tampered with, or it
+// belongs to another row).
+var ErrNotOpened = errors.New("the ciphertext does not open under its associated data")
+
+// Reseal is `keys rotate`'s step for one ciphertext, sealed under aad:
+// it opens it (every one, also one that names the primary key: the key
+// id alone proves nothing, and one that does not open must be reported,
+// not counted as done) and, unless it is under the primary key already
+// (primary), seals its plaintext again under the primary key. An error
+// wrapping [ErrNotOpened] when it does not open; keys_unavailable without
+// a ring or when the ring cannot seal.
+func Reseal(cipher ports.Cipher, aad, sealed []byte) (resealed []byte, primary bool, err error) {
+	if cipher == nil {
+		return nil, false, KeysUnavailable(nil)
+	}
+	plain, err := open(cipher, sealed, aad)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: %w", ErrNotOpened, err)
+	}
+	defer clear(plain)
+	if cipher.IsPrimary(sealed) {
+		return nil, true, nil
+	}
+	resealed, err = seal(cipher, plain, aad)
+	return resealed, false, err
 }
 
 // ErrCredentialChanged: the server's stored credential changed since it

@@ -4,6 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +16,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/ports"
 	"github.com/codelotse/codelotse/ports/portfake"
 )
 
@@ -170,7 +176,7 @@ func TestAssociatedDataGolden(t *testing.T) {
 		if _, err := app.OpenCredential(c, saverServer, enc); err != nil {
 			t.Fatal(err)
 		}
-		secret, err := server.NewConnectSecret("verifier-1", "client-1", "")
+		secret, err := server.NewConnectSecret("verifier-1", "client-1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +187,14 @@ func TestAssociatedDataGolden(t *testing.T) {
 		if _, err := app.OpenConnectSecret(c, []byte{0x00, 0x01, 0xab, 0xff}, sealed); err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"mcp_servers:" + saverServer, "oauth_state:0001abff"}
+		log, err := app.SealPromptLog(c, "7d4f1b2a-3c5e-4f60-8a71-92b3c4d5e6f7", []byte(`{"messages":[]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := app.OpenPromptLog(c, "7d4f1b2a-3c5e-4f60-8a71-92b3c4d5e6f7", log); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"mcp_servers:" + saverServer, "oauth_state:0001abff", "prompt_logs:7d4f1b2a-3c5e-4f60-8a71-92b3c4d5e6f7"}
 		if !slices.Equal(c.sealed, want) || !slices.Equal(c.opened, want) {
 			t.Errorf("sealed under %q, opened under %q; want %q", c.sealed, c.opened, want)
 		}
@@ -208,8 +221,10 @@ func TestCredentialsOpenOnlyUnderTheirRow(t *testing.T) {
 	if _, err := app.OpenCredential(cipher, "aaaaaaaa-0000-4000-8000-000000000002", enc); err == nil {
 		t.Error("a credential opened as another server's")
 	}
-	if _, err := app.OpenCredential(nil, saverServer, enc); err == nil {
-		t.Error("a credential opened without a key ring")
+	for name, c := range map[string]ports.Cipher{"no ring": nil, "no keys": &portfake.Cipher{}, "another key": &portfake.Cipher{Keys: []string{"k2"}}} {
+		if _, err := app.OpenCredential(c, saverServer, enc); app.AsError(err).Code != app.CodeKeysUnavailable {
+			t.Errorf("OpenCredential, %s: %v, want keys_unavailable", name, err)
+		}
 	}
 	if _, err := app.SealCredential(&portfake.Cipher{}, saverServer, cred); app.AsError(err).Code != app.CodeKeysUnavailable {
 		t.Errorf("SealCredential without keys = %v, want keys_unavailable", err)
@@ -225,7 +240,7 @@ func TestCredentialsOpenOnlyUnderTheirRow(t *testing.T) {
 	}
 
 	mine, other := sha256.Sum256([]byte("state-1")), sha256.Sum256([]byte("state-2"))
-	secret, err := server.NewConnectSecret("verifier-SECRET", "client-1", "")
+	secret, err := server.NewConnectSecret("verifier-SECRET", "client-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,5 +270,136 @@ func TestCredentialsOpenOnlyUnderTheirRow(t *testing.T) {
 	junk, _ := cipher.Seal([]byte(`{"verifier":""}`), app.StateAAD(mine[:]))
 	if _, err := app.OpenConnectSecret(cipher, mine[:], junk); err == nil || app.AsError(err).Code == app.CodeKeysUnavailable {
 		t.Errorf("a malformed secret: %v, want an internal error", err)
+	}
+
+	// A review's prompt log opens only as that review's; one the ring
+	// cannot open says so.
+	const review, otherReview = "7d4f1b2a-3c5e-4f60-8a71-92b3c4d5e6f7", "7d4f1b2a-3c5e-4f60-8a71-92b3c4d5e6f8"
+	log, err := app.SealPromptLog(cipher, review, []byte("prompt-SECRET"))
+	if err != nil || strings.Contains(string(log), "prompt-SECRET") {
+		t.Fatalf("SealPromptLog = %q, %v", log, err)
+	}
+	if got, err := app.OpenPromptLog(cipher, review, log); err != nil || string(got) != "prompt-SECRET" {
+		t.Fatalf("OpenPromptLog = %q, %v", got, err)
+	}
+	for name, open := range map[string]func() error{
+		"another review": func() error { _, err := app.OpenPromptLog(cipher, otherReview, log); return err },
+		"another key": func() error {
+			_, err := app.OpenPromptLog(&portfake.Cipher{Keys: []string{"k2"}}, review, log)
+			return err
+		},
+	} {
+		if err := open(); app.AsError(err).Code != app.CodeKeysUnavailable || app.AsError(err).Message != "a prompt log cannot be decrypted with the configured keys" {
+			t.Errorf("%s: %v, want keys_unavailable, the log cannot be decrypted", name, err)
+		}
+	}
+	for name, c := range map[string]ports.Cipher{"no ring": nil, "no keys": &portfake.Cipher{}} {
+		if _, err := app.OpenPromptLog(c, review, log); app.AsError(err).Code != app.CodeKeysUnavailable {
+			t.Errorf("OpenPromptLog, %s: %v, want keys_unavailable", name, err)
+		}
+		if _, err := app.SealPromptLog(c, review, []byte("x")); app.AsError(err).Code != app.CodeKeysUnavailable {
+			t.Errorf("SealPromptLog, %s: %v, want keys_unavailable", name, err)
+		}
+	}
+}
+
+// TestProbeKeys: the probe passes only with a ring that seals.
+func TestProbeKeys(t *testing.T) {
+	if err := app.ProbeKeys(&portfake.Cipher{Keys: []string{"k1"}}); err != nil {
+		t.Errorf("ProbeKeys with a key = %v", err)
+	}
+	for name, c := range map[string]ports.Cipher{"no ring": nil, "no keys": &portfake.Cipher{}} {
+		if err := app.ProbeKeys(c); app.AsError(err).Code != app.CodeKeysUnavailable {
+			t.Errorf("ProbeKeys, %s: %v, want keys_unavailable", name, err)
+		}
+	}
+}
+
+// TestReseal: a ciphertext under an older key is sealed again under the
+// primary, for the same row; one under the primary is opened and left;
+// one that does not open under its row is ErrNotOpened, also when it
+// names the primary key.
+func TestReseal(t *testing.T) {
+	old := &portfake.Cipher{Keys: []string{"k0"}}
+	ring := &portfake.Cipher{Keys: []string{"k1", "k0"}}
+	aad := app.CredentialAAD(saverServer)
+	underOld, _ := old.Seal([]byte("secret"), aad)
+	underPrimary, _ := ring.Seal([]byte("secret"), aad)
+
+	resealed, primary, err := app.Reseal(ring, aad, underOld)
+	if err != nil || primary || !ring.IsPrimary(resealed) {
+		t.Fatalf("Reseal of an old key's ciphertext = %q, %v, %v", resealed, primary, err)
+	}
+	if plain, err := ring.Open(resealed, aad); err != nil || string(plain) != "secret" {
+		t.Errorf("the resealed ciphertext opens as %q, %v", plain, err)
+	}
+	if resealed, primary, err := app.Reseal(ring, aad, underPrimary); err != nil || !primary || resealed != nil {
+		t.Errorf("Reseal under the primary = %q, %v, %v; want left as it is", resealed, primary, err)
+	}
+	tampered := []byte(strings.Replace(string(underPrimary), string(aad), "mcp_servers:other", 1))
+	for name, sealed := range map[string][]byte{"another row's": tampered, "an unknown key's": []byte("k9|" + string(aad) + "|00"), "not a ciphertext": []byte("junk")} {
+		if _, _, err := app.Reseal(ring, aad, sealed); !errors.Is(err, app.ErrNotOpened) {
+			t.Errorf("Reseal of %s ciphertext = %v, want ErrNotOpened", name, err)
+		}
+	}
+	if _, _, err := app.Reseal(nil, aad, underOld); errors.Is(err, app.ErrNotOpened) || app.AsError(err).Code != app.CodeKeysUnavailable {
+		t.Errorf("Reseal without a ring = %v, want keys_unavailable", err)
+	}
+}
+
+// ringCalls lists the calls of a key ring's Seal, Open or IsPrimary in
+// the Go file at path, as file:line. It reads the syntax: any Seal or
+// IsPrimary selector, and any Open but the MCP connector's
+// (ports.MCPConnector.Open, called on a Connector field).
+func ringCalls(t *testing.T, path string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		switch sel.Sel.Name {
+		case "Seal", "IsPrimary":
+		case "Open":
+			if recv, ok := sel.X.(*ast.SelectorExpr); ok && recv.Sel.Name == "Connector" {
+				return true
+			}
+		default:
+			return true
+		}
+		out = append(out, fset.Position(sel.Sel.Pos()).String())
+		return true
+	})
+	return out
+}
+
+// TestSealAndOpenOnlyInCredentials: no file of the application layer
+// but credentials.go seals or opens with the key ring itself; they go
+// through its functions, so every associated data and every seal and
+// open is in that one file (its header, ARCHITECTURE.md).
+func TestSealAndOpenOnlyInCredentials(t *testing.T) {
+	if got := ringCalls(t, "credentials.go"); len(got) < 3 {
+		t.Fatalf("credentials.go: %d calls of the ring found, want its seal, open and Reseal's IsPrimary: the check reads nothing", len(got))
+	}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || path == "credentials.go" {
+			return nil
+		}
+		for _, at := range ringCalls(t, path) {
+			t.Errorf("%s: the key ring is called outside app/credentials.go", at)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -187,45 +187,27 @@ type ReviewUsage struct {
 	Blocked int
 }
 
-// OAuthState is a pending code-flow connection of a server (the
-// "connect" of the web interface), between the redirect to the
-// authorization server and its callback. Nothing in it is a secret in
-// clear: the state is kept as its SHA-256, the session as the SHA-256 of
-// its id, and the PKCE verifier (with a dynamically registered client's
-// id and secret) only sealed.
-type OAuthState struct {
-	// StateHash is the SHA-256 of the state parameter (32 bytes), the key.
-	StateHash []byte
-	ServerID  string
-	// SessionHash binds the state to the web session that started it.
-	SessionHash []byte
-	// Sealed holds the verifier and any registered client, sealed under
-	// the associated data oauth_state:<hex of StateHash>.
-	Sealed []byte
-	// CredentialHash is the SHA-256 of the server's encrypted credential
-	// when the connection started: the callback stores the connection
-	// only if the credential is still the same.
-	CredentialHash []byte
-	// The authorization server as discovery found it, pinned for the
-	// callback: the code goes to this token endpoint only.
-	Issuer                string
-	AuthorizationEndpoint string
-	TokenEndpoint         string
-	IssParameterSupported bool
-	RedirectURI           string
-	CreatedAt             time.Time
-	ExpiresAt             time.Time
-}
-
-// OAuthStateRepo stores the pending connections of the transaction's
-// tenant. A state is used once: Take deletes it.
+// OAuthStateRepo stores the pending code-flow connections of the
+// transaction's tenant (the "connect" of the web interface, between the
+// redirect to the authorization server and its callback), each a
+// [server.PendingConnection] with its sealed secret. Nothing stored is a
+// secret in clear: the connection holds the state and the session as
+// their SHA-256, and its [server.ConnectSecret] (the PKCE verifier and
+// the client id) is only the sealed bytes, under the associated data
+// oauth_state:<hex of the state hash>. What Take returns was loaded
+// through [server.UnmarshalPendingConnectionFromDatabase]: a stored row
+// that breaks a rule of the pending connection is an error wrapping
+// server.ErrPendingConnectionMalformed, not a connection. A state is used
+// once: Take deletes it.
 type OAuthStateRepo interface {
-	// Insert stores a pending connection of one of the tenant's servers
-	// (ErrNotFound when there is no such server) and deletes the tenant's
-	// states that expired before st.CreatedAt. ErrConflict on a known hash.
-	Insert(ctx context.Context, st OAuthState) error
-	// Take deletes the state with this hash and returns it, expired or
-	// not (the caller judges the time); ErrNotFound when there is none,
-	// also after an earlier Take or when its server was deleted.
-	Take(ctx context.Context, stateHash []byte) (OAuthState, error)
+	// Insert stores pc with its sealed secret (required) and deletes the
+	// tenant's states that expired before pc's start. ErrNotFound when
+	// pc's server is not one of the tenant's, ErrConflict on a known
+	// state hash.
+	Insert(ctx context.Context, pc *server.PendingConnection, sealed []byte) error
+	// Take deletes the pending connection with this state hash and
+	// returns it with its sealed secret, expired or not (the connection
+	// judges the time); ErrNotFound when there is none, also after an
+	// earlier Take or when its server was deleted.
+	Take(ctx context.Context, stateHash []byte) (*server.PendingConnection, []byte, error)
 }

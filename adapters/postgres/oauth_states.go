@@ -9,6 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -31,23 +32,33 @@ type oauthStateRow struct {
 	ExpiresAt             time.Time `bun:"expires_at"`
 }
 
+// load rebuilds the row's pending connection through the domain's
+// loader, which checks it again.
+func (r oauthStateRow) load() (*server.PendingConnection, error) {
+	return server.UnmarshalPendingConnectionFromDatabase(r.StateHash, r.ServerID, r.SessionHash, r.CredentialHash,
+		r.Issuer, r.AuthorizationEndpoint, r.TokenEndpoint, r.IssSupported, r.RedirectURI, r.CreatedAt, r.ExpiresAt)
+}
+
 // oauthStateRepo implements [ports.OAuthStateRepo] inside one tenant
 // transaction.
 type oauthStateRepo struct{ t *tenantTx }
 
-func (r oauthStateRepo) Insert(ctx context.Context, st ports.OAuthState) error {
-	if !isUUID(st.ServerID) {
+func (r oauthStateRepo) Insert(ctx context.Context, pc *server.PendingConnection, sealed []byte) error {
+	if pc == nil || len(sealed) == 0 {
+		return errors.New("postgres: insert oauth state: a pending connection and its sealed secret are required")
+	}
+	if !isUUID(pc.ServerID()) {
 		return fmt.Errorf("postgres: insert oauth state: server: %w", ports.ErrNotFound)
 	}
 	row := oauthStateRow{
-		StateHash: st.StateHash, TenantID: r.t.tenantID, ServerID: st.ServerID, SessionHash: st.SessionHash,
-		Sealed: st.Sealed, CredentialHash: st.CredentialHash, Issuer: st.Issuer,
-		AuthorizationEndpoint: st.AuthorizationEndpoint, TokenEndpoint: st.TokenEndpoint,
-		IssSupported: st.IssParameterSupported, RedirectURI: st.RedirectURI,
-		CreatedAt: st.CreatedAt, ExpiresAt: st.ExpiresAt,
+		StateHash: pc.StateHash(), TenantID: r.t.tenantID, ServerID: pc.ServerID(), SessionHash: pc.SessionHash(),
+		Sealed: sealed, CredentialHash: pc.CredentialHash(), Issuer: pc.Issuer(),
+		AuthorizationEndpoint: pc.AuthorizationEndpoint().String(), TokenEndpoint: pc.TokenEndpoint().String(),
+		IssSupported: pc.IssRequired(), RedirectURI: pc.RedirectURI(),
+		CreatedAt: pc.CreatedAt(), ExpiresAt: pc.ExpiresAt(),
 	}
 	if _, err := r.t.tx.NewDelete().Model((*oauthStateRow)(nil)).
-		Where("tenant_id = ?", r.t.tenantID).Where("expires_at < ?", st.CreatedAt).Exec(ctx); err != nil {
+		Where("tenant_id = ?", r.t.tenantID).Where("expires_at < ?", row.CreatedAt).Exec(ctx); err != nil {
 		return fmt.Errorf("postgres: insert oauth state: delete expired: %w", err)
 	}
 	err := inSavepoint(ctx, r.t.tx, func(ctx context.Context, tx bun.Tx) error {
@@ -65,24 +76,25 @@ func (r oauthStateRepo) Insert(ctx context.Context, st ports.OAuthState) error {
 	return fmt.Errorf("postgres: insert oauth state: %w", err)
 }
 
-func (r oauthStateRepo) Take(ctx context.Context, stateHash []byte) (ports.OAuthState, error) {
+// Take deletes the row and loads it; a row the loader refuses is its
+// error (server.ErrPendingConnectionMalformed), never a connection.
+func (r oauthStateRepo) Take(ctx context.Context, stateHash []byte) (*server.PendingConnection, []byte, error) {
 	var row oauthStateRow
 	if len(stateHash) != 32 {
-		return ports.OAuthState{}, fmt.Errorf("postgres: take oauth state: %w", ports.ErrNotFound)
+		return nil, nil, fmt.Errorf("postgres: take oauth state: %w", ports.ErrNotFound)
 	}
 	err := r.t.tx.NewDelete().Model(&row).
 		Where("state_hash = ?", stateHash).Where("tenant_id = ?", r.t.tenantID).
 		Returning("*").Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return ports.OAuthState{}, fmt.Errorf("postgres: take oauth state: %w", ports.ErrNotFound)
+		return nil, nil, fmt.Errorf("postgres: take oauth state: %w", ports.ErrNotFound)
 	}
 	if err != nil {
-		return ports.OAuthState{}, fmt.Errorf("postgres: take oauth state: %w", err)
+		return nil, nil, fmt.Errorf("postgres: take oauth state: %w", err)
 	}
-	return ports.OAuthState{
-		StateHash: row.StateHash, ServerID: row.ServerID, SessionHash: row.SessionHash, Sealed: row.Sealed,
-		CredentialHash: row.CredentialHash, Issuer: row.Issuer, AuthorizationEndpoint: row.AuthorizationEndpoint,
-		TokenEndpoint: row.TokenEndpoint, IssParameterSupported: row.IssSupported, RedirectURI: row.RedirectURI,
-		CreatedAt: row.CreatedAt, ExpiresAt: row.ExpiresAt,
-	}, nil
+	pc, err := row.load()
+	if err != nil {
+		return nil, nil, fmt.Errorf("postgres: take oauth state: %w", err)
+	}
+	return pc, row.Sealed, nil
 }

@@ -117,10 +117,7 @@ func (h *PutSettingsHandler) Handle(ctx context.Context, p ports.Principal, cmd 
 // canSeal tells why the key ring cannot seal a prompt log, in words a
 // user may see, or nil.
 func (h *PutSettingsHandler) canSeal() error {
-	if h.d.Cipher == nil {
-		return errNoKeyRing
-	}
-	if _, err := h.d.Cipher.Seal(nil, app.PromptLogAAD("probe")); err != nil {
+	if app.ProbeKeys(h.d.Cipher) != nil {
 		return errNoKeyRing
 	}
 	return nil

@@ -2,6 +2,7 @@ package operations
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/codelotse/codelotse/app"
@@ -68,11 +69,8 @@ type sealedRow struct {
 // (keys_unavailable) or a store error stops it, with the counts so far.
 func (h *RotateKeysHandler) Handle(ctx context.Context, cmd RotateKeys) (RotateKeysResult, error) {
 	var res RotateKeysResult
-	if h.cipher == nil {
-		return res, app.KeysUnavailable(nil)
-	}
-	if _, err := h.cipher.Seal(nil, app.CredentialAAD("probe")); err != nil {
-		return res, app.KeysUnavailable(err)
+	if err := app.ProbeKeys(h.cipher); err != nil {
+		return res, err
 	}
 	size := cmd.BatchSize
 	if size <= 0 {
@@ -111,25 +109,20 @@ func (h *RotateKeysHandler) rotate(ctx context.Context, size int, res *RotateCou
 		}
 		for _, r := range rows {
 			after = r.id
-			// Every ciphertext is opened, also one that names the primary
-			// key: the key id alone proves nothing, and one that cannot be
-			// opened (tampered, bound to another row) must be reported,
-			// not counted as done.
-			plain, err := h.cipher.Open(r.sealed, r.aad)
-			if err != nil {
+			// Every ciphertext is opened, also one under the primary key
+			// (app.Reseal); one that cannot be is reported, not counted
+			// as done.
+			sealed, primary, err := app.Reseal(h.cipher, r.aad, r.sealed)
+			switch {
+			case errors.Is(err, app.ErrNotOpened):
 				res.Failed++
 				res.FailedIDs = append(res.FailedIDs, r.id)
 				continue
-			}
-			if h.cipher.IsPrimary(r.sealed) {
-				clear(plain)
+			case err != nil:
+				return err
+			case primary:
 				res.AlreadyPrimary++
 				continue
-			}
-			sealed, err := h.cipher.Seal(plain, r.aad)
-			clear(plain)
-			if err != nil {
-				return app.KeysUnavailable(err)
 			}
 			wrote, err := replace(ctx, r.id, r.sealed, sealed)
 			if err != nil {

@@ -21,8 +21,9 @@ import (
 // connection is a server.PendingConnection, whose rules are the domain's
 // (single use, bound to the web session, server.ConnectTTL, RFC 9207's
 // iss, the authorization server's endpoints, the redirect URI and the
-// client pinned); it is stored through ports.OAuthStateRepo, its secret
-// sealed by app.SealConnectSecret under oauth_state:<hex state hash>.
+// client pinned); it is stored through ports.OAuthStateRepo, which loads
+// it back through the domain's loader, with its secret sealed by
+// app.SealConnectSecret under oauth_state:<hex state hash>.
 // These handlers are the steps around it: read, discover, register,
 // exchange, save, audit.
 
@@ -32,10 +33,6 @@ const ActionServerConnect = "server.connect"
 // ActionServerRegisterClient is the audit action of a client registered
 // dynamically at an authorization server (kept for the next connections).
 const ActionServerRegisterClient = "server.register_client"
-
-// AccessOnlyLifetime is how long a connection without a refresh token is
-// taken to last when the token response named no expiry.
-const AccessOnlyLifetime = server.AccessOnlyLifetime
 
 // issuerRefused is the reason shown when the MCP server names another
 // authorization server than the one the credential is bound to.
@@ -221,7 +218,7 @@ func (h *StartConnectHandler) begin(ctx context.Context, p ports.Principal, s *s
 	if err != nil {
 		return "", err
 	}
-	secret, err := server.NewConnectSecret(verifier, clientID, "")
+	secret, err := server.NewConnectSecret(verifier, clientID)
 	if err != nil {
 		return "", fmt.Errorf("registry: start connect: %w", err)
 	}
@@ -234,7 +231,7 @@ func (h *StartConnectHandler) begin(ctx context.Context, p ports.Principal, s *s
 		return "", err
 	}
 	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
-		return tx.OAuthStates().Insert(ctx, stateRow(pc, sealed))
+		return tx.OAuthStates().Insert(ctx, pc, sealed)
 	})
 	if err != nil {
 		return "", srvStoreError(err)
@@ -319,15 +316,16 @@ func NewFinishConnectHandler(d ConnectDeps) *FinishConnectHandler { return &Fini
 // before anything else is judged, so a replay finds nothing) and refuses,
 // each as validation_failed with nothing stored, what
 // server.PendingConnection.Finish refuses: an unknown, used or expired
-// state; a state of another web session; an error the authorization
-// server sent; a missing iss when the server announced it, or any iss
-// that is not the pinned issuer (RFC 9207). It refuses a server whose
-// credential or client changed since the start, exchanges the code at the
-// pinned token endpoint with the verifier, the pinned redirect URI and
-// the server URL as resource (server_unauthorized when refused), stores
-// the connection (the refresh token sealed with the credential, under
-// mcp_servers:<id>; without a refresh token, the access token of the
-// exchange until it expires) and audits server.connect without secrets.
+// state, or one that is not the taken connection's; a state of another
+// web session; an error the authorization server sent; a missing iss
+// when the server announced it, or any iss that is not the pinned issuer
+// (RFC 9207). It refuses a server whose credential or client changed
+// since the start, exchanges the code at the pinned token endpoint with
+// the verifier, the pinned redirect URI and the server URL as resource
+// (server_unauthorized when refused), stores the connection (the refresh
+// token sealed with the credential, under mcp_servers:<id>; without a
+// refresh token, the access token of the exchange until it expires) and
+// audits server.connect without secrets.
 func (h *FinishConnectHandler) Handle(ctx context.Context, p ports.Principal, cmd FinishConnect) (*server.Server, error) {
 	if err := h.d.Gates.Check(); err != nil {
 		return nil, err
@@ -361,25 +359,20 @@ func (h *FinishConnectHandler) Handle(ctx context.Context, p ports.Principal, cm
 
 // take deletes the pending connection of the callback's state and
 // returns it with its sealed secret; an unknown or used state is refused.
-func (h *FinishConnectHandler) take(ctx context.Context, p ports.Principal, cb server.Callback) (*server.PendingConnection, []byte, error) {
-	var st ports.OAuthState
-	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+// A stored row the domain's loader refuses is an internal error.
+func (h *FinishConnectHandler) take(ctx context.Context, p ports.Principal, cb server.Callback) (pc *server.PendingConnection, sealed []byte, err error) {
+	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		var err error
-		st, err = tx.OAuthStates().Take(ctx, cb.StateHash())
+		pc, sealed, err = tx.OAuthStates().Take(ctx, cb.StateHash())
 		return err
 	})
 	if errors.Is(err, ports.ErrNotFound) {
 		return nil, nil, connectRefusal(server.ErrConnectionUsed)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("registry: finish connect: take the pending connection: %w", err)
 	}
-	pc, err := server.UnmarshalPendingConnectionFromDatabase(st.StateHash, st.ServerID, st.SessionHash, st.CredentialHash,
-		st.Issuer, st.AuthorizationEndpoint, st.TokenEndpoint, st.IssParameterSupported, st.RedirectURI, st.CreatedAt, st.ExpiresAt)
-	if err != nil {
-		return nil, nil, fmt.Errorf("registry: finish connect: stored state: %w", err)
-	}
-	return pc, st.Sealed, nil
+	return pc, sealed, nil
 }
 
 // client reads the server, refuses one whose credential is not the one
@@ -469,18 +462,6 @@ func connectEvent(u *server.Server, actor string, now time.Time) ports.AuditEven
 	return ports.AuditEvent{Action: ActionServerConnect, Actor: actor, Target: u.ID(), At: now, Details: details}
 }
 
-// stateRow is the stored form of a pending connection with its sealed
-// secret.
-func stateRow(pc *server.PendingConnection, sealed []byte) ports.OAuthState {
-	return ports.OAuthState{
-		StateHash: pc.StateHash(), ServerID: pc.ServerID(), SessionHash: pc.SessionHash(), Sealed: sealed,
-		CredentialHash: pc.CredentialHash(), Issuer: pc.Issuer(),
-		AuthorizationEndpoint: pc.AuthorizationEndpoint().String(), TokenEndpoint: pc.TokenEndpoint().String(),
-		IssParameterSupported: pc.IssRequired(), RedirectURI: pc.RedirectURI(),
-		CreatedAt: pc.CreatedAt(), ExpiresAt: pc.ExpiresAt(),
-	}
-}
-
 // refused is the answer to a callback that cannot complete a connection.
 func refused(field, reason string) error { return app.Invalid(map[string]string{field: reason}) }
 
@@ -493,6 +474,9 @@ var callbackRefusals = []struct {
 	{server.ErrCallbackTooLong, "state", "the callback's parameters are too long"},
 	{server.ErrStateRequired, "state", "is required"},
 	{server.ErrConnectionUsed, "state", "is unknown or already used; connect again"},
+	// A connection stored under another state's hash is answered as an
+	// unknown state.
+	{server.ErrStateMismatch, "state", "is unknown or already used; connect again"},
 	{server.ErrOtherSession, "state", "belongs to another session; connect again"},
 	{server.ErrConnectionExpired, "state", "has expired; connect again"},
 	{server.ErrIssRequired, "iss", "is required by the authorization server's metadata"},

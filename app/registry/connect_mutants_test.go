@@ -52,25 +52,59 @@ func TestSealedVerifierOpensOnlyUnderItsOwnState(t *testing.T) {
 	if _, err := e.start(srvPrincipalA, s.ID()); err != nil {
 		t.Fatal(err)
 	}
-	rows := e.tenants.Txs[srvTenantA].OAuthStateRepo.Rows
-	if len(rows) != 2 {
-		t.Fatalf("%d pending states, want 2", len(rows))
+	states := e.tenants.Txs[srvTenantA].OAuthStateRepo
+	if len(states.Rows) != 2 || len(states.Sealed) != 2 {
+		t.Fatalf("%d pending states, %d sealed secrets; want 2", len(states.Rows), len(states.Sealed))
 	}
 	var keys []string
-	for k := range rows {
+	for k := range states.Sealed {
 		keys = append(keys, k)
 	}
-	a, b := rows[keys[0]], rows[keys[1]]
-	if bytes.Equal(a.Sealed, b.Sealed) {
+	sealed := states.Sealed
+	if bytes.Equal(sealed[keys[0]], sealed[keys[1]]) {
 		t.Fatal("two pending states hold the same sealed verifier")
 	}
-	a.Sealed, b.Sealed = b.Sealed, a.Sealed
-	rows[keys[0]], rows[keys[1]] = a, b
+	sealed[keys[0]], sealed[keys[1]] = sealed[keys[1]], sealed[keys[0]]
 
 	if _, err := e.finish(srvPrincipalA, callback(t, first)); err == nil {
 		t.Fatal("FinishConnect opened another state's sealed verifier")
 	}
 	if len(e.oauth.Exchanges) != 0 {
 		t.Errorf("%d code exchanges with another state's verifier", len(e.oauth.Exchanges))
+	}
+}
+
+// TestAConnectionTakenUnderAnotherStateIsRefused: a pending connection
+// (with its own sealed verifier) that a store hands back for another
+// state's hash is refused as an unknown state: the connection itself
+// checks the callback's state, and no code is exchanged.
+func TestAConnectionTakenUnderAnotherStateIsRefused(t *testing.T) {
+	e := newConnectEnv(t)
+	s := e.codeServer(t, "client-1")
+	first, err := e.start(srvPrincipalA, s.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.start(srvPrincipalA, s.ID()); err != nil {
+		t.Fatal(err)
+	}
+	states := e.tenants.Txs[srvTenantA].OAuthStateRepo
+	var keys []string
+	for k := range states.Rows {
+		keys = append(keys, k)
+	}
+	if len(keys) != 2 {
+		t.Fatalf("%d pending states, want 2", len(keys))
+	}
+	rows, sealed := states.Rows, states.Sealed
+	rows[keys[0]], rows[keys[1]] = rows[keys[1]], rows[keys[0]]
+	sealed[keys[0]], sealed[keys[1]] = sealed[keys[1]], sealed[keys[0]]
+
+	_, err = e.finish(srvPrincipalA, callback(t, first))
+	if ae := srvWantCode(t, err, app.CodeValidationFailed); ae.Fields["state"] != "is unknown or already used; connect again" {
+		t.Errorf("refusal fields %v, want the unknown state's answer", ae.Fields)
+	}
+	if len(e.oauth.Exchanges) != 0 {
+		t.Errorf("%d code exchanges for another state's connection", len(e.oauth.Exchanges))
 	}
 }

@@ -1,10 +1,12 @@
 package registry_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"net/url"
 	"strings"
@@ -90,7 +92,7 @@ func callback(t *testing.T, authURL string) registry.FinishConnect {
 func TestConnectWithoutRefreshToken(t *testing.T) {
 	for name, tc := range map[string]struct{ expires, want time.Time }{
 		"expiry named":    {srvT0.Add(20 * time.Minute), srvT0.Add(20 * time.Minute)},
-		"no expiry named": {time.Time{}, srvT0.Add(registry.AccessOnlyLifetime)},
+		"no expiry named": {time.Time{}, srvT0.Add(server.AccessOnlyLifetime)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newConnectEnv(t)
@@ -133,13 +135,18 @@ func TestConnect(t *testing.T) {
 		q.Get("resource") != "https://wiki.example.com/mcp" || len(q.Get("state")) != 43 || len(q.Get("code_challenge")) != 43 {
 		t.Fatalf("authorization URL %s", authURL)
 	}
-	// The state is stored only as its hash, bound to the session's hash.
-	states := e.tenants.Txs[srvTenantA].OAuthStateRepo.Rows
-	if len(states) != 1 {
-		t.Fatalf("%d pending states", len(states))
+	// The state is stored only as its hash, bound to the session's hash,
+	// the verifier only sealed under the state.
+	states := e.tenants.Txs[srvTenantA].OAuthStateRepo
+	if len(states.Rows) != 1 || len(states.Sealed) != 1 {
+		t.Fatalf("%d pending states, %d sealed secrets", len(states.Rows), len(states.Sealed))
 	}
-	for _, st := range states {
-		if strings.Contains(fmt.Sprintf("%+v", st), q.Get("state")) || string(st.SessionHash) == cnSession || !st.ExpiresAt.Equal(srvT0.Add(10*time.Minute)) {
+	stateHash := sha256.Sum256([]byte(q.Get("state")))
+	sessionHash := sha256.Sum256([]byte(cnSession))
+	for k, st := range states.Rows {
+		if k != hex.EncodeToString(stateHash[:]) || !bytes.Equal(st.StateHash(), stateHash[:]) || !bytes.Equal(st.SessionHash(), sessionHash[:]) ||
+			st.ServerID() != s.ID() || !st.ExpiresAt().Equal(srvT0.Add(10*time.Minute)) || st.RedirectURI() != cnRedirect ||
+			strings.Contains(fmt.Sprintf("%+v", st), q.Get("state")) || strings.Contains(string(states.Sealed[k]), q.Get("state")) {
 			t.Errorf("stored state %+v", st)
 		}
 	}

@@ -3,7 +3,6 @@ package review
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -111,10 +110,7 @@ func (r *promptRecorder) keep(ctx context.Context, req ports.ModelRequest, answe
 	if err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}
-	if r.deps.Cipher == nil {
-		return errors.New("seal: no key ring")
-	}
-	sealed, err := r.deps.Cipher.Seal(plain, app.PromptLogAAD(r.reviewID))
+	sealed, err := app.SealPromptLog(r.deps.Cipher, r.reviewID, plain)
 	clear(plain)
 	if err != nil {
 		return fmt.Errorf("seal: %w", err)
@@ -204,12 +200,9 @@ func (h *ListPromptsHandler) Handle(ctx context.Context, p ports.Principal, q Li
 }
 
 func (h *ListPromptsHandler) open(reviewID string, l ports.PromptLog) (Prompt, error) {
-	if h.d.Cipher == nil {
-		return Prompt{}, app.KeysUnavailable(nil)
-	}
-	plain, err := h.d.Cipher.Open(l.Sealed, app.PromptLogAAD(reviewID))
+	plain, err := app.OpenPromptLog(h.d.Cipher, reviewID, l.Sealed)
 	if err != nil {
-		return Prompt{}, &app.Error{Code: app.CodeKeysUnavailable, Message: "a prompt log cannot be decrypted with the configured keys", Cause: err}
+		return Prompt{}, err
 	}
 	var sp sealedPrompt
 	err = json.Unmarshal(plain, &sp)

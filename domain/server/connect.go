@@ -25,8 +25,11 @@ import (
 // once, expiring after [ConnectTTL], expecting the issuer discovery found
 // and pinning that authorization server's endpoints, the redirect URI and
 // the client, so the callback is judged, and the code exchanged, against
-// exactly what the start used. Its secrets (the PKCE verifier and a
-// registered client) are a [ConnectSecret], sealed by the application.
+// exactly what the start used. Its secret part (the PKCE verifier and
+// the pinned client id) is a [ConnectSecret], sealed by the application.
+// Stored, it is loaded again only through
+// [UnmarshalPendingConnectionFromDatabase] (by the adapters behind
+// ports.OAuthStateRepo).
 
 // Limits of a pending connection.
 const (
@@ -69,6 +72,9 @@ var (
 	ErrCallbackTooLong = errors.New("the callback's parameters are too long")
 	// ErrStateRequired: the callback carries no state.
 	ErrStateRequired = errors.New("the callback's state is required")
+	// ErrStateMismatch: the callback's state is not the one the pending
+	// connection was started with (it was looked up under another key).
+	ErrStateMismatch = errors.New("the callback's state is not the pending connection's")
 	// ErrConnectionUsed: the pending connection was finished (or tried)
 	// before: it is used once.
 	ErrConnectionUsed = errors.New("the pending connection is already used")
@@ -206,27 +212,27 @@ func (a AuthorizationServer) CheckRegistration(listed []string) error {
 
 // ConnectSecret is the secret part of a pending connection, which the
 // application seals under the state's associated data: the PKCE verifier
-// and the client the code is exchanged for (its secret only for a client
-// registered by a start that did not keep it with the credential). Its
-// String and GoString never show the secrets.
+// and the id of the client the code is exchanged for (the credential's,
+// a registered client's included: the start keeps a registration with
+// the credential before it stores the connection). Its String and
+// GoString never show the verifier.
 type ConnectSecret struct {
-	Verifier     string
-	ClientID     string
-	ClientSecret string
+	Verifier string
+	ClientID string
 }
 
 // connectSecretJSON is the sealed plaintext; stored states depend on its
-// field names.
+// field names. A clientSecret, which states sealed before a registration
+// was kept with the credential carried, is ignored when one is opened.
 type connectSecretJSON struct {
-	Verifier     string `json:"verifier"`
-	ClientID     string `json:"clientId"`
-	ClientSecret string `json:"clientSecret,omitempty"`
+	Verifier string `json:"verifier"`
+	ClientID string `json:"clientId"`
 }
 
 // NewConnectSecret builds the secret of a starting connection: the
 // verifier and the client id are required.
-func NewConnectSecret(verifier, clientID, clientSecret string) (ConnectSecret, error) {
-	c := ConnectSecret{Verifier: verifier, ClientID: clientID, ClientSecret: clientSecret}
+func NewConnectSecret(verifier, clientID string) (ConnectSecret, error) {
+	c := ConnectSecret{Verifier: verifier, ClientID: clientID}
 	if err := c.check(); err != nil {
 		return ConnectSecret{}, err
 	}
@@ -263,10 +269,10 @@ func UnmarshalConnectSecret(b []byte) (ConnectSecret, error) {
 	return c, nil
 }
 
-// String shows the client id, never the verifier or the secret.
+// String shows the client id, never the verifier.
 func (c ConnectSecret) String() string { return "connect secret(" + c.ClientID + ")" }
 
-// GoString is String, so %#v does not print the secrets either.
+// GoString is String, so %#v does not print the verifier either.
 func (c ConnectSecret) GoString() string { return c.String() }
 
 // digest is the SHA-256 of b.
@@ -339,7 +345,7 @@ func NewPendingConnection(state, sessionID, serverID string, sealedCredential []
 }
 
 // UnmarshalPendingConnectionFromDatabase rebuilds a stored pending
-// connection for the application, checking again what
+// connection for adapters (ports.OAuthStateRepo), checking again what
 // [NewPendingConnection] guarantees: 32-byte hashes, a server id, the
 // issuer, both endpoints under today's URL rules (the code goes to the
 // token endpoint), the redirect URI and an expiry after the start. A row
@@ -441,19 +447,23 @@ func (p *PendingConnection) AuthorizationURL(state string, secret ConnectSecret,
 
 // Finish judges the callback cb, which arrived at now in the web session
 // sessionID, and uses the connection up whatever the answer: a second
-// Finish is [ErrConnectionUsed]. In this order it refuses a callback of
-// another session or of none ([ErrOtherSession]), one at or after the
-// expiry ([ErrConnectionExpired]), an error of the authorization server
+// Finish is [ErrConnectionUsed]. In this order it refuses a callback
+// whose state is not this connection's, compared by hash in constant
+// time ([ErrStateMismatch]: the caller looks the connection up by cb's
+// state hash, and this does not rely on it), one of another session or
+// of none ([ErrOtherSession]), one at or after the expiry
+// ([ErrConnectionExpired]), an error of the authorization server
 // ([AuthorizationDenied]), a missing iss when the metadata announced it
 // ([ErrIssRequired]), any iss that is not the expected issuer
-// ([ErrIssMismatch]) and a missing code ([ErrCodeRequired]). The caller
-// looks the connection up by cb's state hash.
+// ([ErrIssMismatch]) and a missing code ([ErrCodeRequired]).
 func (p *PendingConnection) Finish(now time.Time, sessionID string, cb Callback) error {
 	if p.used {
 		return ErrConnectionUsed
 	}
 	p.used = true
 	switch {
+	case subtle.ConstantTimeCompare(p.stateHash, cb.StateHash()) != 1:
+		return ErrStateMismatch
 	case sessionID == "" || subtle.ConstantTimeCompare(p.sessionHash, digest([]byte(sessionID))) != 1:
 		return ErrOtherSession
 	case !now.Before(p.expiresAt):
@@ -482,20 +492,14 @@ func (p *PendingConnection) CheckCredential(s *Server, sealed []byte) error {
 }
 
 // Client returns the credential the code is exchanged with: cred (the
-// server's opened credential, checked with [PendingConnection.CheckCredential])
-// with the client the start pinned in secret. A credential without a
-// client id takes the client registered at the start for this issuer
-// ([Credential.WithRegisteredClient]); one with a client id must still
-// name the pinned one ([ErrConnectionCredentialChanged]).
+// server's opened credential, checked with [PendingConnection.CheckCredential]),
+// which must name the client the start pinned in secret
+// ([ErrConnectionCredentialChanged]). The start keeps a dynamically
+// registered client with the credential before it stores the connection,
+// so a credential without a client id is refused the same way.
 func (p *PendingConnection) Client(cred Credential, secret ConnectSecret) (Credential, error) {
 	o, ok := cred.OAuth()
-	if !ok {
-		return Credential{}, ErrConnectionCredentialChanged
-	}
-	if o.NeedsRegistration() {
-		return cred.WithRegisteredClient(secret.ClientID, secret.ClientSecret, p.issuer)
-	}
-	if secret.ClientID != o.ClientID {
+	if !ok || o.NeedsRegistration() || secret.ClientID != o.ClientID {
 		return Credential{}, ErrConnectionCredentialChanged
 	}
 	return cred, nil

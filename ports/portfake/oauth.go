@@ -5,20 +5,24 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
-	uid "github.com/codelotse/codelotse/domain/id"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
 
-// OAuthStates holds one tenant's pending code-flow connections by the hex
-// of their state hash. A state of a server that no longer is in Servers
-// is gone, as the foreign key's cascade deletes it (nil Servers: every
-// server exists).
+// OAuthStates holds one tenant's pending code-flow connections and their
+// sealed secrets, both by the hex of the state hash. Its rows are pending
+// connections as a database would hold them: Insert and Take build each
+// again through server.UnmarshalPendingConnectionFromDatabase, as
+// PostgreSQL's rows are read. A state of a server that no longer is in
+// Servers is gone, as the foreign key's cascade deletes it (nil Servers:
+// every server exists).
 type OAuthStates struct {
-	Rows    map[string]ports.OAuthState
+	Rows    map[string]*server.PendingConnection
+	Sealed  map[string][]byte
 	Servers *Servers
 	// Err, when set, is returned by every call.
 	Err error
@@ -32,54 +36,68 @@ func (f *OAuthStates) serverExists(id string) bool {
 	return ok
 }
 
-func cloneState(st ports.OAuthState) ports.OAuthState {
-	st.StateHash = bytes.Clone(st.StateHash)
-	st.SessionHash = bytes.Clone(st.SessionHash)
-	st.Sealed = bytes.Clone(st.Sealed)
-	st.CredentialHash = bytes.Clone(st.CredentialHash)
-	return st
+// loadState is pc through its stored columns.
+func loadState(pc *server.PendingConnection) (*server.PendingConnection, error) {
+	return server.UnmarshalPendingConnectionFromDatabase(pc.StateHash(), pc.ServerID(), pc.SessionHash(), pc.CredentialHash(),
+		pc.Issuer(), pc.AuthorizationEndpoint().String(), pc.TokenEndpoint().String(), pc.IssRequired(),
+		pc.RedirectURI(), pc.CreatedAt(), pc.ExpiresAt())
 }
 
-func (f *OAuthStates) Insert(_ context.Context, st ports.OAuthState) error {
+func (f *OAuthStates) Insert(_ context.Context, pc *server.PendingConnection, sealed []byte) error {
 	if f.Err != nil {
 		return f.Err
 	}
-	if len(st.StateHash) != 32 || len(st.SessionHash) != 32 || len(st.Sealed) == 0 || !st.ExpiresAt.After(st.CreatedAt) {
-		return errors.New("fake: malformed oauth state")
+	if pc == nil || len(sealed) == 0 {
+		return errors.New("fake: insert oauth state: a pending connection and its sealed secret are required")
 	}
-	if !uid.Valid(st.ServerID) || !f.serverExists(st.ServerID) {
+	row, err := loadState(pc)
+	if err != nil {
+		return fmt.Errorf("fake: insert oauth state: %w", err)
+	}
+	if !f.serverExists(row.ServerID()) {
 		return ports.ErrNotFound
 	}
 	if f.Rows == nil {
-		f.Rows = map[string]ports.OAuthState{}
+		f.Rows = map[string]*server.PendingConnection{}
 	}
-	key := hex.EncodeToString(st.StateHash)
+	if f.Sealed == nil {
+		f.Sealed = map[string][]byte{}
+	}
+	key := hex.EncodeToString(row.StateHash())
 	if _, ok := f.Rows[key]; ok {
 		return ports.ErrConflict
 	}
 	for k, old := range f.Rows {
-		if old.ExpiresAt.Before(st.CreatedAt) {
+		if old.ExpiresAt().Before(row.CreatedAt()) {
 			delete(f.Rows, k)
+			delete(f.Sealed, k)
 		}
 	}
-	f.Rows[key] = cloneState(st)
+	f.Rows[key] = row
+	f.Sealed[key] = bytes.Clone(sealed)
 	return nil
 }
 
-func (f *OAuthStates) Take(_ context.Context, stateHash []byte) (ports.OAuthState, error) {
+func (f *OAuthStates) Take(_ context.Context, stateHash []byte) (*server.PendingConnection, []byte, error) {
 	if f.Err != nil {
-		return ports.OAuthState{}, f.Err
+		return nil, nil, f.Err
 	}
 	key := hex.EncodeToString(stateHash)
-	st, ok := f.Rows[key]
+	row, ok := f.Rows[key]
+	sealed := f.Sealed[key]
 	if !ok {
-		return ports.OAuthState{}, ports.ErrNotFound
+		return nil, nil, ports.ErrNotFound
 	}
 	delete(f.Rows, key)
-	if !f.serverExists(st.ServerID) {
-		return ports.OAuthState{}, ports.ErrNotFound
+	delete(f.Sealed, key)
+	if !f.serverExists(row.ServerID()) {
+		return nil, nil, ports.ErrNotFound
 	}
-	return cloneState(st), nil
+	pc, err := loadState(row)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fake: take oauth state: %w", err)
+	}
+	return pc, bytes.Clone(sealed), nil
 }
 
 // OAuthClient is a scripted ports.OAuthClient: Discover answers

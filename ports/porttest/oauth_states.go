@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"testing"
 	"time"
 
@@ -97,39 +98,114 @@ func stateHash(t *testing.T) []byte {
 	return b
 }
 
-func newState(t *testing.T, serverID string, at time.Time) ports.OAuthState {
-	return ports.OAuthState{
-		StateHash: stateHash(t), ServerID: serverID, SessionHash: stateHash(t), Sealed: []byte{9, 8, 7},
-		CredentialHash: stateHash(t), Issuer: "https://as.example.com",
-		AuthorizationEndpoint: "https://as.example.com/authorize", TokenEndpoint: "https://as.example.com/token",
-		IssParameterSupported: true, RedirectURI: "https://codelotse.example.com/ui/oauth/callback",
-		CreatedAt: at, ExpiresAt: at.Add(10 * time.Minute),
+// pendingState is a started connection as the contract stores it: the
+// connection, the state and session it was started with (never stored)
+// and its sealed secret.
+type pendingState struct {
+	pc             *server.PendingConnection
+	state, session string
+	sealed         []byte
+}
+
+func newState(t *testing.T, serverID string, at time.Time) pendingState {
+	t.Helper()
+	authz, _ := server.ParseURL("https://as.example.com/authorize")
+	token, _ := server.ParseURL("https://as.example.com/token")
+	as := server.AuthorizationServer{Issuer: "https://as.example.com", AuthorizationEndpoint: authz, TokenEndpoint: token, IssParameterSupported: true}
+	st := pendingState{state: hex.EncodeToString(stateHash(t)), session: hex.EncodeToString(stateHash(t)), sealed: append([]byte{9, 8, 7}, stateHash(t)...)}
+	var err error
+	st.pc, err = server.NewPendingConnection(st.state, st.session, serverID, stateHash(t), as, "https://codelotse.example.com/ui/oauth/callback", at)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return st
+}
+
+func (st pendingState) insert(ctx context.Context, tx ports.TenantTx) error {
+	return tx.OAuthStates().Insert(ctx, st.pc, st.sealed)
+}
+
+// samePending reports how got differs from want, "" when it does not.
+func samePending(got, want *server.PendingConnection) string {
+	switch {
+	case got == nil:
+		return "nil"
+	case !bytes.Equal(got.StateHash(), want.StateHash()):
+		return "state hash"
+	case got.ServerID() != want.ServerID():
+		return "server id"
+	case !bytes.Equal(got.SessionHash(), want.SessionHash()):
+		return "session hash"
+	case !bytes.Equal(got.CredentialHash(), want.CredentialHash()):
+		return "credential hash"
+	case got.Issuer() != want.Issuer():
+		return "issuer"
+	case got.AuthorizationEndpoint() != want.AuthorizationEndpoint():
+		return "authorization endpoint"
+	case got.TokenEndpoint() != want.TokenEndpoint():
+		return "token endpoint"
+	case got.IssRequired() != want.IssRequired():
+		return "iss required"
+	case got.RedirectURI() != want.RedirectURI():
+		return "redirect URI"
+	case !got.CreatedAt().Equal(want.CreatedAt()):
+		return "created at"
+	case !got.ExpiresAt().Equal(want.ExpiresAt()):
+		return "expires at"
+	}
+	return ""
 }
 
 // OAuthStateRepo is the contract of [ports.OAuthStateRepo] (uses Tenants
 // and Accounts).
 func OAuthStateRepo(t *testing.T, open Open) {
-	t.Run("Take returns the stored state once", func(t *testing.T) {
+	t.Run("Take returns the stored connection and its sealed secret once", func(t *testing.T) {
 		h := open(t)
 		tenant := h.tenant(t)
 		srv := h.seedServer(t, tenant, "wiki", nil)
 		st := newState(t, srv, T0)
-		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error { return tx.OAuthStates().Insert(ctx, st) })
+		h.in(t, tenant, st.insert)
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-			got, err := tx.OAuthStates().Take(ctx, st.StateHash)
+			got, sealed, err := tx.OAuthStates().Take(ctx, st.pc.StateHash())
 			if err != nil {
 				return err
 			}
-			if !bytes.Equal(got.StateHash, st.StateHash) || got.ServerID != st.ServerID || !bytes.Equal(got.SessionHash, st.SessionHash) ||
-				!bytes.Equal(got.Sealed, st.Sealed) || !bytes.Equal(got.CredentialHash, st.CredentialHash) || got.Issuer != st.Issuer ||
-				got.AuthorizationEndpoint != st.AuthorizationEndpoint || got.TokenEndpoint != st.TokenEndpoint ||
-				got.IssParameterSupported != st.IssParameterSupported || got.RedirectURI != st.RedirectURI ||
-				!got.CreatedAt.Equal(st.CreatedAt) || !got.ExpiresAt.Equal(st.ExpiresAt) {
-				t.Errorf("Take = %+v\nwant %+v", got, st)
+			if diff := samePending(got, st.pc); diff != "" || !bytes.Equal(sealed, st.sealed) {
+				t.Errorf("Take = %+v, sealed %x: %s differs", got, sealed, diff)
 			}
-			_, err = tx.OAuthStates().Take(ctx, st.StateHash)
+			// The loaded connection is the started one: it accepts the
+			// callback of its state and session, once.
+			cb, err := server.NewCallback(st.state, "code-1", "https://as.example.com", "")
+			if err != nil {
+				return err
+			}
+			if got != nil {
+				if err := got.Finish(T0.Add(time.Minute), st.session, cb); err != nil {
+					t.Errorf("Finish of the taken connection = %v", err)
+				}
+			}
+			_, _, err = tx.OAuthStates().Take(ctx, st.pc.StateHash())
 			isErr(t, "second Take", err, ports.ErrNotFound)
+			return nil
+		})
+	})
+
+	t.Run("Insert without a sealed secret stores nothing", func(t *testing.T) {
+		h := open(t)
+		tenant := h.tenant(t)
+		srv := h.seedServer(t, tenant, "wiki", nil)
+		st := newState(t, srv, T0)
+		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+			for _, sealed := range [][]byte{nil, {}} {
+				if err := tx.OAuthStates().Insert(ctx, st.pc, sealed); err == nil {
+					t.Errorf("Insert with the sealed secret %q succeeded", sealed)
+				}
+			}
+			return nil
+		})
+		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+			_, _, err := tx.OAuthStates().Take(ctx, st.pc.StateHash())
+			isErr(t, "Take after the refused Inserts", err, ports.ErrNotFound)
 			return nil
 		})
 	})
@@ -141,28 +217,28 @@ func OAuthStateRepo(t *testing.T, open Open) {
 		gone := h.seedServer(t, tenant, "gone", nil)
 		st, st2 := newState(t, srv, T0), newState(t, gone, T0)
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-			if err := tx.OAuthStates().Insert(ctx, st); err != nil {
+			if err := st.insert(ctx, tx); err != nil {
 				return err
 			}
-			if err := tx.OAuthStates().Insert(ctx, st2); err != nil {
+			if err := st2.insert(ctx, tx); err != nil {
 				return err
 			}
 			return tx.Servers().Delete(ctx, gone)
 		})
 		h.in(t, other, func(ctx context.Context, tx ports.TenantTx) error {
-			_, err := tx.OAuthStates().Take(ctx, st.StateHash)
+			_, _, err := tx.OAuthStates().Take(ctx, st.pc.StateHash())
 			isErr(t, "Take in another tenant", err, ports.ErrNotFound)
-			isErr(t, "Insert for another tenant's server", tx.OAuthStates().Insert(ctx, newState(t, srv, T0)), ports.ErrNotFound)
+			isErr(t, "Insert for another tenant's server", newState(t, srv, T0).insert(ctx, tx), ports.ErrNotFound)
 			return nil
 		})
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-			_, err := tx.OAuthStates().Take(ctx, stateHash(t))
+			_, _, err := tx.OAuthStates().Take(ctx, stateHash(t))
 			isErr(t, "Take of an unknown hash", err, ports.ErrNotFound)
-			_, err = tx.OAuthStates().Take(ctx, st2.StateHash)
+			_, _, err = tx.OAuthStates().Take(ctx, st2.pc.StateHash())
 			isErr(t, "Take of a deleted server's state", err, ports.ErrNotFound)
-			isErr(t, "Insert of a known hash", tx.OAuthStates().Insert(ctx, st), ports.ErrConflict)
+			isErr(t, "Insert of a known hash", st.insert(ctx, tx), ports.ErrConflict)
 			// The other tenant's attempt left the state in place.
-			_, err = tx.OAuthStates().Take(ctx, st.StateHash)
+			_, _, err = tx.OAuthStates().Take(ctx, st.pc.StateHash())
 			return err
 		})
 	})
@@ -174,18 +250,18 @@ func OAuthStateRepo(t *testing.T, open Open) {
 		old, recent := newState(t, srv, T0), newState(t, srv, T0.Add(5*time.Minute))
 		later := newState(t, srv, T0.Add(11*time.Minute))
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-			for _, st := range []ports.OAuthState{old, recent, later} {
-				if err := tx.OAuthStates().Insert(ctx, st); err != nil {
+			for _, st := range []pendingState{old, recent, later} {
+				if err := st.insert(ctx, tx); err != nil {
 					return err
 				}
 			}
 			return nil
 		})
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-			_, err := tx.OAuthStates().Take(ctx, old.StateHash)
+			_, _, err := tx.OAuthStates().Take(ctx, old.pc.StateHash())
 			isErr(t, "Take of an expired state after a later Insert", err, ports.ErrNotFound)
-			for _, st := range []ports.OAuthState{recent, later} {
-				if _, err := tx.OAuthStates().Take(ctx, st.StateHash); err != nil {
+			for _, st := range []pendingState{recent, later} {
+				if _, _, err := tx.OAuthStates().Take(ctx, st.pc.StateHash()); err != nil {
 					t.Errorf("Take of a live state: %v", err)
 				}
 			}
