@@ -198,7 +198,7 @@ func TestReviewRepo(t *testing.T) {
 		if err := got.Start(first); err != nil {
 			t.Fatal(err)
 		}
-		if err := tx.Reviews().Start(ctx, got); err != nil {
+		if _, err := tx.Reviews().Start(ctx, got); err != nil {
 			t.Errorf("Start: %v", err)
 		}
 		// A retry starts a running run again and keeps the first start.
@@ -209,7 +209,7 @@ func TestReviewRepo(t *testing.T) {
 		if err := retry.Start(first.Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		if err := tx.Reviews().Start(ctx, retry); err != nil {
+		if _, err := tx.Reviews().Start(ctx, retry); err != nil {
 			t.Errorf("Start again: %v", err)
 		}
 		started, err = tx.Reviews().Get(ctx, run.ID())
@@ -244,7 +244,7 @@ func TestReviewRepo(t *testing.T) {
 
 		// Finished runs are final, whatever a stale copy says: the
 		// update's guard refuses them.
-		if err := tx.Reviews().Start(ctx, &stale); !errors.Is(err, ports.ErrConflict) {
+		if _, err := tx.Reviews().Start(ctx, &stale); !errors.Is(err, ports.ErrConflict) {
 			t.Errorf("Start of a done run = %v, want ErrConflict", err)
 		}
 		if err := stale.Fail(first.Add(3 * time.Minute)); err != nil {
@@ -301,7 +301,7 @@ func TestReviewRepo(t *testing.T) {
 				if err := foreign.Start(time.Now()); err != nil {
 					t.Fatal(err)
 				}
-				if err := tx.Reviews().Start(ctx, &foreign); !errors.Is(err, ports.ErrNotFound) {
+				if _, err := tx.Reviews().Start(ctx, &foreign); !errors.Is(err, ports.ErrNotFound) {
 					t.Errorf("B Start(%s) = %v, want ErrNotFound", r.ID(), err)
 				}
 				if err := foreign.Fail(time.Now()); err != nil {
