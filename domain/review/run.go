@@ -217,12 +217,13 @@ func (r *Run) Fail(now time.Time) error {
 // or failed one, [ErrInvalidStoredRun] for a zero start or one before the
 // run's creation; a refused start changes nothing.
 func (r *Run) TakeStoredStart(at time.Time) error {
-	switch {
-	case r.status.Finished():
-		return ErrRunFinished
-	case r.status != Running:
+	if r.status != Running {
+		if r.status.Finished() {
+			return ErrRunFinished
+		}
 		return ErrRunNotStarted
-	case at.IsZero() || at.Before(r.createdAt):
+	}
+	if at.IsZero() || at.Before(r.createdAt) {
 		return fmt.Errorf("%w %q: a stored start (%v) before its creation (%v)", ErrInvalidStoredRun, r.id, at, r.createdAt)
 	}
 	r.startedAt = at
