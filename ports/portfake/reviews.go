@@ -144,7 +144,8 @@ func (f *Reviews) Finish(_ context.Context, r *review.Run) error {
 	return f.store(w)
 }
 
-// latest is the latest of the times; a zero time is never the latest.
+// latest is the latest of the times (an absent, zero, time is the
+// earliest).
 func latest(t time.Time, others ...time.Time) time.Time {
 	for _, o := range others {
 		if o.After(t) {
