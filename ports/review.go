@@ -3,6 +3,7 @@ package ports
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/codelotse/codelotse/domain/review"
 )
@@ -23,33 +24,43 @@ type ReviewJob struct {
 func (ReviewJob) Kind() string { return ReviewJobKind }
 
 // ReviewRepo stores the tenant's review runs. The transitions are the
-// domain's ([review.Run]); Start and Finish store them only over a run
-// that is still queued or running, so of two attempts that both loaded a
-// running run, the one that finishes second gets ErrConflict and the
-// first result stays.
+// domain's ([review.Run]); Start and Finish store them only over a stored
+// run the transition may leave: Start over a queued or running run,
+// Finish of a done run over a running one (a run is never done without
+// running), of a failed run over a queued or running one (a job may give
+// up before it ran). So of two attempts that both loaded a running run,
+// the one that finishes second gets ErrConflict and the first result
+// stays. The stored times keep their order (created ≤ started ≤
+// finished) whatever the runs they are given say: two attempts may each
+// hold a start of their own, read on their own replica's clock.
 type ReviewRepo interface {
 	// Insert stores r's request as a queued run (whatever r's state and
 	// result) and enqueues its job in the same transaction: both commit
 	// or neither. ErrNotFound when the repository is missing or another
 	// tenant's, ErrConflict when the id is used.
 	Insert(ctx context.Context, r *review.Run) error
-	// Get returns a run or ErrNotFound.
+	// Get returns a run with its whole request, or ErrNotFound.
 	Get(ctx context.Context, id string) (*review.Run, error)
 	// Recent returns at most limit runs of a repository, newest first,
 	// without their diff and files.
 	Recent(ctx context.Context, repositoryID string, limit int) ([]*review.Run, error)
 	// Start stores the start of r, a run that [review.Run.Start] made
 	// running: the stored run becomes running with r's start, unless it
-	// has one (a retry keeps the first). ErrNotFound when it is missing,
+	// has one (a retry keeps the first, and so does an attempt that read
+	// the run queued while another started it). It returns the start the
+	// stored run keeps, which the caller gives r
+	// ([review.Run.TakeStoredStart]). ErrNotFound when it is missing,
 	// ErrConflict when the stored run is done or failed, an error when r
 	// is not running.
-	Start(ctx context.Context, r *review.Run) error
+	Start(ctx context.Context, r *review.Run) (time.Time, error)
 	// Finish stores the end of r, a run that [review.Run.Complete] or
 	// [review.Run.Fail] finished: its status, result and finish time, and
-	// its start when the stored run has none; never its request.
+	// its start when the stored run has none; never its request. The
+	// finish stored is r's, or the stored run's start when that is later
+	// (r's start was not the one stored), so the row keeps its order.
 	// ErrConflict when the stored run is already done or failed (it keeps
-	// its result), ErrNotFound when it is missing, an error when r is not
-	// finished.
+	// its result), or when r is done and the stored run is queued;
+	// ErrNotFound when it is missing; an error when r is not finished.
 	Finish(ctx context.Context, r *review.Run) error
 }
 

@@ -102,8 +102,9 @@ func load(d *database, measured *side, o options, base time.Time) error {
 // was last called 60 days ago and that the bulk load leaves alone.
 func seedCommon(conn *pgx.Conn, s *side) error {
 	ctx := context.Background()
-	err := conn.QueryRow(ctx, `INSERT INTO review_runs (tenant_id, repository_id, status, title, prompt_version, created_at, started_at, finished_at)
-		VALUES ($1, $2, 'done', 'measured', 'measured', now(), now(), now()) RETURNING id`, s.tenantID, s.repos[0]).Scan(&s.review)
+	// Read whole (GET /v1/reviews/{id}), a run has its diff.
+	err := conn.QueryRow(ctx, `INSERT INTO review_runs (tenant_id, repository_id, status, title, diff, prompt_version, created_at, started_at, finished_at)
+		VALUES ($1, $2, 'done', 'measured', '+measured', 'measured', now(), now(), now()) RETURNING id`, s.tenantID, s.repos[0]).Scan(&s.review)
 	if err != nil {
 		return err
 	}

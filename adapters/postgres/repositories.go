@@ -25,8 +25,10 @@ type repositoryRow struct {
 	UpdatedAt  time.Time `bun:"updated_at,nullzero"`
 }
 
-// toDomain loads the row through the repository's rules: a corrupt row
-// (an id, a name or a visibility that New would refuse) is an error.
+// toDomain loads the row through the repository's loader: a corrupt row
+// (an id or a visibility that New would refuse, a name that is not safe
+// to show) is an error; a name stored before the name rule loads as
+// stored.
 func (r repositoryRow) toDomain() (*repository.Repository, error) {
 	repo, err := repository.UnmarshalRepositoryFromDatabase(r.ID, r.Name, r.Visibility)
 	if err != nil {

@@ -28,7 +28,7 @@ func TestRetentionDeleteRemovesAtMostItsBatch(t *testing.T) {
 			if err := tx.NewRaw("INSERT INTO repositories (tenant_id, name, visibility) VALUES (?, 'acme/api', 'private') RETURNING id", tenant).Scan(ctx, &repo); err != nil {
 				return err
 			}
-			if err := tx.NewRaw("INSERT INTO review_runs (tenant_id, repository_id, status, title, created_at) VALUES (?, ?, 'done', 'r', ?) RETURNING id",
+			if err := tx.NewRaw("INSERT INTO review_runs (tenant_id, repository_id, status, title, created_at, started_at, finished_at) VALUES (?0, ?1, 'done', 'r', ?2, ?2, ?2) RETURNING id",
 				tenant, repo, now.Add(-time.Hour)).Scan(ctx, &run); err != nil {
 				return err
 			}

@@ -53,7 +53,7 @@ func TestRetentionJob(t *testing.T) {
 			for _, days := range []int{100, 31, 8, 1} {
 				tag := fmt.Sprint(days)
 				var id string
-				if err := tx.NewRaw("INSERT INTO review_runs (tenant_id, repository_id, status, title, created_at) VALUES (?, ?, 'done', ?, ?) RETURNING id",
+				if err := tx.NewRaw("INSERT INTO review_runs (tenant_id, repository_id, status, title, created_at, started_at, finished_at) VALUES (?0, ?1, 'done', ?2, ?3, ?3, ?3) RETURNING id",
 					tenant, repo, tag, ago(days)).Scan(ctx, &id); err != nil {
 					return err
 				}
@@ -65,8 +65,8 @@ func TestRetentionJob(t *testing.T) {
 			}
 			// Never deleted, however old: a run still queued or running.
 			for _, status := range []string{"queued", "running"} {
-				if err := tx.NewRaw("INSERT INTO review_runs (tenant_id, repository_id, status, title, created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
-					tenant, repo, status, status, ago(400)).Scan(ctx, &running); err != nil {
+				if err := tx.NewRaw("INSERT INTO review_runs (tenant_id, repository_id, status, title, created_at, started_at) VALUES (?0, ?1, ?2, ?2, ?3, CASE WHEN ?2 = 'running' THEN ?3::timestamptz END) RETURNING id",
+					tenant, repo, status, ago(400)).Scan(ctx, &running); err != nil {
 					return err
 				}
 			}
@@ -207,8 +207,9 @@ func TestRetentionInterruptedRunResumes(t *testing.T) {
 				 SELECT ?0, ?1, 'old', 'ok', ?2::timestamptz - make_interval(days => 100, secs => g / 2) FROM generate_series(1, ?3) g`,
 				`INSERT INTO mcp_tool_calls (tenant_id, server_id, tool, status, created_at)
 				 SELECT ?0, ?1, 'new', 'ok', ?2::timestamptz - make_interval(days => 1, secs => g) FROM generate_series(1, 5) g`,
-				`INSERT INTO review_runs (tenant_id, repository_id, status, title, created_at)
-				 SELECT ?0, ?4, 'done', 'old', ?2::timestamptz - make_interval(days => 100, secs => g / 2) FROM generate_series(1, ?3) g`,
+				`INSERT INTO review_runs (tenant_id, repository_id, status, title, created_at, started_at, finished_at)
+				 SELECT ?0, ?4, 'done', 'old', at, at, at
+				 FROM (SELECT ?2::timestamptz - make_interval(days => 100, secs => g / 2) AS at FROM generate_series(1, ?3) g) x`,
 				`INSERT INTO audit_events (tenant_id, action, actor, at)
 				 SELECT ?0, 'old', 'test', ?2::timestamptz - make_interval(days => 100, secs => g / 2) FROM generate_series(1, ?3) g`,
 			} {

@@ -82,18 +82,28 @@ func (m mcpStatsRow) toDomain() review.McpStats {
 	return out
 }
 
-// toDomain loads the row through the domain's rules: a row that breaks
-// them is an error, never a run.
+// toDomain loads a row read whole through the domain's rules: a row that
+// breaks them is an error, never a run.
 func (r reviewRow) toDomain() (*review.Run, error) {
+	return review.UnmarshalRunFromDatabase(r.ID, r.RepositoryID, review.RunStatus(r.Status),
+		review.Request{Title: r.Title, Description: r.Description, Diff: r.Diff, Files: r.Files},
+		r.result(), r.CreatedAt, r.StartedAt.Time, r.FinishedAt.Time)
+}
+
+// toListed loads a row read without its diff and files (Recent) through
+// the same rules but the diff's.
+func (r reviewRow) toListed() (*review.Run, error) {
+	return review.UnmarshalListedRunFromDatabase(r.ID, r.RepositoryID, review.RunStatus(r.Status),
+		r.Title, r.Description, r.result(), r.CreatedAt, r.StartedAt.Time, r.FinishedAt.Time)
+}
+
+func (r reviewRow) result() review.Result {
 	findings := make([]review.Finding, 0, len(r.Findings))
 	for _, f := range r.Findings {
 		findings = append(findings, review.Finding(f))
 	}
-	return review.UnmarshalRunFromDatabase(r.ID, r.RepositoryID, review.RunStatus(r.Status),
-		review.Request{Title: r.Title, Description: r.Description, Diff: r.Diff, Files: r.Files},
-		review.Result{PromptVersion: r.PromptVersion.String, Findings: findings, Summary: r.Summary,
-			Stats: review.Stats{Mcp: r.Stats.Mcp.toDomain()}},
-		r.CreatedAt, r.StartedAt.Time, r.FinishedAt.Time)
+	return review.Result{PromptVersion: r.PromptVersion.String, Findings: findings, Summary: r.Summary,
+		Stats: review.Stats{Mcp: r.Stats.Mcp.toDomain()}}
 }
 
 // reviewRepo implements [ports.ReviewRepo] inside one tenant transaction.
@@ -173,7 +183,7 @@ func (rr reviewRepo) Recent(ctx context.Context, repositoryID string, limit int)
 	}
 	out := make([]*review.Run, 0, len(rows))
 	for _, r := range rows {
-		run, err := r.toDomain()
+		run, err := r.toListed()
 		if err != nil {
 			return nil, fmt.Errorf("postgres: recent reviews: %w", err)
 		}
@@ -183,39 +193,61 @@ func (rr reviewRepo) Recent(ctx context.Context, repositoryID string, limit int)
 }
 
 // Start stores the start of r, which review.Run.Start made running: the
-// row becomes running with r's start unless it has one (a retry keeps the
-// first). The update matches only a queued or running row, whatever r
-// says: [ports.ErrConflict] when the run is done or failed (another
-// attempt finished it), [ports.ErrNotFound] when it is missing.
-func (rr reviewRepo) Start(ctx context.Context, r *review.Run) error {
+// row becomes running with r's start (never before the row's creation)
+// unless it has one: a retry keeps the first, and so does an attempt that
+// read the run queued while another started it. It returns the start the
+// row keeps (RETURNING), which the caller gives r. The update matches only
+// a queued or running row, whatever r says: [ports.ErrConflict] when the
+// run is done or failed (another attempt finished it), [ports.ErrNotFound]
+// when it is missing.
+func (rr reviewRepo) Start(ctx context.Context, r *review.Run) (time.Time, error) {
 	if r.Status() != review.Running {
-		return fmt.Errorf("postgres: start review: status %q is not %s", r.Status(), review.Running)
+		return time.Time{}, fmt.Errorf("postgres: start review: status %q is not %s", r.Status(), review.Running)
 	}
 	if !isUUID(r.ID()) {
-		return fmt.Errorf("postgres: start review: %w", ports.ErrNotFound)
+		return time.Time{}, fmt.Errorf("postgres: start review: %w", ports.ErrNotFound)
 	}
-	res, err := rr.t.db.NewUpdate().Model((*reviewRow)(nil)).
+	var started time.Time
+	err := rr.t.db.NewUpdate().Model((*reviewRow)(nil)).
 		Set("status = ?", review.Running).
-		Set("started_at = coalesce(rv.started_at, ?)", r.StartedAt()).
+		Set("started_at = coalesce(rv.started_at, greatest(?, rv.created_at))", r.StartedAt()).
 		Where("rv.id = ? AND rv.tenant_id = ?", r.ID(), rr.t.tenantID).
 		Where("rv.status IN (?, ?)", review.Queued, review.Running).
-		Exec(ctx)
-	return rr.transitioned(ctx, "start review", r.ID(), res, err)
+		Returning("started_at").
+		Scan(ctx, &started)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, rr.notMoved(ctx, "start review", r.ID())
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("postgres: start review: %w", err)
+	}
+	return started, nil
 }
 
 // Finish stores the end of r, which review.Run.Complete or review.Run.Fail
 // finished: its status, findings, summary, stats, prompt version and
 // finish time, and its start when the row has none; never its request.
-// The update matches only a queued or running row: a run that is already
-// done or failed is [ports.ErrConflict] and keeps its result, so a late
-// failure never overwrites a finished review; a missing run is
-// [ports.ErrNotFound].
+// The finish stored is r's, or the row's creation or start when that is
+// later: r may hold a start of its own while the row keeps another
+// attempt's, read on another replica's clock, and the row keeps its order
+// (created ≤ started ≤ finished). The update matches only a row r's
+// transition may leave: a done run only a running row (a run is never
+// done without running), a failed run a queued or running row (a job may
+// give up before it ran). A run that is already done or failed is
+// [ports.ErrConflict] and keeps its result, so a late failure never
+// overwrites a finished review, and so is a queued row under a done run;
+// a missing run is [ports.ErrNotFound].
 func (rr reviewRepo) Finish(ctx context.Context, r *review.Run) error {
 	if !r.Status().Finished() {
 		return fmt.Errorf("postgres: finish review: status %q is not %s or %s", r.Status(), review.Done, review.Failed)
 	}
 	if !isUUID(r.ID()) {
 		return fmt.Errorf("postgres: finish review: %w", ports.ErrNotFound)
+	}
+	// The stored statuses r's transition leaves.
+	from := []review.RunStatus{review.Queued, review.Running}
+	if r.Status() == review.Done {
+		from = []review.RunStatus{review.Running}
 	}
 	result := r.Result()
 	findings := make([]findingRow, 0, len(result.Findings))
@@ -230,22 +262,25 @@ func (rr reviewRepo) Finish(ctx context.Context, r *review.Run) error {
 	if err != nil {
 		return fmt.Errorf("postgres: finish review: stats: %w", err)
 	}
+	start := bun.NullTime{Time: r.StartedAt()}
 	res, err := rr.t.db.NewUpdate().Model((*reviewRow)(nil)).
 		Set("status = ?", r.Status()).
 		Set("findings = ?::jsonb", string(findingsJSON)).
 		Set("summary = ?", result.Summary).
 		Set("stats = ?::jsonb", string(statsJSON)).
 		Set("prompt_version = nullif(?, '')", result.PromptVersion).
-		Set("started_at = coalesce(rv.started_at, ?)", bun.NullTime{Time: r.StartedAt()}).
-		Set("finished_at = ?", r.FinishedAt()).
+		Set("started_at = coalesce(rv.started_at, ?)", start).
+		// Every expression reads the row as it was: the start it keeps is
+		// coalesce(rv.started_at, r's).
+		Set("finished_at = greatest(?, rv.created_at, coalesce(rv.started_at, ?))", r.FinishedAt(), start).
 		Where("rv.id = ? AND rv.tenant_id = ?", r.ID(), rr.t.tenantID).
-		Where("rv.status IN (?, ?)", review.Queued, review.Running).
+		Where("rv.status IN (?)", bun.In(from)).
 		Exec(ctx)
 	return rr.transitioned(ctx, "finish review", r.ID(), res, err)
 }
 
 // transitioned reads the outcome of a transition's update: no row
-// matched is a missing or a finished run.
+// matched is a missing run or one the transition may not leave.
 func (rr reviewRepo) transitioned(ctx context.Context, op, id string, res sql.Result, err error) error {
 	if err != nil {
 		return fmt.Errorf("postgres: %s: %w", op, err)
@@ -255,22 +290,24 @@ func (rr reviewRepo) transitioned(ctx context.Context, op, id string, res sql.Re
 		return fmt.Errorf("postgres: %s: %w", op, err)
 	}
 	if n == 0 {
-		return rr.missingOrFinished(ctx, op, id)
+		return rr.notMoved(ctx, op, id)
 	}
 	return nil
 }
 
-// missingOrFinished tells why a transition matched no row: the run is
-// missing (ErrNotFound) or already finished (ErrConflict).
-func (rr reviewRepo) missingOrFinished(ctx context.Context, op, id string) error {
-	exists, err := rr.t.db.NewSelect().Table("review_runs").
-		Where("id = ?", id).Where("tenant_id = ?", rr.t.tenantID).Exists(ctx)
+// notMoved tells why a transition matched no row: the run is missing
+// (ErrNotFound), or its stored status is one the transition may not
+// leave (ErrConflict: finished, or queued under a done run).
+func (rr reviewRepo) notMoved(ctx context.Context, op, id string) error {
+	var status string
+	err := rr.t.db.NewSelect().Table("review_runs").Column("status").
+		Where("id = ?", id).Where("tenant_id = ?", rr.t.tenantID).Scan(ctx, &status)
 	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("postgres: %s: %w", op, ports.ErrNotFound)
 	case err != nil:
 		return fmt.Errorf("postgres: %s: %w", op, err)
-	case exists:
-		return fmt.Errorf("postgres: %s: run is finished: %w", op, ports.ErrConflict)
 	default:
-		return fmt.Errorf("postgres: %s: %w", op, ports.ErrNotFound)
+		return fmt.Errorf("postgres: %s: the run is %s: %w", op, status, ports.ErrConflict)
 	}
 }

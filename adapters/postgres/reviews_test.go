@@ -198,7 +198,7 @@ func TestReviewRepo(t *testing.T) {
 		if err := got.Start(first); err != nil {
 			t.Fatal(err)
 		}
-		if err := tx.Reviews().Start(ctx, got); err != nil {
+		if _, err := tx.Reviews().Start(ctx, got); err != nil {
 			t.Errorf("Start: %v", err)
 		}
 		// A retry starts a running run again and keeps the first start.
@@ -209,7 +209,7 @@ func TestReviewRepo(t *testing.T) {
 		if err := retry.Start(first.Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		if err := tx.Reviews().Start(ctx, retry); err != nil {
+		if _, err := tx.Reviews().Start(ctx, retry); err != nil {
 			t.Errorf("Start again: %v", err)
 		}
 		started, err = tx.Reviews().Get(ctx, run.ID())
@@ -244,7 +244,7 @@ func TestReviewRepo(t *testing.T) {
 
 		// Finished runs are final, whatever a stale copy says: the
 		// update's guard refuses them.
-		if err := tx.Reviews().Start(ctx, &stale); !errors.Is(err, ports.ErrConflict) {
+		if _, err := tx.Reviews().Start(ctx, &stale); !errors.Is(err, ports.ErrConflict) {
 			t.Errorf("Start of a done run = %v, want ErrConflict", err)
 		}
 		if err := stale.Fail(first.Add(3 * time.Minute)); err != nil {
@@ -301,7 +301,7 @@ func TestReviewRepo(t *testing.T) {
 				if err := foreign.Start(time.Now()); err != nil {
 					t.Fatal(err)
 				}
-				if err := tx.Reviews().Start(ctx, &foreign); !errors.Is(err, ports.ErrNotFound) {
+				if _, err := tx.Reviews().Start(ctx, &foreign); !errors.Is(err, ports.ErrNotFound) {
 					t.Errorf("B Start(%s) = %v, want ErrNotFound", r.ID(), err)
 				}
 				if err := foreign.Fail(time.Now()); err != nil {
@@ -321,14 +321,46 @@ func TestReviewRepo(t *testing.T) {
 }
 
 // TestReviewRowsThatBreakTheRunsRulesDoNotLoad: a row the domain would
-// never write (a status the CHECK allows but out of order times, a
-// finished run without its finish time, a result on a queued run) is an
-// error, never a silent value.
+// never write (out of order times, a finished run without its finish
+// time, a result on a queued run) is an error, never a silent value. The
+// database refuses the times itself (TestReviewRunChecksAreTheLoaders):
+// the CHECKs are dropped here, as in a database that lost them, to show
+// that the loader does not rely on them. A row without its diff is
+// refused by Get, which runs a run, and listed by Recent, which reads no
+// diff.
 func TestReviewRowsThatBreakTheRunsRulesDoNotLoad(t *testing.T) {
 	f := newFixture(t)
 	a := f.tenant(t, "a")
 	repo := f.newRepository(t, a)
 	owner := pgtest.Superuser(t, f.db)
+	if _, err := owner.Bun().ExecContext(t.Context(),
+		"ALTER TABLE review_runs DROP CONSTRAINT review_runs_times_per_status, DROP CONSTRAINT review_runs_times_in_order"); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("no diff", func(t *testing.T) {
+		run := newRun(t, repo)
+		f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error { return tx.Reviews().Insert(ctx, run) })
+		if _, err := owner.Bun().ExecContext(t.Context(), "UPDATE review_runs SET diff = '' WHERE id = ?", run.ID()); err != nil {
+			t.Fatal(err)
+		}
+		err := f.try(t, a, func(ctx context.Context, tx ports.TenantTx) error {
+			_, err := tx.Reviews().Get(ctx, run.ID())
+			return err
+		})
+		if !errors.Is(err, review.ErrInvalidStoredRun) {
+			t.Errorf("Get = %v, want review.ErrInvalidStoredRun", err)
+		}
+		f.in(t, a, func(ctx context.Context, tx ports.TenantTx) error {
+			list, err := tx.Reviews().Recent(ctx, repo, 50)
+			if err != nil || len(list) != 1 || list[0].ID() != run.ID() {
+				t.Errorf("Recent = %v, %v; want the run", list, err)
+			}
+			return nil
+		})
+		if _, err := owner.Bun().ExecContext(t.Context(), "DELETE FROM review_runs WHERE id = ?", run.ID()); err != nil {
+			t.Fatal(err)
+		}
+	})
 	for _, tt := range []struct{ name, set string }{
 		{"started before it was created", "status = 'running', started_at = created_at - interval '1 second'"},
 		{"done without a finish time", "status = 'done', started_at = created_at, prompt_version = 'v1'"},

@@ -10,9 +10,10 @@ import (
 )
 
 // TestStatusChecksAreTheDomainsClosedSets: the CHECK constraints of
-// review_runs.status and mcp_tool_calls.status admit exactly the states and
-// call statuses of domain/review, so a status the domain adds or drops
-// cannot drift from what the database stores.
+// review_runs.status and mcp_tool_calls.status (the one on that column
+// alone: review_runs' times per status are TestReviewRunChecksAreTheLoaders')
+// admit exactly the states and call statuses of domain/review, so a status
+// the domain adds or drops cannot drift from what the database stores.
 func TestStatusChecksAreTheDomainsClosedSets(t *testing.T) {
 	db := pgtest.New(t)
 	allowed := func(table string) []string {
@@ -21,8 +22,9 @@ func TestStatusChecksAreTheDomainsClosedSets(t *testing.T) {
 		err := db.Bun().NewRaw(`
 			SELECT pg_get_constraintdef(c.oid) FROM pg_constraint c
 			JOIN pg_class r ON r.oid = c.conrelid JOIN pg_namespace n ON n.oid = r.relnamespace
+			JOIN pg_attribute a ON a.attrelid = r.oid AND a.attname = 'status'
 			WHERE c.contype = 'c' AND r.relname = ? AND n.nspname = current_schema()
-			  AND pg_get_constraintdef(c.oid) LIKE '%status%'`, table).Scan(t.Context(), &defs)
+			  AND c.conkey = ARRAY[a.attnum]`, table).Scan(t.Context(), &defs)
 		if err != nil || len(defs) != 1 {
 			t.Fatalf("%s: status CHECK constraints %q, %v; want one", table, defs, err)
 		}

@@ -58,7 +58,14 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 		if err := run.Start(h.d.Clock.Now()); err != nil {
 			return err
 		}
-		return tx.Reviews().Start(ctx, run)
+		// Another attempt may have started the run since it was read
+		// (on another replica's clock): the run takes the start the
+		// store keeps, so its finish is judged against that one.
+		started, err := tx.Reviews().Start(ctx, run)
+		if err != nil {
+			return err
+		}
+		return run.TakeStoredStart(started)
 	})
 	if errors.Is(err, dreview.ErrRunFinished) || errors.Is(err, ports.ErrConflict) || errors.Is(err, ports.ErrNotFound) {
 		return nil // finished by an earlier attempt, or deleted: nothing to do

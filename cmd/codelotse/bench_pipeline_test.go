@@ -318,9 +318,9 @@ func (r benchReviews) Get(context.Context, string) (*dreview.Run, error) {
 
 // Start begins a new run: the call log forgets the previous run's usage,
 // so every iteration has the whole budget.
-func (r benchReviews) Start(context.Context, *dreview.Run) error {
+func (r benchReviews) Start(_ context.Context, run *dreview.Run) (time.Time, error) {
 	r.calls.newRun()
-	return nil
+	return run.StartedAt(), nil
 }
 func (r benchReviews) Finish(context.Context, *dreview.Run) error { return nil }
 

@@ -27,8 +27,9 @@ var confusableScripts = []struct {
 }
 
 // ParseName returns the repository name as it is stored, or a
-// *field.Error for "name". [New] and [UnmarshalRepositoryFromDatabase]
-// apply it. The rule for look-alikes (docs/input.md):
+// *field.Error for "name". [New] applies it; a stored name is held to
+// the part of it that keeps the name safe to show ([checkStoredName]).
+// The rule for look-alikes (docs/input.md):
 //
 //   - valid UTF-8, normalised to NFC: a name typed with a precomposed "é"
 //     and one with "e" and a combining accent are the same name (so the
@@ -86,3 +87,32 @@ func ParseName(s string) (string, error) {
 }
 
 func nameError(reason string) error { return &field.Error{Field: "name", Reason: reason} }
+
+// checkStoredName is what [UnmarshalRepositoryFromDatabase] holds a stored
+// name to: what it takes to show the name safely wherever it is shown (the
+// admin pages, the API's JSON, the CLI's terminal), which every name met
+// before [ParseName] existed too (the API took 1 to [MaxNameLen]
+// characters): valid UTF-8, not empty, at most [MaxNameLen] characters,
+// no control character (NUL, the C0 and C1 controls and DEL: a terminal
+// escape, a line break in a log) and no bidirectional control (the
+// embeddings, overrides, isolates and marks, which reorder the text
+// around the name on a page). The newer parts of ParseName, the NFC form,
+// the white space at the ends, the format and compatibility characters
+// and the mixed scripts, keep look-alikes out of new names; a name stored
+// before them is shown as it was stored.
+func checkStoredName(s string) error {
+	switch {
+	case !utf8.ValidString(s):
+		return nameError("stored name is not valid UTF-8")
+	case s == "":
+		return nameError("stored name is empty")
+	case utf8.RuneCountInString(s) > MaxNameLen:
+		return nameError(fmt.Sprintf("stored name is longer than %d characters", MaxNameLen))
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return nameError(fmt.Sprintf("stored name has a control character (%U)", r))
+		}
+	}
+	return nil
+}

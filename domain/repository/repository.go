@@ -47,23 +47,33 @@ func New(id, name string, visibility policy.Visibility) (*Repository, error) {
 }
 
 // UnmarshalRepositoryFromDatabase rebuilds a stored repository, for
-// adapters only. Unlike server.UnmarshalServerFromDatabase it holds the
-// row to every rule of [New]: the id must be a canonical UUID, the
-// visibility one of the known values, and the name must pass [ParseName]
-// unchanged (a stored name is the normalised one, so a name that is not
-// its own NFC form was not written through [New]). A row that breaks one
-// is corrupt and an error, never a repository with a guessed value: the
-// visibility decides whether MCP context may run, and the name is shown
-// in the admin pages, where a control or bidi character would mislead.
+// adapters only. Like server.UnmarshalServerFromDatabase, it checks again
+// what the service relies on whenever it reads the row, not every rule
+// of [New]: the name rule ([ParseName]) came after the table, and a name
+// stored before it must still load, or one such row would fail the whole
+// repository list. What is checked, a row that breaks it being corrupt
+// and an error, never a repository with a guessed value:
+//
+//   - the id, a canonical UUID: every route and page addresses the
+//     repository by it;
+//   - the visibility, one of the known values: it decides whether MCP
+//     context may run (MC6);
+//   - the name, what it takes to show it safely ([checkStoredName]):
+//     valid UTF-8, 1 to [MaxNameLen] characters, no control character
+//     (NUL included) and no bidirectional control.
+//
+// Not checked: the newer look-alike parts of [ParseName] (NFC, white
+// space at the ends, format and compatibility characters, mixed
+// scripts). They keep look-alikes out of names created now; an older
+// name loads as stored, unnormalised, and its row's name is unchanged
+// (the name never changes, so it is never written again).
 func UnmarshalRepositoryFromDatabase(id, name, visibility string) (*Repository, error) {
 	var errs []error
 	if !uid.Valid(id) {
 		errs = append(errs, &field.Error{Field: "id", Reason: "stored id is not a UUID"})
 	}
-	if n, err := ParseName(name); err != nil {
+	if err := checkStoredName(name); err != nil {
 		errs = append(errs, err)
-	} else if n != name {
-		errs = append(errs, &field.Error{Field: "name", Reason: "stored name is not normalised (NFC)"})
 	}
 	v, err := policy.ParseVisibility(visibility)
 	if err != nil {
@@ -78,7 +88,8 @@ func UnmarshalRepositoryFromDatabase(id, name, visibility string) (*Repository, 
 // ID is the repository's UUID.
 func (r *Repository) ID() string { return r.id }
 
-// Name is the repository's name, normalised (NFC).
+// Name is the repository's name: normalised (NFC) when it was created
+// through [New], as stored when it is older than [ParseName].
 func (r *Repository) Name() string { return r.name }
 
 // Visibility is the repository's visibility on its code host.

@@ -68,7 +68,9 @@ type Result struct {
 //	failed     ErrRunFinished           ErrRunFinished       ErrRunFinished
 //
 // A running run starts again when a rescued attempt continues it, and
-// keeps its first start. Its times keep their order, created ≤ started ≤
+// keeps its first start; an attempt that read the run queued while
+// another started it takes the start the store kept
+// ([Run.TakeStoredStart]). Its times keep their order, created ≤ started ≤
 // finished: a transition given a time before the run's latest (another
 // replica's clock behind) records that latest time instead.
 //
@@ -206,6 +208,28 @@ func (r *Run) Fail(now time.Time) error {
 	return nil
 }
 
+// TakeStoredStart makes at the start of a running run: the start the
+// store keeps, which is the run's first. The store's is the one that
+// counts when another attempt started the run first, after this one read
+// it queued (each on its own replica's clock): the run's finish is then
+// judged against the start that is stored, so the stored times keep their
+// order. [ErrRunNotStarted] for a queued run, [ErrRunFinished] for a done
+// or failed one, [ErrInvalidStoredRun] for a zero start or one before the
+// run's creation; a refused start changes nothing.
+func (r *Run) TakeStoredStart(at time.Time) error {
+	if r.status != Running {
+		if r.status.Finished() {
+			return ErrRunFinished
+		}
+		return ErrRunNotStarted
+	}
+	if at.IsZero() || at.Before(r.createdAt) {
+		return fmt.Errorf("%w %q: a stored start (%v) before its creation (%v)", ErrInvalidStoredRun, r.id, at, r.createdAt)
+	}
+	r.startedAt = at
+	return nil
+}
+
 // latest is the latest of the times.
 func latest(t time.Time, others ...time.Time) time.Time {
 	for _, o := range others {
@@ -216,17 +240,37 @@ func latest(t time.Time, others ...time.Time) time.Time {
 	return t
 }
 
-// UnmarshalRunFromDatabase rebuilds a stored run for the store adapters,
-// checking again what makes a run a run, so a row that breaks it is
-// [ErrInvalidStoredRun], never a silent value: ids that are UUIDs, a
-// status of [RunStatuses], a creation time, the times each status has
-// (queued: neither a start nor a finish; running: a start, no finish;
-// done: both; failed: a finish, a start when it ran) in their order
-// (created ≤ started ≤ finished), a result only on a done run (which
-// names its prompt version), and the request's title, files and sizes as
-// [NewRun] checks them. An empty diff loads: a listing reads runs without
-// their diff and files.
+// UnmarshalRunFromDatabase rebuilds a stored run, read with its whole
+// request, for the store adapters, checking again what makes a run a run,
+// so a row that breaks it is [ErrInvalidStoredRun], never a silent value:
+// ids that are UUIDs, a status of [RunStatuses], a creation time, the
+// times each status has (queued: neither a start nor a finish; running: a
+// start, no finish; done: both; failed: a finish, a start when it ran) in
+// their order (created ≤ started ≤ finished), a result only on a done run
+// (which names its prompt version), and the request as [NewRun] checks
+// it: its title, a diff, its files and their sizes. A run read without its
+// diff and files (a listing) is [UnmarshalListedRunFromDatabase]'s.
+//
+// migrations/20261221100000_review_run_times holds review_runs to the same
+// times per status and the same order with CHECK constraints
+// (adapters/postgres, TestReviewRunChecksAreTheLoaders).
 func UnmarshalRunFromDatabase(id, repositoryID string, status RunStatus, req Request, res Result, createdAt, startedAt, finishedAt time.Time) (*Run, error) {
+	return unmarshalRun(id, repositoryID, status, req, res, createdAt, startedAt, finishedAt, true)
+}
+
+// UnmarshalListedRunFromDatabase rebuilds a stored run that a listing read
+// without its diff and files, for the store adapters: every rule of
+// [UnmarshalRunFromDatabase] but the diff, which it was not given (the
+// signature takes none, so a listing cannot pass one by mistake). The run
+// has neither a diff nor files ([Run.Diff] is "", [Run.Files] empty): it
+// is for showing, never for running.
+func UnmarshalListedRunFromDatabase(id, repositoryID string, status RunStatus, title, description string, res Result, createdAt, startedAt, finishedAt time.Time) (*Run, error) {
+	return unmarshalRun(id, repositoryID, status, Request{Title: title, Description: description}, res, createdAt, startedAt, finishedAt, false)
+}
+
+// unmarshalRun is both loaders; withDiff says whether the row was read
+// with its diff, which is then required.
+func unmarshalRun(id, repositoryID string, status RunStatus, req Request, res Result, createdAt, startedAt, finishedAt time.Time, withDiff bool) (*Run, error) {
 	invalid := func(err error) (*Run, error) {
 		return nil, fmt.Errorf("%w %q: %w", ErrInvalidStoredRun, id, err)
 	}
@@ -248,7 +292,10 @@ func UnmarshalRunFromDatabase(id, repositoryID string, status RunStatus, req Req
 	if err := checkTitle(req.Title); err != nil {
 		return invalid(err)
 	}
-	if len(req.Diff) > limits.MaxReviewRequestBody {
+	switch {
+	case withDiff && req.Diff == "":
+		return invalid(&field.Error{Field: "diff", Reason: "is required"})
+	case len(req.Diff) > limits.MaxReviewRequestBody:
 		return invalid(diffTooLarge())
 	}
 	if err := checkFiles(req.Files); err != nil {

@@ -339,7 +339,7 @@ func TestUnmarshalRunFromDatabase(t *testing.T) {
 		{"failed", Failed, func(*row) {}, true},
 		{"failed without having run", Failed, func(r *row) { r.st = none }, true},
 		{"every time the same", Done, func(r *row) { r.st, r.fi = t0, t0 }, true},
-		{"a listing: no diff, no files", Done, func(r *row) { r.req.Diff, r.req.Files = "", nil }, true},
+		{"no files", Done, func(r *row) { r.req.Files = nil }, true},
 		{"a done run without findings or stats", Done, func(r *row) { r.res.Findings, r.res.Stats = nil, Stats{} }, true},
 
 		{"no status", Queued, func(r *row) { r.status = "" }, false},
@@ -367,7 +367,16 @@ func TestUnmarshalRunFromDatabase(t *testing.T) {
 		{"1001 files", Queued, func(r *row) { r.req.Files = files(1001) }, false},
 		{"a path that is not UTF-8", Queued, func(r *row) { r.req.Files = map[string]string{"\xfe": ""} }, false},
 		{"a diff above the body cap", Queued, func(r *row) { r.req.Diff = strings.Repeat("x", limits.MaxReviewRequestBody+1) }, false},
+		// A run read whole has its diff: NewRun requires one, so a row
+		// without it is not a run (a listing's rows are the other
+		// loader's).
+		{"no diff", Running, func(r *row) { r.req.Diff = "" }, false},
+		{"no diff and no files", Done, func(r *row) { r.req.Diff, r.req.Files = "", nil }, false},
 	}
+	// What only the request's diff and files break, the listing's loader
+	// takes: it is given neither.
+	listingTakes := map[string]bool{"no diff": true, "no diff and no files": true, "1001 files": true,
+		"a path that is not UTF-8": true, "a diff above the body cap": true}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := good[tt.from]
@@ -377,6 +386,18 @@ func TestUnmarshalRunFromDatabase(t *testing.T) {
 			}
 			tt.change(&in)
 			r, err := UnmarshalRunFromDatabase(in.id, in.repo, in.status, in.req, in.res, in.created, in.st, in.fi)
+			// The listing's loader holds the same row, without its diff
+			// and files, to the same rules but the diff.
+			listed, lerr := UnmarshalListedRunFromDatabase(in.id, in.repo, in.status, in.req.Title, in.req.Description, in.res, in.created, in.st, in.fi)
+			switch listedOK := tt.ok || listingTakes[tt.name]; {
+			case listedOK && lerr != nil:
+				t.Errorf("the listing's loader refused it: %v", lerr)
+			case listedOK && (listed.Diff() != "" || len(listed.Files()) != 0 || listed.Title() != in.req.Title ||
+				listed.Description() != in.req.Description || listed.Status() != in.status || !listed.StartedAt().Equal(in.st)):
+				t.Errorf("the listing's loader gave %+v", *listed)
+			case !listedOK && (listed != nil || !errors.Is(lerr, ErrInvalidStoredRun)):
+				t.Errorf("the listing's loader took it: %v, %v; want ErrInvalidStoredRun", listed, lerr)
+			}
 			if !tt.ok {
 				if r != nil || !errors.Is(err, ErrInvalidStoredRun) {
 					t.Errorf("loaded: %v, %v; want ErrInvalidStoredRun", r, err)
@@ -415,5 +436,60 @@ func TestALoadedRunFollowsTheSameTransitions(t *testing.T) {
 	r := load(Running, Result{}, t1, time.Time{})
 	if err := r.Start(t3); err != nil || !r.StartedAt().Equal(t1) {
 		t.Errorf("a loaded running run started again at %v, %v; want its first start %v", r.StartedAt(), err, t1)
+	}
+}
+
+// TestTakeStoredStart: a running run takes the start the store keeps
+// (another attempt's, on another clock, earlier or later than its own),
+// and its finish is then judged against it; anything else is refused and
+// changes nothing.
+func TestTakeStoredStart(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		from  string
+		at    time.Time
+		err   error
+		start time.Time
+	}{
+		{"a later start (the other clock ahead)", "running", t3, nil, t3},
+		{"an earlier start", "running", t0.Add(time.Second), nil, t0.Add(time.Second)},
+		{"the creation itself", "running", t0, nil, t0},
+		{"its own start", "running", t1, nil, t1},
+
+		{"a start before the creation", "running", t0.Add(-time.Nanosecond), ErrInvalidStoredRun, t1},
+		{"no start", "running", time.Time{}, ErrInvalidStoredRun, t1},
+		{"a queued run", "queued", t1, ErrRunNotStarted, time.Time{}},
+		{"a done run", "done", t3, ErrRunFinished, t1},
+		{"a failed run", "failed", t3, ErrRunFinished, t1},
+		{"a failed run that never ran", "failed-unstarted", t1, ErrRunFinished, time.Time{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runIn(t, tt.from)
+			before := *r
+			err := r.TakeStoredStart(tt.at)
+			if !errors.Is(err, tt.err) || (tt.err == nil) != (err == nil) {
+				t.Fatalf("TakeStoredStart(%v) of a %s run = %v, want %v", tt.at, tt.from, err, tt.err)
+			}
+			if err != nil && !reflect.DeepEqual(*r, before) {
+				t.Errorf("the refused start changed the run:\n%+v\nwas %+v", *r, before)
+			}
+			if !r.StartedAt().Equal(tt.start) {
+				t.Errorf("started %v, want %v", r.StartedAt(), tt.start)
+			}
+		})
+	}
+
+	// The attempt's own clock read t1 at its start and reads t2 at its
+	// end; the store kept another attempt's start, t3: the finish is not
+	// before it, and the run loads as stored.
+	r := runIn(t, "running")
+	if err := r.TakeStoredStart(t3); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Complete(t2, result()); err != nil || !r.FinishedAt().Equal(t3) {
+		t.Errorf("Complete at %v after the stored start %v: finished %v, %v; want %v", t2, t3, r.FinishedAt(), err, t3)
+	}
+	if _, err := UnmarshalRunFromDatabase(r.ID(), r.RepositoryID(), r.Status(), r.Request(), r.Result(), r.CreatedAt(), r.StartedAt(), r.FinishedAt()); err != nil {
+		t.Errorf("the run does not load: %v", err)
 	}
 }

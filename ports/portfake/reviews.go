@@ -38,7 +38,7 @@ func rowOf(r *review.Run) row {
 
 func (w row) load() (*review.Run, error) {
 	if w.withoutDiffAndFiles {
-		w.req.Diff, w.req.Files = "", nil
+		return review.UnmarshalListedRunFromDatabase(w.id, w.repo, w.status, w.req.Title, w.req.Description, w.res, w.created, w.started, w.finished)
 	}
 	return review.UnmarshalRunFromDatabase(w.id, w.repo, w.status, w.req, w.res, w.created, w.started, w.finished)
 }
@@ -97,25 +97,34 @@ func (f *Reviews) Recent(_ context.Context, repositoryID string, limit int) ([]*
 	return firstN(out, limit), nil
 }
 
-// Start stores r's start over a queued or running run; a retry keeps the
-// first start.
-func (f *Reviews) Start(_ context.Context, r *review.Run) error {
+// Start stores r's start over a queued or running run, never before the
+// run's creation; a retry keeps the first start, and so does an attempt
+// that read the run queued while another started it. It returns the
+// start the row keeps.
+func (f *Reviews) Start(_ context.Context, r *review.Run) (time.Time, error) {
 	if r.Status() != review.Running {
-		return fmt.Errorf("fake: start review: status %q", r.Status())
+		return time.Time{}, fmt.Errorf("fake: start review: status %q", r.Status())
 	}
 	w, err := f.unfinished(r.ID())
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	w.status = review.Running
 	if w.started.IsZero() {
-		w.started = r.StartedAt()
+		w.started = latest(r.StartedAt(), w.created)
 	}
-	return f.store(w)
+	if err := f.store(w); err != nil {
+		return time.Time{}, err
+	}
+	return w.started, nil
 }
 
-// Finish stores r's end over a queued or running run; a finished run
-// keeps its result (ErrConflict).
+// Finish stores r's end over a row r's transition may leave: a done run
+// over a running one, a failed run over a queued or running one; a
+// finished run keeps its result (ErrConflict), and so does a queued run
+// under a done one. The finish is r's, or the row's creation or start
+// when that is later (r may hold a start of its own), as PostgreSQL's
+// greatest().
 func (f *Reviews) Finish(_ context.Context, r *review.Run) error {
 	if !r.Status().Finished() {
 		return fmt.Errorf("fake: finish review: status %q", r.Status())
@@ -124,11 +133,26 @@ func (f *Reviews) Finish(_ context.Context, r *review.Run) error {
 	if err != nil {
 		return err
 	}
-	w.status, w.res, w.finished = r.Status(), r.Result(), r.FinishedAt()
+	if r.Status() == review.Done && w.status != review.Running {
+		return fmt.Errorf("fake: finish review: a done run over a %s one: %w", w.status, ports.ErrConflict)
+	}
 	if w.started.IsZero() {
 		w.started = r.StartedAt()
 	}
+	w.status, w.res = r.Status(), r.Result()
+	w.finished = latest(r.FinishedAt(), w.created, w.started)
 	return f.store(w)
+}
+
+// latest is the latest of the times (an absent, zero, time is the
+// earliest).
+func latest(t time.Time, others ...time.Time) time.Time {
+	for _, o := range others {
+		if o.After(t) {
+			t = o
+		}
+	}
+	return t
 }
 
 // unfinished is the stored row of a queued or running run, the only

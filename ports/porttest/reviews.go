@@ -14,9 +14,11 @@ import (
 // Accounts; Repositories to make the rows runs point at). That Insert
 // also enqueues the run's job is the adapter's own test: the port has no
 // way to see the queue. The transitions themselves are the domain's
-// (domain/review's tests); what the store adds is its guard: a stored run
-// that is done or failed never moves, whatever the run it is given says
-// (a stale copy of another attempt).
+// (domain/review's tests); what the store adds is its guard, whatever the
+// run it is given says (a stale copy of another attempt): a stored run
+// that is done or failed never moves, a queued one is never done, and the
+// stored times keep their order when two attempts hold starts of their
+// own, read on clocks that disagree.
 func ReviewRepo(t *testing.T, open Open) {
 	at := func(minute int) time.Time { return T0.Add(time.Duration(minute) * time.Minute) }
 
@@ -91,7 +93,8 @@ func ReviewRepo(t *testing.T, open Open) {
 			h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 				r := newRun(t, id, NewID(t), review.Request{Title: "t", Diff: "+"}, T0)
 				mustDo(t, r.Start(at(1)))
-				isErr(t, "Start "+id, tx.Reviews().Start(ctx, r), ports.ErrNotFound)
+				_, err := tx.Reviews().Start(ctx, r)
+				isErr(t, "Start "+id, err, ports.ErrNotFound)
 				mustDo(t, r.Fail(at(2)))
 				isErr(t, "Finish "+id, tx.Reviews().Finish(ctx, r), ports.ErrNotFound)
 				return nil
@@ -143,29 +146,35 @@ func ReviewRepo(t *testing.T, open Open) {
 		})
 	})
 
-	t.Run("Start stores a started run; a retry keeps the first start; a finished run is ErrConflict", func(t *testing.T) {
+	t.Run("Start stores a started run and returns the start it keeps; a retry keeps the first start; a finished run is ErrConflict", func(t *testing.T) {
 		h := open(t)
 		tenant := h.tenant(t)
 		repo := h.seedRepository(t, tenant, "acme/api")
 		id := h.seedReview(t, tenant, repo, T0)
 		var want, stale *review.Run
+		started := func(ctx context.Context, tx ports.TenantTx, r *review.Run) {
+			t.Helper()
+			if got := must(tx.Reviews().Start(ctx, r)); !got.Equal(at(1)) {
+				t.Errorf("Start returned %v, want the stored start %v", got, at(1))
+			}
+		}
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 			stale = must(tx.Reviews().Get(ctx, id)) // a second attempt that loaded the run queued
 			run := must(tx.Reviews().Get(ctx, id))
 			mustDo(t, run.Start(at(1)))
 			want = run
-			mustDo(t, tx.Reviews().Start(ctx, run))
+			started(ctx, tx, run)
 			sameRun(t, must(tx.Reviews().Get(ctx, id)), view(want))
 
 			retry := must(tx.Reviews().Get(ctx, id)) // a rescued attempt loads it running
 			mustDo(t, retry.Start(at(2)))
-			mustDo(t, tx.Reviews().Start(ctx, retry))
+			started(ctx, tx, retry)
 			sameRun(t, must(tx.Reviews().Get(ctx, id)), view(want))
 
 			// The stale copy thinks it starts the run at 3: the store
-			// keeps the first start all the same.
+			// keeps the first start all the same, and says so.
 			mustDo(t, stale.Start(at(3)))
-			mustDo(t, tx.Reviews().Start(ctx, stale))
+			started(ctx, tx, stale)
 			return nil
 		})
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
@@ -177,7 +186,8 @@ func ReviewRepo(t *testing.T, open Open) {
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 			// The stale copy is still running in memory: the store refuses
 			// to move the done run.
-			isErr(t, "Start of a done run", tx.Reviews().Start(ctx, stale), ports.ErrConflict)
+			_, err := tx.Reviews().Start(ctx, stale)
+			isErr(t, "Start of a done run", err, ports.ErrConflict)
 			if r := must(tx.Reviews().Get(ctx, id)); r.Status() != review.Done || !r.StartedAt().Equal(at(1)) {
 				t.Errorf("after a refused start: %s, started %v", r.Status(), r.StartedAt())
 			}
@@ -201,7 +211,7 @@ func ReviewRepo(t *testing.T, open Open) {
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 			run := must(tx.Reviews().Get(ctx, running))
 			mustDo(t, run.Start(at(1)))
-			mustDo(t, tx.Reviews().Start(ctx, run))
+			must(tx.Reviews().Start(ctx, run))
 			late = must(tx.Reviews().Get(ctx, running)) // another attempt, running too
 
 			// A run with the same id but another request: only its end is
@@ -235,18 +245,100 @@ func ReviewRepo(t *testing.T, open Open) {
 		})
 	})
 
-	t.Run("Finish stores the run's start when the stored run has none", func(t *testing.T) {
+	// A run is never done without running, whatever the run given says:
+	// a done run over a stored queued one is refused (its start was
+	// never stored); a failed one is stored, with its start when it has
+	// one.
+	t.Run("Finish of a done run needs a running stored run; a failed one stores its start when the stored run has none", func(t *testing.T) {
 		h := open(t)
 		tenant := h.tenant(t)
 		id := h.seedReview(t, tenant, h.seedRepository(t, tenant, "acme/api"), T0)
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
-			r := must(tx.Reviews().Get(ctx, id))
-			mustDo(t, r.Start(at(1)))
-			mustDo(t, r.Complete(at(2), review.Result{PromptVersion: "v1"}))
-			mustDo(t, tx.Reviews().Finish(ctx, r))
-			sameRun(t, must(tx.Reviews().Get(ctx, id)), view(r))
+			queuedRun := must(tx.Reviews().Get(ctx, id))
+			done := must(tx.Reviews().Get(ctx, id))
+			mustDo(t, done.Start(at(1)))
+			mustDo(t, done.Complete(at(2), review.Result{PromptVersion: "v1", Summary: "never stored"}))
+			isErr(t, "Finish of a done run over a queued one", tx.Reviews().Finish(ctx, done), ports.ErrConflict)
+			sameRun(t, must(tx.Reviews().Get(ctx, id)), view(queuedRun)) // the transaction goes on
+
+			failed := must(tx.Reviews().Get(ctx, id))
+			mustDo(t, failed.Start(at(1)))
+			mustDo(t, failed.Fail(at(2)))
+			mustDo(t, tx.Reviews().Finish(ctx, failed))
+			sameRun(t, must(tx.Reviews().Get(ctx, id)), view(failed))
+			if r := must(tx.Reviews().Get(ctx, id)); !r.StartedAt().Equal(at(1)) {
+				t.Errorf("the failed run's start is %v, want %v", r.StartedAt(), at(1))
+			}
 			return nil
 		})
+	})
+
+	// Two attempts with clocks that disagree: B reads the run queued
+	// (its replica's clock says 1), A starts it first on a clock ahead
+	// (5); B's start is not stored, and B's result, at 3 on its own
+	// clock, would finish the run before the stored start. Whatever
+	// the attempt holds, the stored run keeps its order and loads.
+	t.Run("two attempts on skewed clocks: the stored start is returned and the stored finish is never before it", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			// end finishes B's copy, which did or did not take the
+			// stored start; want is the stored status.
+			take bool
+			end  func(*review.Run) error
+			want review.RunStatus
+		}{
+			{"B completes without taking the stored start", false,
+				func(r *review.Run) error { return r.Complete(at(3), review.Result{PromptVersion: "v1"}) }, review.Done},
+			{"B completes after taking the stored start", true,
+				func(r *review.Run) error { return r.Complete(at(3), review.Result{PromptVersion: "v1"}) }, review.Done},
+			{"B fails without taking the stored start", false, func(r *review.Run) error { return r.Fail(at(3)) }, review.Failed},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				h := open(t)
+				tenant := h.tenant(t)
+				repo := h.seedRepository(t, tenant, "acme/api")
+				id := h.seedReview(t, tenant, repo, T0)
+				var b *review.Run
+				h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+					b = must(tx.Reviews().Get(ctx, id)) // B reads the run queued
+					return nil
+				})
+				h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+					a := must(tx.Reviews().Get(ctx, id))
+					mustDo(t, a.Start(at(5)))
+					if got := must(tx.Reviews().Start(ctx, a)); !got.Equal(at(5)) {
+						t.Errorf("A's Start returned %v, want %v", got, at(5))
+					}
+					return nil
+				})
+				h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+					mustDo(t, b.Start(at(1)))
+					got := must(tx.Reviews().Start(ctx, b))
+					if !got.Equal(at(5)) {
+						t.Errorf("B's Start returned %v, want the stored start %v", got, at(5))
+					}
+					if tc.take {
+						mustDo(t, b.TakeStoredStart(got))
+					}
+					return nil
+				})
+				mustDo(t, tc.end(b))
+				h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+					return tx.Reviews().Finish(ctx, b)
+				})
+				h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+					r := must(tx.Reviews().Get(ctx, id))
+					if r.Status() != tc.want || !r.StartedAt().Equal(at(5)) || !r.FinishedAt().Equal(at(5)) {
+						t.Errorf("stored: %s, started %v, finished %v; want %s, started and finished at %v",
+							r.Status(), r.StartedAt(), r.FinishedAt(), tc.want, at(5))
+					}
+					if list := must(tx.Reviews().Recent(ctx, repo, 10)); len(list) != 1 || !list[0].FinishedAt().Equal(at(5)) {
+						t.Errorf("Recent = %d runs, want the run finished at %v", len(list), at(5))
+					}
+					return nil
+				})
+			})
+		}
 	})
 
 	t.Run("Start refuses a run that is not running, Finish one that is not finished", func(t *testing.T) {
@@ -261,7 +353,7 @@ func ReviewRepo(t *testing.T, open Open) {
 			mustDo(t, done.Start(at(1)))
 			mustDo(t, done.Complete(at(2), review.Result{PromptVersion: "v1"}))
 			for _, r := range []*review.Run{queuedRun, done} {
-				if err := tx.Reviews().Start(ctx, r); err == nil {
+				if _, err := tx.Reviews().Start(ctx, r); err == nil {
 					t.Errorf("Start of a %s run succeeded", r.Status())
 				}
 			}
