@@ -6,6 +6,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/registry"
+	"github.com/codelotse/codelotse/ports/portfake"
 )
 
 // These tests prove connection controls that tools/mutants found
@@ -43,23 +44,7 @@ func TestDCRIssuersCompareExactly(t *testing.T) {
 // state's sealed verifier copied into it does not open, and no code is
 // exchanged.
 func TestSealedVerifierOpensOnlyUnderItsOwnState(t *testing.T) {
-	e := newConnectEnv(t)
-	s := e.codeServer(t, "client-1")
-	first, err := e.start(srvPrincipalA, s.ID())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.start(srvPrincipalA, s.ID()); err != nil {
-		t.Fatal(err)
-	}
-	states := e.tenants.Txs[srvTenantA].OAuthStateRepo
-	if len(states.Rows) != 2 || len(states.Sealed) != 2 {
-		t.Fatalf("%d pending states, %d sealed secrets; want 2", len(states.Rows), len(states.Sealed))
-	}
-	var keys []string
-	for k := range states.Sealed {
-		keys = append(keys, k)
-	}
+	e, first, states, keys := twoPendingConnections(t)
 	sealed := states.Sealed
 	if bytes.Equal(sealed[keys[0]], sealed[keys[1]]) {
 		t.Fatal("two pending states hold the same sealed verifier")
@@ -79,6 +64,25 @@ func TestSealedVerifierOpensOnlyUnderItsOwnState(t *testing.T) {
 // state's hash is refused as an unknown state: the connection itself
 // checks the callback's state, and no code is exchanged.
 func TestAConnectionTakenUnderAnotherStateIsRefused(t *testing.T) {
+	e, first, states, keys := twoPendingConnections(t)
+	rows, sealed := states.Rows, states.Sealed
+	rows[keys[0]], rows[keys[1]] = rows[keys[1]], rows[keys[0]]
+	sealed[keys[0]], sealed[keys[1]] = sealed[keys[1]], sealed[keys[0]]
+
+	_, err := e.finish(srvPrincipalA, callback(t, first))
+	if ae := srvWantCode(t, err, app.CodeValidationFailed); ae.Fields["state"] != "is unknown or already used; connect again" {
+		t.Errorf("refusal fields %v, want the unknown state's answer", ae.Fields)
+	}
+	if len(e.oauth.Exchanges) != 0 {
+		t.Errorf("%d code exchanges for another state's connection", len(e.oauth.Exchanges))
+	}
+}
+
+// twoPendingConnections starts two connections of one server; it returns
+// the first one's authorization URL, the fake store of pending states and
+// their two keys (each with its row and its sealed secret).
+func twoPendingConnections(t *testing.T) (*connectEnv, string, *portfake.OAuthStates, []string) {
+	t.Helper()
 	e := newConnectEnv(t)
 	s := e.codeServer(t, "client-1")
 	first, err := e.start(srvPrincipalA, s.ID())
@@ -89,22 +93,12 @@ func TestAConnectionTakenUnderAnotherStateIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	states := e.tenants.Txs[srvTenantA].OAuthStateRepo
+	if len(states.Rows) != 2 || len(states.Sealed) != 2 {
+		t.Fatalf("%d pending states, %d sealed secrets; want 2", len(states.Rows), len(states.Sealed))
+	}
 	var keys []string
 	for k := range states.Rows {
 		keys = append(keys, k)
 	}
-	if len(keys) != 2 {
-		t.Fatalf("%d pending states, want 2", len(keys))
-	}
-	rows, sealed := states.Rows, states.Sealed
-	rows[keys[0]], rows[keys[1]] = rows[keys[1]], rows[keys[0]]
-	sealed[keys[0]], sealed[keys[1]] = sealed[keys[1]], sealed[keys[0]]
-
-	_, err = e.finish(srvPrincipalA, callback(t, first))
-	if ae := srvWantCode(t, err, app.CodeValidationFailed); ae.Fields["state"] != "is unknown or already used; connect again" {
-		t.Errorf("refusal fields %v, want the unknown state's answer", ae.Fields)
-	}
-	if len(e.oauth.Exchanges) != 0 {
-		t.Errorf("%d code exchanges for another state's connection", len(e.oauth.Exchanges))
-	}
+	return e, first, states, keys
 }
