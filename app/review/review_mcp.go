@@ -8,9 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	dreview "github.com/codelotse/codelotse/domain/review"
 
@@ -399,7 +402,7 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 		return finish(dreview.CallTooLarge, refusal(string(dreview.CallTooLarge)))
 	}
 	findings := r.deps.Scanner.Scan(text)
-	if hasSecret(findings) {
+	if hasSecret(findings) || r.hidesSecret(text) {
 		return finish(dreview.CallBlocked, refusal(string(dreview.CallBlocked)+": the result contained a secret and was dropped"))
 	}
 	text = capChars(r.deps.Scanner.Redact(text, findings), limits.ResultPromptChars)
@@ -417,6 +420,77 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 		return finish(dreview.CallError, wrapped)
 	}
 	return finish(dreview.CallOK, wrapped)
+}
+
+// hidesSecret reports whether text holds a secret only in JSON escapes
+// ("\u0041KIA…", a "\/" or "\n" inside a token): JSON text items and
+// structuredContent carry strings escaped, and the model reads them as
+// decoded. The text as written is scanned apart; this scans its
+// unescaped view, when there is one.
+func (r *mcpRun) hidesSecret(text string) bool {
+	view, changed := unescapeJSON(text)
+	return changed && hasSecret(r.deps.Scanner.Scan(view))
+}
+
+// unescapeJSON replaces every JSON string escape in s (\" \\ \/ \b \f
+// \n \r \t and \uXXXX, surrogate pairs joined, a lone surrogate as
+// U+FFFD) by the character it stands for, wherever it stands: in a JSON
+// document or in prose around one. Anything else is kept as written.
+// changed is false when s holds no escape.
+func unescapeJSON(s string) (view string, changed bool) {
+	i := strings.IndexByte(s, '\\')
+	if i < 0 {
+		return s, false
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	b.WriteString(s[:i])
+	for i < len(s) {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		if r, ok := simpleEscapes[s[i+1]]; ok {
+			b.WriteByte(r)
+			i += 2
+			changed = true
+			continue
+		}
+		r1, ok := hex4(s, i+2)
+		if s[i+1] != 'u' || !ok {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		i += 6
+		changed = true
+		if utf16.IsSurrogate(r1) {
+			if r2, ok := hex4(s, i+2); ok && i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
+				if dec := utf16.DecodeRune(r1, r2); dec != utf8.RuneError {
+					b.WriteRune(dec)
+					i += 6
+					continue
+				}
+			}
+			r1 = utf8.RuneError
+		}
+		b.WriteRune(r1)
+	}
+	return b.String(), changed
+}
+
+// simpleEscapes are JSON's one-letter escapes and what they stand for.
+var simpleEscapes = map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// hex4 reads the four hex digits of a \u escape at s[i:].
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(s[i:i+4], 16, 16)
+	return rune(v), err == nil
 }
 
 // argumentsHash is the SHA-256 of the arguments as they would be sent (the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/ports"
@@ -162,5 +163,56 @@ func FuzzRepeatsText(f *testing.F) {
 			}
 		}
 		t.Fatalf("dropped %q as a repeat of %q", structured, text)
+	})
+}
+
+// TestUnescapeJSON: the scanner's unescaped view of a result. Each JSON
+// escape becomes its character once (an escaped backslash is not read
+// again as the start of an escape), and what is not an escape stays.
+func TestUnescapeJSON(t *testing.T) {
+	tests := []struct {
+		in, want string
+		changed  bool
+	}{
+		{"plain text", "plain text", false},
+		{`\u0041KIA`, "AKIA", true},
+		{`\u0061\u0062`, "ab", true},
+		{`a\/b\"c\\d`, `a/b"c\d`, true},
+		{`\b\f\n\r\t`, "\b\f\n\r\t", true},
+		{`\ud83d\ude00`, "\U0001F600", true},
+		{`\ud83d alone`, "\uFFFD alone", true},
+		{`\ude00`, "\uFFFD", true},
+		{`\ud83d\u0041`, "\uFFFDA", true},
+		{`\\u0041`, `\u0041`, true},
+		{`\u00zz`, `\u00zz`, false},
+		{`\u004`, `\u004`, false},
+		{`\x41`, `\x41`, false},
+		{`ends with \`, `ends with \`, false},
+		{`{"key":"\u0041KIAIOSFODNN7EXAMPLE"}`, `{"key":"AKIAIOSFODNN7EXAMPLE"}`, true},
+	}
+	for _, tt := range tests {
+		got, changed := unescapeJSON(tt.in)
+		if got != tt.want || changed != tt.changed {
+			t.Errorf("unescapeJSON(%q) = %q, %t; want %q, %t", tt.in, got, changed, tt.want, tt.changed)
+		}
+	}
+}
+
+// FuzzUnescapeJSON: wherever s is the body of a valid JSON string, the
+// view is what encoding/json decodes it to; and a text without a
+// backslash is its own view.
+func FuzzUnescapeJSON(f *testing.F) {
+	for _, s := range []string{`\u0041KIA`, `a\/b`, `\ud83d\ude00`, `\ud83d`, `\\u0041`, `\u00zz`, "plain", `\"q\"`, `\ude00\ud83d`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		view, changed := unescapeJSON(s)
+		if !strings.Contains(s, `\`) && (changed || view != s) {
+			t.Fatalf("unescapeJSON(%q) = %q, %t; want the text unchanged", s, view, changed)
+		}
+		var decoded string
+		if utf8.ValidString(s) && json.Unmarshal([]byte(`"`+s+`"`), &decoded) == nil && decoded != view {
+			t.Fatalf("unescapeJSON(%q) = %q; encoding/json decodes %q", s, view, decoded)
+		}
 	})
 }

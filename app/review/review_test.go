@@ -473,6 +473,38 @@ func TestDropsResultsWithSecrets(t *testing.T) {
 	}
 }
 
+// TestDropsResultsWithEscapedSecrets: a secret a server writes with JSON
+// escapes, in a text item or in structuredContent, is read as the model
+// would read it, decoded, and drops the result; escapes around no secret
+// pass as they are.
+func TestDropsResultsWithEscapedSecrets(t *testing.T) {
+	tests := []struct {
+		name    string
+		result  ports.ToolResult
+		blocked bool
+	}{
+		{"escaped in a JSON text item", ports.ToolResult{Texts: []string{`{"key": "\u0041KIAIOSFODNN7EXAMPLE"}`}}, true},
+		{"escaped in prose", ports.ToolResult{Texts: []string{`the key is \u0041\u004bIAIOSFODNN7EXAMPLE`}}, true},
+		{"escaped in structuredContent", ports.ToolResult{Texts: []string{"see the structured result"}, Structured: json.RawMessage(`{"key":"AK\u0049AIOSFODNN7EXAMPLE"}`)}, true},
+		{"escapes around no secret", ports.ToolResult{Texts: []string{`{"path": "a\/b", "note": "caf\u00e9"}`}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newReviewEnv(t, 5)
+			e.mcp.answer = func(string, json.RawMessage) (ports.ToolResult, error) { return tt.result, nil }
+			e.finderCalls(`{"query": "keys"}`)
+			e.run(t)
+			a, status := e.model.toolAnswers()[0], e.statuses()[0]
+			if tt.blocked && (status != dreview.CallBlocked || strings.Contains(a, "IOSFODNN7")) {
+				t.Errorf("answer %q, status %v; want dropped as blocked", a, status)
+			}
+			if !tt.blocked && (status != dreview.CallOK || !strings.Contains(a, `caf\u00e9`)) {
+				t.Errorf("answer %q, status %v; want ok with the text as written", a, status)
+			}
+		})
+	}
+}
+
 func TestStopsAfterTheRunByteBudget(t *testing.T) {
 	e := newReviewEnv(t, 20)
 	big := strings.Repeat("x", 60<<10)
