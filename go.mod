@@ -33,6 +33,8 @@ require (
 
 require github.com/dlclark/regexp2 v1.11.0
 
+require github.com/mtibben/confusables v0.0.0-20210201002637-9d1b0723b659
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/bmatcuk/doublestar/v4 v4.10.4 // indirect

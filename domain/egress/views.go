@@ -1,0 +1,570 @@
+package egress
+
+import (
+	"encoding/ascii85"
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"html"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Bounds of the views of one call: an argument that unfolds into more
+// is blocked (ErrTooManyViews), never read in part.
+const (
+	// MaxDepth is how many decodings are nested (base64 of hex of …).
+	MaxDepth = 3
+	// MaxViews is how many texts one call's arguments unfold into, the
+	// roots included.
+	MaxViews = 64
+	// MaxViewBytes caps the bytes of all views of one call together.
+	MaxViewBytes = 128 << 10
+)
+
+// ErrTooManyViews: the arguments unfold into more views, or more bytes,
+// than the check reads. The call is blocked (fail closed).
+var ErrTooManyViews = errors.New("egress: the arguments unfold into more views than the check reads")
+
+// decoder is one family of reversible encodings. decode returns the text
+// with every part it can decode replaced by what it stands for, and
+// whether anything was decoded.
+type decoder struct {
+	name   string
+	decode func(string) (string, bool)
+}
+
+// decoders apply when the text holds their encoding; the first three
+// are the alphabet encodings that transforms are tried under.
+var decoders = []decoder{
+	{"base64", decodeBase64},
+	{"base32", decodeBase32},
+	{"base85", decodeBase85},
+	{"hex", decodeHex},
+	{"percent", decodePercent},
+	{"entities", decodeEntities},
+	{"escapes", decodeEscapes},
+	{"quoted-printable", decodeQuotedPrintable},
+}
+
+// transforms apply to any text; their result is kept only when one of
+// the alphabet decoders then applies to it (rot13 of base64, base64
+// reversed). Rotations,
+// reversal and interleaving of the plain text are read by the matcher
+// (taint.go), not as views.
+var transforms = []decoder{
+	{"rot13", func(s string) (string, bool) { return rotate(s, 13, 'a', 26), true }},
+	{"rot47", func(s string) (string, bool) { return rotate(s, 47, '!', 94), true }},
+	{"reverse", func(s string) (string, bool) { return reverse(s), true }},
+}
+
+// Views returns the texts the check reads for one call: the roots, then
+// every decoding of them down to MaxDepth, each text once, shallow ones
+// first. ErrTooManyViews when they pass MaxViews or MaxViewBytes.
+func Views(roots []string) ([]string, error) {
+	type item struct {
+		text  string
+		depth int
+	}
+	seen := map[string]bool{}
+	var (
+		out   []string
+		queue []item
+		size  int
+	)
+	add := func(s string, depth int) error {
+		if seen[s] {
+			return nil
+		}
+		seen[s] = true
+		size += len(s)
+		if len(out) == MaxViews || size > MaxViewBytes {
+			return ErrTooManyViews
+		}
+		out = append(out, s)
+		queue = append(queue, item{s, depth})
+		return nil
+	}
+	for _, r := range roots {
+		if err := add(r, 0); err != nil {
+			return nil, err
+		}
+	}
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		if it.depth >= MaxDepth {
+			continue
+		}
+		for _, d := range decoders {
+			if v, ok := d.decode(it.text); ok {
+				if err := add(v, it.depth+1); err != nil {
+					return nil, err
+				}
+			}
+		}
+		for _, t := range transforms {
+			v, _ := t.decode(it.text)
+			if seen[v] {
+				continue
+			}
+			for _, d := range decoders[:3] {
+				if w, ok := d.decode(v); ok && it.depth+1 < MaxDepth {
+					if err := add(w, it.depth+2); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// class is a set of bytes.
+type class [256]bool
+
+func newClass(ranges ...string) *class {
+	var c class
+	for _, r := range ranges {
+		if len(r) == 3 && r[1] == '-' {
+			for b := int(r[0]); b <= int(r[2]); b++ {
+				c[b] = true
+			}
+			continue
+		}
+		for i := 0; i < len(r); i++ {
+			c[r[i]] = true
+		}
+	}
+	return &c
+}
+
+var (
+	base64Class  = newClass("A-Z", "a-z", "0-9", "+/_-")
+	base32Class  = newClass("A-Z", "a-z", "2-7")
+	ascii85Class = newClass("!-u")
+	base85Class  = newClass("A-Z", "a-z", "0-9", ".-:+=^!/*?&<>()[]{}@%$#;_`|~")
+	hexClass     = newClass("0-9", "a-f", "A-F", "xX\\ :,-")
+)
+
+// decodeRuns replaces each maximal run of bytes of c, at least minLen
+// long, that dec turns into readable text. pad is a byte a run may end
+// with a few of (base64's and base32's "=").
+func decodeRuns(s string, c *class, minLen int, pad byte, dec func(string) ([]byte, bool)) (string, bool) {
+	var b strings.Builder
+	changed := false
+	last := 0
+	for i := 0; i < len(s); {
+		if !c[s[i]] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && c[s[j]] {
+			j++
+		}
+		for pad != 0 && j < len(s) && s[j] == pad && j-i < len(s) {
+			j++
+		}
+		if j-i >= minLen {
+			if d, ok := dec(s[i:j]); ok && readable(d) {
+				b.WriteString(s[last:i])
+				b.Write(d)
+				last = j
+				changed = true
+			}
+		}
+		i = j
+	}
+	if !changed {
+		return s, false
+	}
+	b.WriteString(s[last:])
+	return b.String(), true
+}
+
+// readable reports decoded bytes that are text: valid UTF-8 of graphic
+// characters and white space. Random bytes (an ordinary word read as
+// base64) almost never are.
+func readable(b []byte) bool {
+	if len(b) == 0 || !utf8.Valid(b) {
+		return false
+	}
+	for _, r := range string(b) {
+		if !unicode.IsGraphic(r) && r != '\n' && r != '\t' && r != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeBase64 reads standard and URL-safe base64, padded or not, run by
+// run, and the whole text when white space splits one encoding.
+func decodeBase64(s string) (string, bool) {
+	dec := func(tok string) ([]byte, bool) {
+		t := strings.NewReplacer("-", "+", "_", "/").Replace(strings.TrimRight(tok, "="))
+		if len(t)%4 == 1 {
+			t = t[:len(t)-1]
+		}
+		b, err := base64.RawStdEncoding.DecodeString(t)
+		return b, err == nil
+	}
+	if out, ok := decodeRuns(s, base64Class, 8, '=', dec); ok {
+		return out, true
+	}
+	return decodeJoined(s, base64Class, dec)
+}
+
+// decodeJoined decodes s with its white space removed, when that is one
+// run of c: an encoding spaced out or broken over lines.
+func decodeJoined(s string, c *class, dec func(string) ([]byte, bool)) (string, bool) {
+	words, first, prev, n := 0, 0, 0, 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && !space(s[i]) {
+			if !c[s[i]] && s[i] != '=' {
+				return s, false
+			}
+			n++
+			continue
+		}
+		if n == 0 {
+			continue
+		}
+		words++
+		if words == 1 {
+			first = n
+		} else if prev != first {
+			return s, false // every word but the last is as wide as the first
+		}
+		prev, n = n, 0
+	}
+	if words < 2 || prev > first {
+		return s, false
+	}
+	if b, ok := dec(strings.Join(strings.Fields(s), "")); ok && readable(b) {
+		return string(b), true
+	}
+	return s, false
+}
+
+func space(b byte) bool { return b == ' ' || b == '\n' || b == '\t' || b == '\r' }
+
+// decodeBase32 reads RFC 4648 base32 in either case, padded or not.
+func decodeBase32(s string) (string, bool) {
+	dec := func(tok string) ([]byte, bool) {
+		b, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(strings.TrimRight(tok, "=")))
+		return b, err == nil
+	}
+	if out, ok := decodeRuns(s, base32Class, 16, '=', dec); ok {
+		return out, true
+	}
+	return decodeJoined(s, base32Class, dec)
+}
+
+// The base85 alphabets: Ascii85 (btoa, Adobe; "!" to "u"), Z85 and
+// RFC 1924 (git's binary patches).
+const (
+	z85Alphabet     = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+	rfc1924Alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
+)
+
+var (
+	z85Table     = base85Table(z85Alphabet)
+	rfc1924Table = base85Table(rfc1924Alphabet)
+)
+
+// decodeBase85 reads Ascii85 (with or without <~ ~>), Z85 and RFC 1924.
+func decodeBase85(s string) (string, bool) {
+	out, a := decodeRuns(s, ascii85Class, 10, 0, func(tok string) ([]byte, bool) {
+		tok = strings.TrimSuffix(strings.TrimPrefix(tok, "<~"), "~>")
+		dst := make([]byte, 4*len(tok)/5+4)
+		n, _, err := ascii85.Decode(dst, []byte(tok), true)
+		return dst[:n], err == nil
+	})
+	out, b := decodeRuns(out, base85Class, 10, 0, func(tok string) ([]byte, bool) {
+		if b, ok := decode85(tok, &z85Table); ok && readable(b) {
+			return b, true
+		}
+		return decode85(tok, &rfc1924Table)
+	})
+	return out, a || b
+}
+
+func base85Table(alphabet string) (t [256]int8) {
+	for i := range t {
+		t[i] = -1
+	}
+	for i := 0; i < len(alphabet); i++ {
+		t[alphabet[i]] = int8(i)
+	}
+	return t
+}
+
+// decode85 decodes big-endian groups of five digits into four bytes; a
+// short last group is padded with the highest digit, as Ascii85 does.
+func decode85(s string, table *[256]int8) ([]byte, bool) {
+	out := make([]byte, 0, len(s)*4/5+4)
+	for i := 0; i < len(s); i += 5 {
+		group := s[i:min(i+5, len(s))]
+		if len(group) == 1 {
+			return nil, false
+		}
+		var v uint64
+		for j := 0; j < 5; j++ {
+			d := int8(84)
+			if j < len(group) {
+				if d = table[group[j]]; d < 0 {
+					return nil, false
+				}
+			}
+			v = v*85 + uint64(d)
+		}
+		if v > 0xFFFFFFFF {
+			return nil, false
+		}
+		b := []byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}
+		out = append(out, b[:len(group)-1]...)
+	}
+	return out, true
+}
+
+var hexNoise = strings.NewReplacer("0x", "", "0X", "", `\x`, "", `\X`, "", " ", "", ":", "", ",", "", "-", "")
+
+// decodeHex reads hex in its spellings: plain, 0x- or \x-prefixed,
+// spaced, dashed or colon-separated pairs. A run that does not decode
+// whole is read word by word, so a hex word next to an encoding ("cafe
+// 41 4b …") does not hide it.
+func decodeHex(s string) (string, bool) {
+	dec := func(tok string) ([]byte, bool) {
+		if !hexText(tok) {
+			return nil, false
+		}
+		digits := hexNoise.Replace(tok)
+		if len(digits) < 8 {
+			return nil, false
+		}
+		b, err := hex.DecodeString(digits)
+		return b, err == nil
+	}
+	return decodeRuns(s, hexClass, 8, 0, func(tok string) ([]byte, bool) {
+		if b, ok := dec(tok); ok && readable(b) {
+			return b, true
+		}
+		return hexWords(tok, dec)
+	})
+}
+
+// hexText reports a run that can be the hex of text: every printable
+// ASCII character is two digits of which the first is 2 to 7, so such a
+// run has at least one decimal digit in every two.
+func hexText(tok string) bool {
+	digits, hexes := 0, 0
+	for i := 0; i < len(tok); i++ {
+		switch c := tok[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+			hexes++
+		case c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F':
+			hexes++
+		}
+	}
+	return hexes >= 8 && 2*digits >= hexes/2
+}
+
+// hexWords decodes a run word by word: each word of eight or more digits
+// alone, and each stretch of four or more two-digit words together.
+func hexWords(tok string, dec func(string) ([]byte, bool)) ([]byte, bool) {
+	var (
+		out     []string
+		pairs   []string
+		changed bool
+	)
+	flush := func() {
+		if b, ok := dec(strings.Join(pairs, "")); ok && len(pairs) >= 4 && readable(b) {
+			out = append(out, string(b))
+			changed = true
+		} else {
+			out = append(out, pairs...)
+		}
+		pairs = nil
+	}
+	for _, w := range strings.Fields(tok) {
+		if len(hexNoise.Replace(w)) == 2 {
+			pairs = append(pairs, w)
+			continue
+		}
+		flush()
+		if b, ok := dec(w); ok && readable(b) {
+			w, changed = string(b), true
+		}
+		out = append(out, w)
+	}
+	flush()
+	return []byte(strings.Join(out, " ")), changed
+}
+
+// decodePercent replaces every %XX.
+func decodePercent(s string) (string, bool) {
+	if !strings.Contains(s, "%") {
+		return s, false
+	}
+	var b strings.Builder
+	changed := false
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 2
+				changed = true
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String(), changed
+}
+
+// decodeEntities reads HTML and XML character references, named and
+// numeric.
+func decodeEntities(s string) (string, bool) {
+	if !strings.Contains(s, "&") {
+		return s, false
+	}
+	out := html.UnescapeString(s)
+	return out, out != s
+}
+
+// decodeQuotedPrintable replaces =XX and drops soft line breaks.
+func decodeQuotedPrintable(s string) (string, bool) {
+	if !strings.Contains(s, "=") {
+		return s, false
+	}
+	var b strings.Builder
+	changed := false
+	for i := 0; i < len(s); i++ {
+		if s[i] == '=' {
+			if i+1 < len(s) && s[i+1] == '\n' {
+				i++
+				changed = true
+				continue
+			}
+			if i+2 < len(s) && s[i+1] == '\r' && s[i+2] == '\n' {
+				i += 2
+				changed = true
+				continue
+			}
+			if i+2 < len(s) {
+				if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+					b.WriteByte(byte(v))
+					i += 2
+					changed = true
+					continue
+				}
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String(), changed
+}
+
+// simpleEscapes are the one-letter backslash escapes of JSON and
+// JavaScript.
+var simpleEscapes = map[byte]byte{'"': '"', '\'': '\'', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t', 'v': '\v'}
+
+// decodeEscapes reads JSON and JavaScript string escapes (\n, \uXXXX
+// with surrogate pairs, \u{X…}, \xXX) and octal escapes (\101), wherever
+// they stand.
+func decodeEscapes(s string) (string, bool) {
+	if !strings.Contains(s, `\`) {
+		return s, false
+	}
+	var b strings.Builder
+	changed := false
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		r, n := escapeAt(s[i+1:])
+		if n == 0 {
+			b.WriteByte(s[i])
+			continue
+		}
+		if utf16.IsSurrogate(r) && strings.HasPrefix(s[i+1+n:], `\u`) {
+			if r2, n2 := escapeAt(s[i+2+n:]); n2 > 0 {
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					r, n = dec, n+1+n2
+				}
+			}
+		}
+		b.WriteRune(r)
+		i += n
+		changed = true
+	}
+	return b.String(), changed
+}
+
+// escapeAt reads one escape after its backslash: the character and how
+// many bytes it took, or 0 when s starts no escape.
+func escapeAt(s string) (rune, int) {
+	if r, ok := simpleEscapes[s[0]]; ok {
+		return rune(r), 1
+	}
+	num := func(digits string, base int) (rune, bool) {
+		v, err := strconv.ParseUint(digits, base, 32)
+		return rune(v), err == nil && v <= unicode.MaxRune
+	}
+	switch {
+	case s[0] == 'u' && len(s) > 2 && s[1] == '{':
+		if end := strings.IndexByte(s, '}'); end > 2 && end <= 8 {
+			if r, ok := num(s[2:end], 16); ok {
+				return r, end + 1
+			}
+		}
+	case s[0] == 'u' && len(s) >= 5:
+		if r, ok := num(s[1:5], 16); ok {
+			return r, 5
+		}
+	case s[0] == 'x' && len(s) >= 3:
+		if r, ok := num(s[1:3], 16); ok {
+			return r, 3
+		}
+	case s[0] >= '0' && s[0] <= '7':
+		n := 1
+		for n < 3 && n < len(s) && s[n] >= '0' && s[n] <= '7' {
+			n++
+		}
+		if r, ok := num(s[:n], 8); ok && r < 256 {
+			return r, n
+		}
+	}
+	return 0, 0
+}
+
+// rotate shifts the n characters from first on by k, both cases when
+// first is 'a' (rot13), the printable ASCII when it is '!' (rot47).
+func rotate(s string, k int, first byte, n int) string {
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case c >= first && int(c) < int(first)+n:
+			b[i] = first + byte((int(c-first)+k)%n)
+		case first == 'a' && c >= 'A' && c <= 'Z':
+			b[i] = 'A' + byte((int(c-'A')+k)%n)
+		}
+	}
+	return string(b)
+}
+
+// reverse reverses s character by character.
+func reverse(s string) string {
+	r := []rune(s)
+	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+		r[i], r[j] = r[j], r[i]
+	}
+	return string(r)
+}
