@@ -19,6 +19,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/budget"
+	"github.com/codelotse/codelotse/domain/egress"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
@@ -50,6 +51,9 @@ type mcpRun struct {
 	reviewID string
 	budget   *budget.RunBudget
 	wrapper  *untrusted.Wrapper
+	// taint keeps the secret-like values the run has seen: its request
+	// and the results the model received (MC5).
+	taint *egress.Taint
 	// gated: the sign-off or the instance switch closed the gate, so the
 	// run touches no MCP table, not even for its statistics.
 	gated bool
@@ -378,7 +382,11 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 		return finish(dreview.CallInvalidArguments, refusal(string(dreview.CallInvalidArguments)))
 	}
 	rec.RequestBytes = len(sent)
-	if len(r.deps.Scanner.Scan(argumentText(sent))) > 0 {
+	values := stringValues(sent)
+	if hiddenCharacters(values) {
+		return finish(dreview.CallInvalidArguments, refusal(string(dreview.CallInvalidArguments)+": the arguments hold invisible, format or direction characters"))
+	}
+	if !r.admit(sent, values) {
 		return finish(dreview.CallBlocked, refusal(string(dreview.CallBlocked)+": the arguments look like a secret or personal data; nothing was sent"))
 	}
 
@@ -415,6 +423,7 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 	if err != nil {
 		return finish(dreview.CallError, refusal(string(dreview.CallError)))
 	}
+	r.see(text)
 	_ = res.Commit(rec.ResponseBytes)
 	if out.IsError {
 		return finish(dreview.CallError, wrapped)
@@ -504,25 +513,82 @@ func argumentsHash(args json.RawMessage) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// argumentText is what the scanner reads for a call's arguments: the JSON
-// as sent, and each decoded string value, so an escaped secret
-// ("\u0041KIA…") is read as the server would read it.
-func argumentText(sent []byte) string {
-	var values map[string]any
-	parts := []string{string(sent)}
-	if json.Unmarshal(sent, &values) == nil {
-		keys := make([]string, 0, len(values))
-		for k := range values {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if s, ok := values[k].(string); ok {
-				parts = append(parts, s)
-			}
+// stringValues are the decoded string values of the arguments as sent,
+// in the order of their keys.
+func stringValues(sent []byte) []string {
+	var args map[string]any
+	if json.Unmarshal(sent, &args) != nil {
+		return nil
+	}
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var values []string
+	for _, k := range keys {
+		if s, ok := args[k].(string); ok {
+			values = append(values, s)
 		}
 	}
-	return strings.Join(parts, "\n")
+	return values
+}
+
+// hiddenCharacters reports an argument holding a character a reader
+// cannot see or that reorders what they see: no search term needs one.
+func hiddenCharacters(values []string) bool {
+	for _, v := range values {
+		if strings.IndexFunc(v, tool.Invisible) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// admit reports whether a call may be sent (MC5): the scanner finds
+// nothing in the arguments as sent or in any of their decoded views, and
+// the run's taint admits them (no view holds enough of a value the run
+// has seen, alone or with the run's earlier arguments). Arguments that
+// unfold into more views than the check reads are not sent.
+func (r *mcpRun) admit(sent []byte, values []string) bool {
+	if len(r.deps.Scanner.Scan(string(sent))) > 0 {
+		return false
+	}
+	views, err := egress.Views(r.taint.Roots(values))
+	if err != nil {
+		return false
+	}
+	for _, v := range views {
+		if len(r.deps.Scanner.Scan(v)) > 0 {
+			return false
+		}
+	}
+	return r.taint.Admit(values, views)
+}
+
+// see adds the secret-like values of a text the model can read to the
+// run's taint. Personal data is not kept: the scanner blocks it in
+// arguments, however it is encoded.
+func (r *mcpRun) see(text string) {
+	var spans []egress.Span
+	for _, f := range r.deps.Scanner.Scan(text) {
+		if !personalDataRules[f.Rule] {
+			spans = append(spans, egress.Span{Start: f.Start, End: f.End})
+		}
+	}
+	r.taint.Add(egress.Collect(text, spans)...)
+}
+
+// seeRequest adds the review's request to the taint: what the model reads
+// before its first call.
+func (r *mcpRun) seeRequest(req dreview.Request) {
+	r.see(req.Title)
+	r.see(req.Description)
+	r.see(req.Diff)
+	for path, content := range req.Files {
+		r.see(path)
+		r.see(content)
+	}
 }
 
 // resultText keeps the text items and structuredContent (as JSON),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/budget"
+	"github.com/codelotse/codelotse/domain/egress"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/domain/repository"
@@ -74,9 +75,9 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 		return fmt.Errorf("start review: %w", err)
 	}
 
-	mcp := &mcpRun{deps: h.d, tenantID: tenantID, reviewID: reviewID}
+	mcp := &mcpRun{deps: h.d, tenantID: tenantID, reviewID: reviewID, taint: egress.NewTaint()}
 	defer mcp.close()
-	tools := h.mcpContext(ctx, mcp, runRef{ID: run.ID(), RepositoryID: run.RepositoryID()})
+	tools := h.mcpContext(ctx, mcp, runRef{ID: run.ID(), RepositoryID: run.RepositoryID(), Request: run.Request()})
 	// Every model request goes through the debug prompt log, which keeps
 	// it only while the tenant's setting is on.
 	model := newPromptRecorder(h.d, tenantID, reviewID)
@@ -104,9 +105,12 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 	return err
 }
 
-// runRef is what the MCP context needs of a run: its id and its
-// repository's.
-type runRef struct{ ID, RepositoryID string }
+// runRef is what the MCP context needs of a run: its id, its
+// repository's and its request (what the model reads first).
+type runRef struct {
+	ID, RepositoryID string
+	Request          dreview.Request
+}
 
 // mcpContext returns the external tools of a run, or none. The gate comes
 // first: with the feature not signed off or disabled on the instance it
@@ -170,6 +174,7 @@ func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run runRef) 
 	if mcp.wrapper, err = untrusted.NewWrapper(h.d.Rand); err != nil {
 		return skip("no randomness for the untrusted wrapper", err)
 	}
+	mcp.seeRequest(run.Request)
 	return mcp.openTools(ctx, mcp.loadServers(ctx, eff.Servers()))
 }
 

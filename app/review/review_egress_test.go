@@ -1,0 +1,127 @@
+package review_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/ports"
+)
+
+// The run's own secrets: an AWS key id the scanner finds and a password
+// only its assignment names.
+const (
+	runKey      = "AKIAZ7Q4KXG2M3NB5WJ6"
+	runPassword = "Winter2026!prod"
+)
+
+// egressRun is a review whose description holds the run's secrets and
+// whose finder makes one turn of calls per element of turns.
+func egressRun(t *testing.T, turns ...[]string) *reviewEnv {
+	t.Helper()
+	e := newReviewEnv(t, 20)
+	e.reviews.Runs[revReview] = queuedRun(t, "Deploy with "+runKey+"\n\ndb_password: \""+runPassword+"\"")
+	var script []ports.ModelResponse
+	for i, args := range turns {
+		var calls []ports.ModelToolCall
+		for j, a := range args {
+			calls = append(calls, ports.ModelToolCall{ID: fmt.Sprintf("t%dc%d", i, j), Name: "mcp_wiki_search", Arguments: json.RawMessage(a)})
+		}
+		script = append(script, ports.ModelResponse{ToolCalls: calls})
+	}
+	e.model.turns[ports.StepFinder] = append(script, ports.ModelResponse{Content: `{"findings": []}`})
+	e.model.turns[ports.StepSummary] = []ports.ModelResponse{{Content: "Adds a cache."}}
+	return e
+}
+
+func query(s string) string {
+	b, _ := json.Marshal(map[string]string{"query": s})
+	return string(b)
+}
+
+func rot13(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z':
+			return 'a' + (r-'a'+13)%26
+		case r >= 'A' && r <= 'Z':
+			return 'A' + (r-'A'+13)%26
+		}
+		return r
+	}, s)
+}
+
+func reversed(s string) string {
+	r := []rune(s)
+	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+		r[i], r[j] = r[j], r[i]
+	}
+	return string(r)
+}
+
+// TestNeverSendsASecretTheRunHasSeen: the model, told by a poisoned page
+// to get the run's secrets out, writes them another way; no call that
+// holds one, or enough of one, is sent (MC5). Ordinary terms are.
+func TestNeverSendsASecretTheRunHasSeen(t *testing.T) {
+	other := "AKIAQ3M7XK2ZP5WN4JB6" // in no text of the run
+	tests := []struct {
+		name  string
+		turns [][]string
+		want  []dreview.CallStatus // in the order of the turns
+	}{
+		{"rot13 of the run's key", [][]string{{query(rot13(runKey))}}, []dreview.CallStatus{dreview.CallBlocked}},
+		{"the key reversed", [][]string{{query(reversed(runKey))}}, []dreview.CallStatus{dreview.CallBlocked}},
+		{"the key spaced, without its prefix", [][]string{{query(strings.Join(strings.Split(runKey[4:], ""), " "))}}, []dreview.CallStatus{dreview.CallBlocked}},
+		{"the assigned password, respelled", [][]string{{query("winter 2026 PROD")}}, []dreview.CallStatus{dreview.CallBlocked}},
+		{"base64 of a key the run never saw", [][]string{{query(base64.StdEncoding.EncodeToString([]byte(other)))}}, []dreview.CallStatus{dreview.CallBlocked}},
+		{"nine characters, then the rest", [][]string{{query("first " + runKey[:9])}, {query("then " + runKey[9:])}}, []dreview.CallStatus{dreview.CallOK, dreview.CallBlocked}},
+		{"ordinary terms", [][]string{{query("cache invalidation ADR-7")}, {query("Winter release notes")}}, []dreview.CallStatus{dreview.CallOK, dreview.CallOK}},
+		{"a zero-width space", [][]string{{query("cache\u200binvalidation")}}, []dreview.CallStatus{dreview.CallInvalidArguments}},
+		{"a bidi override", [][]string{{query("cache\u202einvalidation")}}, []dreview.CallStatus{dreview.CallInvalidArguments}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := egressRun(t, tt.turns...)
+			e.run(t)
+			if got := e.statuses(); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Fatalf("statuses %v; want %v", got, tt.want)
+			}
+			ok := 0
+			for _, s := range tt.want {
+				if s == dreview.CallOK {
+					ok++
+				}
+			}
+			if len(e.mcp.sent) != ok {
+				t.Errorf("sent %q; want only the %d admitted calls", e.mcp.sent, ok)
+			}
+		})
+	}
+}
+
+// TestResultsJoinTheTaint: a value a result showed the model (here a
+// token the scanner does not know) is not sent in a later call.
+func TestResultsJoinTheTaint(t *testing.T) {
+	e := egressRun(t, []string{query("deploy token")}, []string{query("search q8Zr2Lm5Xw7Kp3Vn")})
+	e.mcp.answer = func(string, json.RawMessage) (ports.ToolResult, error) {
+		return ports.ToolResult{Texts: []string{`deploy with service_token = "q8Zr2Lm5Xw7Kp3Vn"`}}, nil
+	}
+	e.run(t)
+	if got := fmt.Sprint(e.statuses()); got != fmt.Sprint([]dreview.CallStatus{dreview.CallOK, dreview.CallBlocked}) {
+		t.Fatalf("statuses %s; want the second call blocked", got)
+	}
+}
+
+// TestTooManyViewsAreNotSent: arguments holding more encodings than the
+// check reads are blocked (fail closed), although no view holds a secret.
+func TestTooManyViewsAreNotSent(t *testing.T) {
+	many := `%41%42 &#67;&#68; \x45\x46 =47=48 aGVsbG8gdGhlcmU= M5SW4ZLSMFWCA23FNZXWE2I= 66696e6520776f726473 <~87cURD]i,"Ebo80~>`
+	e := egressRun(t, []string{query(many)})
+	e.run(t)
+	if len(e.mcp.sent) != 0 || fmt.Sprint(e.statuses()) != fmt.Sprint([]dreview.CallStatus{dreview.CallBlocked}) {
+		t.Errorf("sent %q, statuses %v; want blocked, nothing sent", e.mcp.sent, e.statuses())
+	}
+}
