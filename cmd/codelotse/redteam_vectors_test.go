@@ -41,6 +41,7 @@ var redTeamVectors = []struct {
 	{"param_header", "MC5", vectorParamHeader},
 	{"secret_in_output", "MC3, MC12", vectorSecretInOutput},
 	{"unauthorized", "MC2", vectorUnauthorized},
+	{"encoded_egress", "MC5", vectorEncodedEgress},
 }
 
 // injection is tool output that tells the model to send the repository's
