@@ -29,7 +29,7 @@ func Collect(text string, findings []Span) []string {
 	var out []string
 	for _, f := range findings {
 		if f.Start >= 0 && f.Start < f.End && f.End <= len(text) {
-			out = append(out, text[f.Start:f.End])
+			out = append(out, secretPart(text[f.Start:f.End]))
 		}
 	}
 	for op := 0; op < len(text); op++ {
@@ -42,6 +42,28 @@ func Collect(text string, findings []Span) []string {
 		}
 	}
 	return out
+}
+
+// secretPart is a finding without what every value of its kind shares,
+// so that naming the kind is no fragment of the value: a private key's
+// armor lines ("-----BEGIN RSA PRIVATE KEY-----"), and a URL's scheme and
+// host (a webhook's "https://hooks.slack.com").
+func secretPart(v string) string {
+	if strings.HasPrefix(v, "-----") {
+		var lines []string
+		for _, l := range strings.Split(v, "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(l), "-----") {
+				lines = append(lines, l)
+			}
+		}
+		v = strings.Join(lines, "\n")
+	}
+	if i := strings.Index(v, "://"); i >= 0 {
+		if j := strings.IndexByte(v[i+3:], '/'); j >= 0 {
+			v = v[i+3+j:]
+		}
+	}
+	return v
 }
 
 // assigned reads the assignment whose operator starts at text[op]: the

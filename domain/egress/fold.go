@@ -11,9 +11,11 @@ import (
 )
 
 // Fold is the form in which collected values and arguments are compared:
-// NFKC, then the confusable skeleton of UTS #39 (a Cyrillic "а" is an
-// "a", a "0" an "O"), then lower case, keeping only the ASCII letters and
-// digits. So invisible and format characters, separators (spaces, dots,
+// NFKC, lower case, the confusable skeleton of UTS #39 (a Cyrillic "а" is
+// an "a", "m" is "rn", "0" is "o", "1" is "l") and lower case again,
+// keeping only the ASCII letters and digits, with "i" read as "l" (the
+// skeleton makes "I", "1" and "|" an "l" but leaves "i" alone, so a
+// case-blind fold must join them). So invisible and format characters, separators (spaces, dots,
 // dashes, underscores, quotes) and case are gone, and a look-alike letter
 // is the letter it imitates. Non-Latin letters without a Latin skeleton are
 // dropped too: the values the check protects are ASCII.
@@ -35,7 +37,7 @@ func Fold(s string) []byte {
 			out = append(out, asciiFold[r]...)
 		case tool.Invisible(r):
 		default:
-			out = appendKept(out, strings.ToLower(confusables.Skeleton(string(r))))
+			out = appendKept(out, skeleton(r))
 		}
 	}
 	return out
@@ -45,16 +47,24 @@ func Fold(s string) []byte {
 // skeleton maps a few of them too ("m" is "rn", "1" and "I" are "l").
 var asciiFold = func() (t [utf8.RuneSelf][]byte) {
 	for r := range t {
-		t[r] = appendKept(nil, strings.ToLower(confusables.Skeleton(string(rune(r)))))
+		t[r] = appendKept(nil, skeleton(rune(r)))
 	}
 	return t
 }()
 
-// appendKept appends the ASCII letters and digits of s.
+// skeleton is r's lower-case skeleton.
+func skeleton(r rune) string {
+	return strings.ToLower(confusables.Skeleton(strings.ToLower(string(r))))
+}
+
+// appendKept appends the ASCII letters and digits of s, "i" as "l".
 func appendKept(out []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if code[s[i]] != 0 {
-			out = append(out, s[i])
+		switch c := s[i]; {
+		case c == 'i':
+			out = append(out, 'l')
+		case code[c] != 0:
+			out = append(out, c)
 		}
 	}
 	return out
