@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -62,12 +63,24 @@ func fixtureSpans(t testing.TB, diff string) []Span {
 	return spans
 }
 
-// fixtureTaint is the run's taint as the app builds it from the diff.
+var fixtureOnce struct {
+	sync.Once
+	values []string
+}
+
+// fixtureTaint is a new run's taint as the app builds it from the diff:
+// tk.Add(Collect(diff, spans)...).
 func fixtureTaint(t testing.TB) *Taint {
 	t.Helper()
-	diff := readFixture(t)
+	fixtureOnce.Do(func() {
+		diff := readFixture(t)
+		fixtureOnce.values = Collect(diff, fixtureSpans(t, diff))
+	})
+	if fixtureOnce.values == nil {
+		t.Fatal("fixture values not collected")
+	}
 	tk := NewTaint()
-	tk.Add(Collect(diff, fixtureSpans(t, diff))...)
+	tk.Add(fixtureOnce.values...)
 	return tk
 }
 
