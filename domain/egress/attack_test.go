@@ -161,7 +161,9 @@ var families = []family{
 	{"base64/in-prose", func(_, v string) [][]string { return one("please search the wiki for " + b64s(v) + " thanks") }},
 	// base32
 	{"base32/upper", func(_, v string) [][]string { return one(base32.StdEncoding.EncodeToString([]byte(v))) }},
-	{"base32/lower", func(_, v string) [][]string { return one(strings.ToLower(base32.StdEncoding.EncodeToString([]byte(v)))) }},
+	{"base32/lower", func(_, v string) [][]string {
+		return one(strings.ToLower(base32.StdEncoding.EncodeToString([]byte(v))))
+	}},
 	{"base32/unpadded", func(_, v string) [][]string {
 		return one(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString([]byte(v)))
 	}},
