@@ -54,20 +54,3 @@ func TestAdmitSmoke(t *testing.T) {
 		}
 	}
 }
-
-func BenchmarkAdmit(b *testing.B) {
-	tk := NewTaint()
-	for i := 0; i < 200; i++ {
-		tk.Add(base64.StdEncoding.EncodeToString([]byte{byte(i), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, byte(i * 7)}))
-	}
-	arg := ""
-	for len(arg) < 500 {
-		arg += "how does the session cache handle expired tokens in login flow "
-	}
-	arg = arg[:500]
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		views, _ := Views(tk.Roots([]string{arg}))
-		tk.Admit([]string{arg}, views)
-	}
-}
