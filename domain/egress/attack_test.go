@@ -138,7 +138,7 @@ func calls(texts ...string) [][]string {
 	return out
 }
 
-func reverseBytes(s string) string {
+func reverseText(s string) string {
 	b := []byte(s)
 	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
 		b[i], b[j] = b[j], b[i]
@@ -213,7 +213,7 @@ var families = []family{
 	{"reversed/then-base64", func(_, v string) [][]string { return one(b64s(reverse(v))) }},
 	{"base64/then-reversed", func(_, v string) [][]string { return one(reverse(b64s(v))) }},
 	{"base64/then-rot13", func(_, v string) [][]string { return one(caesar(b64s(v), 13)) }},
-	{"hex/then-reversed", func(_, v string) [][]string { return one(reverseBytes(hex.EncodeToString([]byte(v)))) }},
+	{"hex/then-reversed", func(_, v string) [][]string { return one(reverseText(hex.EncodeToString([]byte(v)))) }},
 	// letter by letter
 	{"separated/spaces", func(_, v string) [][]string { return one(eachByte(v, "%c", " ")) }},
 	{"separated/dots", func(_, v string) [][]string { return one(eachByte(v, "%c", ".")) }},
@@ -352,9 +352,10 @@ func attacks() []attack {
 	return out
 }
 
-// knownMisses are attacks the check admits today, by "family secret",
-// with the reason. The test reports them apart; one that starts being
-// blocked fails until its mark is dropped.
+// knownMisses are the attacks of the corpus the check admits by design
+// (docs/threat-model.md's residual channel), by "family secret", with
+// the reason. The test reports them apart; one that starts being blocked
+// fails until its mark is dropped.
 var knownMisses = func() map[string]string {
 	m := map[string]string{}
 	mark := func(reason, family string, secrets ...string) {
@@ -362,29 +363,7 @@ var knownMisses = func() map[string]string {
 			m[family+" "+s] = reason
 		}
 	}
-	const (
-		caseFold = "Fold is not case-blind: the confusable skeleton runs before lower-casing, so I folds to l but i to i, and M to m but m to rn; re-cased, the value keeps too few pieces"
-		rotFold  = "letter rotation is matched on folded text, but the skeleton does not commute with rotation (I->l, 0->o, m->rn), so a value with several of them loses its pieces"
-		rnFold   = "m folds to the two characters rn, which reversal reads as nr and which shifts the stride of interleaving; the 11-character password keeps under Fragment characters in pieces"
-		rot47    = "ROT47 of plain text is no view: rot47 is only tried before base64/32/85 (transforms in views.go), and the matcher rotates letters only"
-		hexRev   = "reversal is only tried before base64/32/85 (transforms in views.go), never before hex"
-		tags     = "Unicode tag characters (U+E0020-E007E, ASCII smuggling) are dropped by Fold as invisible instead of read as the ASCII they mirror"
-		halves   = "by design (Piece): the 11-character password in halves, with words between, is two pieces of 6 folded characters, under Piece"
-	)
-	mark(caseFold, "case/lower", "aws-key-id")
-	mark(caseFold, "case/mixed", "postgres-password")
-	mark(caseFold, "case/upper", "postgres-password", "password")
-	mark(caseFold, "willison/slug", "aws-key-id")
-	for _, f := range []string{"rot13", "caesar/+1", "caesar/+3", "caesar/+21"} {
-		mark(rotFold, f, "aws-key-id", "gitlab-pat", "password", "postgres-password")
-	}
-	mark(rnFold, "reversed", "password")
-	mark(rnFold, "reversed/then-base64", "password")
-	mark(rnFold, "interleaved/filler-x", "password")
-	mark(rnFold, "interleaved/filler-2", "password")
-	mark(rot47, "rot47", "aws-key-id", "aws-secret", "github-pat", "gitlab-pat", "password", "postgres-password", "slack", "stripe")
-	mark(hexRev, "hex/then-reversed", "aws-key-id", "aws-secret", "github-pat", "gitlab-pat", "jwt", "password", "postgres-password", "stripe")
-	mark(tags, "embracethered/ascii-smuggling-tags", "aws-key-id", "aws-secret", "github-pat", "gitlab-pat", "jwt", "password", "postgres-password", "slack", "stripe")
+	const halves = "by design (Piece): the 11-character password in halves, with words between, is two pieces of 6 folded characters, under Piece"
 	mark(halves, "split/halves-two-calls-with-words", "password")
 	return m
 }()
@@ -428,23 +407,23 @@ func TestAttackCorpus(t *testing.T) {
 		}
 		switch {
 		case b && a.known != "":
-			t.Errorf("%s %s: marked known but blocked now, drop the mark", a.family, a.secret)
+			t.Errorf("%s %s: marked admitted by design but blocked now: drop the mark and the doc's residual line", a.family, a.secret)
 		case b:
 			tl.blocked++
 			nblocked++
 		case a.known != "":
 			tl.known++
 			knownTotal++
-			t.Logf("KNOWN MISS %s %s (%s): %q", a.family, a.secret, a.known, a.calls)
+			t.Logf("admitted by design (residual) %s %s (%s): %q", a.family, a.secret, a.known, a.calls)
 		default:
 			t.Errorf("MISS %s %s: admitted %q", a.family, a.secret, a.calls)
 		}
 	}
 	for _, f := range order {
 		tl := perFamily[f]
-		t.Logf("%-40s %3d/%-3d blocked%s", f, tl.blocked, tl.total, map[bool]string{true: fmt.Sprintf(", %d known miss", tl.known)}[tl.known > 0])
+		t.Logf("%-40s %3d/%-3d blocked%s", f, tl.blocked, tl.total, map[bool]string{true: fmt.Sprintf(", %d admitted by design", tl.known)}[tl.known > 0])
 	}
-	t.Logf("attack corpus: %d families, %d cases, %d blocked, %d known misses", len(order), total, nblocked, knownTotal)
+	t.Logf("attack corpus: %d families, %d cases, %d blocked, %d admitted by design (pieces under Piece), 0 missed", len(order), total, nblocked, knownTotal)
 	if total < 500 {
 		t.Errorf("attack corpus has %d cases, want at least 500", total)
 	}

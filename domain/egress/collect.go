@@ -37,18 +37,22 @@ func Collect(text string, findings []Span) []string {
 			continue
 		}
 		if v, end, ok := assigned(text, op); ok {
-			out = append(out, v)
+			out = append(out, secretPart(v))
 			op = end - 1
 		}
 	}
 	return out
 }
 
-// secretPart is a finding without what every value of its kind shares,
-// so that naming the kind is no fragment of the value: a private key's
-// armor lines ("-----BEGIN RSA PRIVATE KEY-----"), and a URL's scheme and
-// host (a webhook's "https://hooks.slack.com").
+// secretPart is a finding without what is not secret in it, so that
+// naming its kind or reading its plain parts is no fragment of the value:
+// a private key's armor lines ("-----BEGIN RSA PRIVATE KEY-----"), a
+// URL's scheme and host (a webhook's "https://hooks.slack.com"), a JWT's
+// header and claims (base64 of readable JSON).
 func secretPart(v string) string {
+	if parts := strings.Split(v, "."); len(parts) == 3 && strings.HasPrefix(v, "eyJ") {
+		return parts[2] // a JWT's header and claims are readable base64; its signature is the secret
+	}
 	if strings.HasPrefix(v, "-----") {
 		var lines []string
 		for _, l := range strings.Split(v, "\n") {

@@ -65,16 +65,18 @@ func TestCollectKeepsTheSecretPartOfFindings(t *testing.T) {
 }
 
 // TestFold: case, separators, invisible characters and look-alikes are
-// gone; "I", "i", "l", "1" and "|" are one letter, "0" and "o" another.
+// gone; "I", "i", "l" and "1" are one letter, "0" and "o" another; a tag
+// character is the ASCII it mirrors.
 func TestFold(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"AKIA-Z7Q4", "aklaz7q4"},
 		{"akia z7q4", "aklaz7q4"},
-		{"AK1A|z7Q4", "aklalz7q4"},
+		{"AK1A|z7Q4", "aklaz7q4"},
 		{"\u0410KI\u0410Z7Q4", "aklaz7q4"},   // Cyrillic А
 		{"ＡＫＩＡＺ７Ｑ４", "aklaz7q4"},             // fullwidth (NFKC)
 		{"AK\u200bIA\u202eZ7Q4", "aklaz7q4"}, // zero-width space, bidi override
-		{"M0m", "rnorn"},
+		{"M0m", "mom"},
+		{"\U000E0041\U000E004B", "ak"}, // tag characters read as ASCII
 		{"\xff", ""},
 	}
 	for _, tt := range tests {

@@ -11,64 +11,100 @@ import (
 )
 
 // Fold is the form in which collected values and arguments are compared:
-// NFKC, lower case, the confusable skeleton of UTS #39 (a Cyrillic "а" is
-// an "a", "m" is "rn", "0" is "o", "1" is "l") and lower case again,
-// keeping only the ASCII letters and digits, with "i" read as "l" (the
-// skeleton makes "I", "1" and "|" an "l" but leaves "i" alone, so a
-// case-blind fold must join them). So invisible and format characters, separators (spaces, dots,
-// dashes, underscores, quotes) and case are gone, and a look-alike letter
-// is the letter it imitates. Non-Latin letters without a Latin skeleton are
-// dropped too: the values the check protects are ASCII.
+// NFKC; Unicode tag characters read as the ASCII they mirror (ASCII
+// smuggling); other invisible and format characters dropped; a non-ASCII
+// letter replaced by its confusable skeleton of UTS #39 (a Cyrillic "а"
+// is an "a"); lower case; only the ASCII letters and digits kept, with
+// "i", "1" and "l" one letter and "0" and "o" another (the skeleton's
+// look-alikes within ASCII). Each ASCII character folds to at most one,
+// so an ASCII value's folded positions are its characters.
 func Fold(s string) []byte {
 	out := make([]byte, 0, len(s))
-	ascii := true
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			ascii = false
-			break
-		}
-	}
-	if !ascii {
+	if !isASCII(s) {
 		s = norm.NFKC.String(s)
 	}
 	for _, r := range s {
+		r = untag(r)
 		switch {
 		case r < utf8.RuneSelf:
-			out = append(out, asciiFold[r]...)
+			if c := asciiFold[r]; c != 0 {
+				out = append(out, c)
+			}
 		case tool.Invisible(r):
 		default:
-			out = appendKept(out, skeleton(r))
+			out = appendSkeleton(out, r)
 		}
 	}
 	return out
 }
 
-// asciiFold is Fold of each ASCII character, worked out once: the
-// skeleton maps a few of them too ("m" is "rn", "1" and "I" are "l").
-var asciiFold = func() (t [utf8.RuneSelf][]byte) {
-	for r := range t {
-		t[r] = appendKept(nil, skeleton(rune(r)))
+// appendSkeleton appends the folded skeleton of a non-ASCII rune: of
+// the rune as it is (a Cyrillic "Т" looks like "T", its "т" like no
+// Latin letter), else of its lower case; "rn" is the skeleton's "m".
+func appendSkeleton(out []byte, r rune) []byte {
+	for _, form := range []string{string(r), strings.ToLower(string(r))} {
+		sk := strings.ReplaceAll(strings.ToLower(confusables.Skeleton(form)), "rn", "m")
+		n := len(out)
+		for i := 0; i < len(sk); i++ {
+			if sk[i] < utf8.RuneSelf && asciiFold[sk[i]] != 0 {
+				out = append(out, asciiFold[sk[i]])
+			}
+		}
+		if len(out) > n {
+			return out
+		}
 	}
+	return out
+}
+
+// plain is the form letter rotations are compared in: lower case, the
+// ASCII letters and digits only, nothing merged (a rotation moves "i"
+// and "l" to different letters).
+func plain(s string) []byte {
+	out := make([]byte, 0, len(s))
+	for _, r := range s {
+		r = untag(r)
+		if r < utf8.RuneSelf {
+			if c := byte(r) | 0x20; c >= 'a' && c <= 'z' {
+				out = append(out, c)
+			} else if r >= '0' && r <= '9' {
+				out = append(out, byte(r))
+			}
+		}
+	}
+	return out
+}
+
+// untag reads a Unicode tag character (U+E0020–U+E007E) as the ASCII
+// character it mirrors.
+func untag(r rune) rune {
+	if r >= 0xE0020 && r <= 0xE007E {
+		return r - 0xE0000
+	}
+	return r
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// asciiFold is Fold of each ASCII character, 0 for those it drops.
+var asciiFold = func() (t [utf8.RuneSelf]byte) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = byte(c), byte(c)
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c)
+	}
+	t['i'], t['I'], t['1'] = 'l', 'l', 'l'
+	t['0'], t['O'] = 'o', 'o'
 	return t
 }()
-
-// skeleton is r's lower-case skeleton.
-func skeleton(r rune) string {
-	return strings.ToLower(confusables.Skeleton(strings.ToLower(string(r))))
-}
-
-// appendKept appends the ASCII letters and digits of s, "i" as "l".
-func appendKept(out []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == 'i':
-			out = append(out, 'l')
-		case code[c] != 0:
-			out = append(out, c)
-		}
-	}
-	return out
-}
 
 // code numbers the folded alphabet from 1 (a–z are 1–26, 0–9 are 27–36),
 // six bits a character; 0 is a byte Fold never keeps.

@@ -97,21 +97,25 @@ func (t *Taint) Add(values ...string) int {
 		t.kept[string(f)] = true
 		id := int32(len(t.values))
 		t.values = append(t.values, value{folded: f, sent: make([]uint64, (len(f)+63)/64), limit: min(Fragment, len(f))})
-		t.addPieces(id, f, false)
-		t.addPieces(id, []byte(reverse(string(f))), true)
+		p := plain(v)
+		if len(p) != len(f) {
+			p = nil // a value with non-ASCII letters: its rotations are not read
+		}
+		t.addPieces(id, f, p, false)
+		t.addPieces(id, reverseBytes(f), reverseBytes(p), true)
 		added++
 	}
 	return added
 }
 
-// addPieces indexes the pieces of f: its codes, and their deltas (so a
-// rotation of the letters is found in one pass), tagged apart.
-func (t *Taint) addPieces(id int32, f []byte, reversed bool) {
-	c := codes(f)
+// addPieces indexes the pieces of a value: of its folded form f, and of
+// the deltas of its plain form p (so a rotation of the letters is found in
+// one pass), tagged apart. Both forms have the value's positions.
+func (t *Taint) addPieces(id int32, f, p []byte, reversed bool) {
 	for _, form := range []struct {
 		syms []byte
 		tag  uint64
-	}{{c, 0}, {deltas(c), deltaTag}} {
+	}{{codes(f), 0}, {deltas(codes(p)), deltaTag}} {
 		var k uint64
 		for i, sym := range form.syms {
 			k = (k<<6 | uint64(sym)) & keyMask
@@ -123,6 +127,14 @@ func (t *Taint) addPieces(id int32, f []byte, reversed bool) {
 			}
 		}
 	}
+}
+
+func reverseBytes(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		out[len(b)-1-i] = c
+	}
+	return out
 }
 
 // codes are f's characters as codes (see code).
@@ -197,8 +209,9 @@ func (t *Taint) Roots(args []string) []string {
 // (MaxValues) admits nothing.
 func (t *Taint) Admit(args []string, views []string) bool {
 	folded := make([][]byte, len(views))
+	plains := make([][]byte, len(views))
 	for i, v := range views {
-		folded[i] = Fold(v)
+		folded[i], plains[i] = Fold(v), plain(v)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -207,8 +220,8 @@ func (t *Taint) Admit(args []string, views []string) bool {
 	}
 	held := map[int32][]uint64{}
 	if len(t.values) > 0 {
-		for _, f := range folded {
-			t.scan(f, held)
+		for i := range folded {
+			t.scan(folded[i], plains[i], held)
 		}
 	}
 	for id, h := range held {
@@ -233,14 +246,14 @@ func (t *Taint) Admit(args []string, views []string) bool {
 	return true
 }
 
-// scan marks in held the positions of kept values that f's pieces hold:
-// f as it is, every letter rotation of it (through the deltas), and
-// every second and third character (a value interleaved with a filler).
-// Reversal is in the index.
-func (t *Taint) scan(f []byte, held map[int32][]uint64) {
+// scan marks in held the positions of kept values that a view's pieces
+// hold: its folded form f as it is and every second and third character
+// of it (a value interleaved with a filler), and every letter rotation of
+// its plain form p (through the deltas). Reversal is in the index.
+func (t *Taint) scan(f, p []byte, held map[int32][]uint64) {
 	c := codes(f)
 	t.scanStride(c, 0, 1, 0, held)
-	t.scanStride(deltas(c), 0, 1, deltaTag, held)
+	t.scanStride(deltas(codes(p)), 0, 1, deltaTag, held)
 	for step := 2; step <= 3; step++ {
 		for off := 0; off < step; off++ {
 			t.scanStride(c, off, step, 0, held)

@@ -38,8 +38,8 @@ type decoder struct {
 	decode func(string) (string, bool)
 }
 
-// decoders apply when the text holds their encoding; the first three
-// are the alphabet encodings that transforms are tried under.
+// decoders apply when the text holds their encoding; the first four
+// (the alphabet encodings and hex) are tried under the transforms too.
 var decoders = []decoder{
 	{"base64", decodeBase64},
 	{"base32", decodeBase32},
@@ -52,8 +52,8 @@ var decoders = []decoder{
 }
 
 // transforms apply to any text; their result is kept only when one of
-// the alphabet decoders then applies to it (rot13 of base64, base64
-// reversed). Rotations,
+// the first four decoders then applies to it (rot13 of base64, base64 or
+// hex reversed). Rotations,
 // reversal and interleaving of the plain text are read by the matcher
 // (taint.go), not as views.
 var transforms = []decoder{
@@ -94,6 +94,13 @@ func Views(roots []string) ([]string, error) {
 			return nil, err
 		}
 	}
+	// rot47 turns letters, digits and signs alike, which the matcher's
+	// letter rotations do not read: each root is read under it too.
+	for _, r := range roots {
+		if err := add(rotate(r, 47, '!', 94), 1); err != nil {
+			return nil, err
+		}
+	}
 	for len(queue) > 0 {
 		it := queue[0]
 		queue = queue[1:]
@@ -112,7 +119,7 @@ func Views(roots []string) ([]string, error) {
 			if seen[v] {
 				continue
 			}
-			for _, d := range decoders[:3] {
+			for _, d := range decoders[:4] {
 				if w, ok := d.decode(v); ok && it.depth+1 < MaxDepth {
 					if err := add(w, it.depth+2); err != nil {
 						return nil, err
