@@ -31,10 +31,12 @@ const (
 	// blocks every call (fail closed).
 	MaxValues = 2048
 	// historyBytes is how much of the run's sent arguments is read again
-	// with each call, so an encoding split over calls is decoded whole.
-	historyBytes = 1 << 10
+	// before each call's, so an encoding split over calls is decoded
+	// whole: base64 of a 40-character key is 56 characters. Plain pieces
+	// need no history: the pieces sent are counted per value.
+	historyBytes = 256
 	// filterLog is the log2 of the prefilter's bits over the pieces' keys.
-	filterLog = 18
+	filterLog = 20
 )
 
 // Taint is what a review run has seen that must not leave it: the

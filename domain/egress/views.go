@@ -51,14 +51,14 @@ var decoders = []decoder{
 	{"quoted-printable", decodeQuotedPrintable},
 }
 
-// transforms apply to any text; their result is kept only when one of
+// transforms apply to any root; their result is kept only when one of
 // the first four decoders then applies to it (rot13 of base64, base64 or
-// hex reversed). Rotations,
+// hex reversed). rot47 needs none: every root is read under it
+// (Views). Rotations,
 // reversal and interleaving of the plain text are read by the matcher
 // (taint.go), not as views.
 var transforms = []decoder{
 	{"rot13", func(s string) (string, bool) { return rotate(s, 13, 'a', 26), true }},
-	{"rot47", func(s string) (string, bool) { return rotate(s, 47, '!', 94), true }},
 	{"reverse", func(s string) (string, bool) { return reverse(s), true }},
 }
 
@@ -115,6 +115,9 @@ func Views(roots []string) ([]string, error) {
 			}
 		}
 		for _, t := range transforms {
+			if it.depth > 0 {
+				break // under a transform, only what a root holds
+			}
 			v, _ := t.decode(it.text)
 			if seen[v] {
 				continue
@@ -209,11 +212,29 @@ func readable(b []byte) bool {
 	return true
 }
 
+// groupsStartIn reports whether every group of n characters of an
+// encoding starts with one of first: the digits that can stand for a
+// first byte of printable ASCII (base64: "I" to "f"; base32: "E" to
+// "P"). An ordinary word almost never passes, so it is not decoded.
+func groupsStartIn(s string, n int, first string) bool {
+	for i := 0; i < len(s) && s[i] != '='; i += n {
+		if strings.IndexByte(first, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+var urlSafe = strings.NewReplacer("-", "+", "_", "/")
+
 // decodeBase64 reads standard and URL-safe base64, padded or not, run by
 // run, and the whole text when white space splits one encoding.
 func decodeBase64(s string) (string, bool) {
 	dec := func(tok string) ([]byte, bool) {
-		t := strings.NewReplacer("-", "+", "_", "/").Replace(strings.TrimRight(tok, "="))
+		if !groupsStartIn(tok, 4, "IJKLMNOPQRSTUVWXYZabcdef") {
+			return nil, false
+		}
+		t := urlSafe.Replace(strings.TrimRight(tok, "="))
 		if len(t)%4 == 1 {
 			t = t[:len(t)-1]
 		}
@@ -263,6 +284,9 @@ func space(b byte) bool { return b == ' ' || b == '\n' || b == '\t' || b == '\r'
 // decodeBase32 reads RFC 4648 base32 in either case, padded or not.
 func decodeBase32(s string) (string, bool) {
 	dec := func(tok string) ([]byte, bool) {
+		if !groupsStartIn(strings.ToUpper(tok), 8, "EFGHIJKLMNOP") {
+			return nil, false
+		}
 		b, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(strings.TrimRight(tok, "=")))
 		return b, err == nil
 	}
@@ -280,6 +304,7 @@ const (
 )
 
 var (
+	ascii85Table = base85Table(ascii85Alphabet())
 	z85Table     = base85Table(z85Alphabet)
 	rfc1924Table = base85Table(rfc1924Alphabet)
 )
@@ -288,17 +313,33 @@ var (
 func decodeBase85(s string) (string, bool) {
 	out, a := decodeRuns(s, ascii85Class, 10, 0, func(tok string) ([]byte, bool) {
 		tok = strings.TrimSuffix(strings.TrimPrefix(tok, "<~"), "~>")
+		if !textGroups(tok, &ascii85Table) {
+			return nil, false
+		}
 		dst := make([]byte, 4*len(tok)/5+4)
 		n, _, err := ascii85.Decode(dst, []byte(tok), true)
 		return dst[:n], err == nil
 	})
 	out, b := decodeRuns(out, base85Class, 10, 0, func(tok string) ([]byte, bool) {
-		if b, ok := decode85(tok, &z85Table); ok && readable(b) {
-			return b, true
+		for _, table := range []*[256]int8{&z85Table, &rfc1924Table} {
+			if !textGroups(tok, table) {
+				continue
+			}
+			if b, ok := decode85(tok, table); ok && readable(b) {
+				return b, true
+			}
 		}
-		return decode85(tok, &rfc1924Table)
+		return nil, false
 	})
 	return out, a || b
+}
+
+func ascii85Alphabet() string {
+	b := make([]byte, 85)
+	for i := range b {
+		b[i] = byte('!' + i)
+	}
+	return string(b)
 }
 
 func base85Table(alphabet string) (t [256]int8) {
@@ -309,6 +350,18 @@ func base85Table(alphabet string) (t [256]int8) {
 		t[alphabet[i]] = int8(i)
 	}
 	return t
+}
+
+// textGroups reports whether every five-digit group of s can stand for
+// four bytes of printable ASCII (0x20202020 to 0x7E7E7E7E): its first
+// digit is then 10 to 40. An ordinary word almost never passes.
+func textGroups(s string, table *[256]int8) bool {
+	for i := 0; i+5 <= len(s); i += 5 {
+		if d := table[s[i]]; d < 10 || d > 40 {
+			return false
+		}
+	}
+	return true
 }
 
 // decode85 decodes big-endian groups of five digits into four bytes; a
@@ -358,6 +411,9 @@ func decodeHex(s string) (string, bool) {
 		return b, err == nil
 	}
 	return decodeRuns(s, hexClass, 8, 0, func(tok string) ([]byte, bool) {
+		if !hexText(tok) {
+			return nil, false
+		}
 		if b, ok := dec(tok); ok && readable(b) {
 			return b, true
 		}
@@ -367,7 +423,7 @@ func decodeHex(s string) (string, bool) {
 
 // hexText reports a run that can be the hex of text: every printable
 // ASCII character is two digits of which the first is 2 to 7, so such a
-// run has at least one decimal digit in every two.
+// run has at least as many decimal digits as letters.
 func hexText(tok string) bool {
 	digits, hexes := 0, 0
 	for i := 0; i < len(tok); i++ {
@@ -379,7 +435,7 @@ func hexText(tok string) bool {
 			hexes++
 		}
 	}
-	return hexes >= 8 && 2*digits >= hexes/2
+	return hexes >= 8 && 2*digits >= hexes
 }
 
 // hexWords decodes a run word by word: each word of eight or more digits
@@ -414,25 +470,51 @@ func hexWords(tok string, dec func(string) ([]byte, bool)) ([]byte, bool) {
 	return []byte(strings.Join(out, " ")), changed
 }
 
-// decodePercent replaces every %XX.
-func decodePercent(s string) (string, bool) {
-	if !strings.Contains(s, "%") {
+// unescape replaces each escape in s that starts with marker and that
+// read recognises: read returns the bytes it stands for and its length,
+// or a length of 0. Nothing is copied until an escape is found.
+func unescape(s string, marker byte, read func(string) ([]byte, int)) (string, bool) {
+	var out []byte
+	last := 0
+	for i := strings.IndexByte(s, marker); i >= 0 && i < len(s); {
+		if v, n := read(s[i:]); n > 0 {
+			if out == nil {
+				out = make([]byte, 0, len(s))
+			}
+			out = append(append(out, s[last:i]...), v...)
+			last, i = i+n, i+n
+		} else {
+			i++
+		}
+		j := strings.IndexByte(s[i:], marker)
+		if j < 0 {
+			break
+		}
+		i += j
+	}
+	if out == nil {
 		return s, false
 	}
-	var b strings.Builder
-	changed := false
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 2
-				changed = true
-				continue
-			}
-		}
-		b.WriteByte(s[i])
+	return string(append(out, s[last:]...)), true
+}
+
+// hexByte reads two hex digits.
+func hexByte(s string) (byte, bool) {
+	if len(s) < 2 {
+		return 0, false
 	}
-	return b.String(), changed
+	v, err := strconv.ParseUint(s[:2], 16, 8)
+	return byte(v), err == nil
+}
+
+// decodePercent replaces every %XX.
+func decodePercent(s string) (string, bool) {
+	return unescape(s, '%', func(e string) ([]byte, int) {
+		if v, ok := hexByte(e[1:]); ok {
+			return []byte{v}, 3
+		}
+		return nil, 0
+	})
 }
 
 // decodeEntities reads HTML and XML character references, named and
@@ -447,35 +529,18 @@ func decodeEntities(s string) (string, bool) {
 
 // decodeQuotedPrintable replaces =XX and drops soft line breaks.
 func decodeQuotedPrintable(s string) (string, bool) {
-	if !strings.Contains(s, "=") {
-		return s, false
-	}
-	var b strings.Builder
-	changed := false
-	for i := 0; i < len(s); i++ {
-		if s[i] == '=' {
-			if i+1 < len(s) && s[i+1] == '\n' {
-				i++
-				changed = true
-				continue
-			}
-			if i+2 < len(s) && s[i+1] == '\r' && s[i+2] == '\n' {
-				i += 2
-				changed = true
-				continue
-			}
-			if i+2 < len(s) {
-				if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
-					b.WriteByte(byte(v))
-					i += 2
-					changed = true
-					continue
-				}
-			}
+	return unescape(s, '=', func(e string) ([]byte, int) {
+		switch {
+		case strings.HasPrefix(e, "=\n"):
+			return nil, 2
+		case strings.HasPrefix(e, "=\r\n"):
+			return nil, 3
 		}
-		b.WriteByte(s[i])
-	}
-	return b.String(), changed
+		if v, ok := hexByte(e[1:]); ok {
+			return []byte{v}, 3
+		}
+		return nil, 0
+	})
 }
 
 // simpleEscapes are the one-letter backslash escapes of JSON and
@@ -486,33 +551,23 @@ var simpleEscapes = map[byte]byte{'"': '"', '\'': '\'', '\\': '\\', '/': '/', 'b
 // with surrogate pairs, \u{X…}, \xXX) and octal escapes (\101), wherever
 // they stand.
 func decodeEscapes(s string) (string, bool) {
-	if !strings.Contains(s, `\`) {
-		return s, false
-	}
-	var b strings.Builder
-	changed := false
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' || i+1 >= len(s) {
-			b.WriteByte(s[i])
-			continue
+	return unescape(s, '\\', func(e string) ([]byte, int) {
+		if len(e) < 2 {
+			return nil, 0
 		}
-		r, n := escapeAt(s[i+1:])
+		r, n := escapeAt(e[1:])
 		if n == 0 {
-			b.WriteByte(s[i])
-			continue
+			return nil, 0
 		}
-		if utf16.IsSurrogate(r) && strings.HasPrefix(s[i+1+n:], `\u`) {
-			if r2, n2 := escapeAt(s[i+2+n:]); n2 > 0 {
+		if utf16.IsSurrogate(r) && strings.HasPrefix(e[1+n:], `\u`) {
+			if r2, n2 := escapeAt(e[2+n:]); n2 > 0 {
 				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
 					r, n = dec, n+1+n2
 				}
 			}
 		}
-		b.WriteRune(r)
-		i += n
-		changed = true
-	}
-	return b.String(), changed
+		return utf8.AppendRune(nil, r), 1 + n
+	})
 }
 
 // escapeAt reads one escape after its backslash: the character and how
@@ -569,6 +624,13 @@ func rotate(s string, k int, first byte, n int) string {
 
 // reverse reverses s character by character.
 func reverse(s string) string {
+	if isASCII(s) {
+		b := make([]byte, len(s))
+		for i := 0; i < len(s); i++ {
+			b[len(s)-1-i] = s[i]
+		}
+		return string(b)
+	}
 	r := []rune(s)
 	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
 		r[i], r[j] = r[j], r[i]
