@@ -34,3 +34,23 @@ func TestShortValuesAreNotKept(t *testing.T) {
 		t.Error("an 8-character value: want its 6-character piece admitted and the whole blocked")
 	}
 }
+
+// TestPiecesCountAcrossTheRun: the pieces of a value that earlier calls
+// sent count for a later call even when those calls have long left the
+// history that is read again (so history alone does not block it).
+func TestPiecesCountAcrossTheRun(t *testing.T) {
+	const key = "ghp_4Rk9yXb2LmQ7sT1vW3zA8nC6dE0fG5hJ2kL9"
+	tk := NewTaint()
+	tk.Add(key)
+	if !check(tk, "about "+key[4:13]) {
+		t.Fatal("the first nine characters were refused")
+	}
+	for i := 0; i < 4; i++ { // 4 × 100 bytes: the first piece leaves the history
+		if !check(tk, fmt.Sprintf("%-100s", fmt.Sprintf("ordinary search number %d about the cache", i))) {
+			t.Fatalf("ordinary call %d refused", i)
+		}
+	}
+	if check(tk, "then "+key[20:29]) {
+		t.Error("nine more characters of the same value admitted: the run's earlier piece was not counted")
+	}
+}
