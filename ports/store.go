@@ -153,7 +153,10 @@ type ToolCall struct {
 	RequestBytes  int
 	ResponseBytes int
 	ArgumentsHash string
-	CreatedAt     time.Time
+	// RemovedCharacters counts the invisible characters removed from the
+	// result before the model read it (MC3), escaped ones included.
+	RemovedCharacters int
+	CreatedAt         time.Time
 }
 
 // CallLog stores the tenant's tool-call records.

@@ -55,6 +55,7 @@ type callJSON struct {
 	RequestBytes  int     `json:"requestBytes"`
 	ResponseBytes int     `json:"responseBytes"`
 	ArgumentsHash string  `json:"argumentsHash"`
+	Removed       int     `json:"removedCharacters"`
 	ReviewID      *string `json:"reviewId"`
 	CreatedAt     *string `json:"createdAt"`
 }
@@ -112,7 +113,7 @@ func (g *DiscoveryRoutes) register(rt *router) {
 			v := callJSON{
 				Tool: c.Tool, Status: string(c.Status), DurationMS: c.Duration.Milliseconds(),
 				RequestBytes: c.RequestBytes, ResponseBytes: c.ResponseBytes,
-				ArgumentsHash: c.ArgumentsHash, CreatedAt: timeJSON(c.CreatedAt),
+				ArgumentsHash: c.ArgumentsHash, Removed: c.RemovedCharacters, CreatedAt: timeJSON(c.CreatedAt),
 			}
 			if c.ReviewID != "" {
 				id := c.ReviewID

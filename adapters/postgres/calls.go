@@ -12,8 +12,8 @@ import (
 	"github.com/codelotse/codelotse/ports"
 )
 
-// callRow is a row of mcp_tool_calls: counts, sizes, a duration and an
-// argument hash; the table has no column for arguments or output (MC12).
+// callRow is a row of mcp_tool_calls: counts, sizes, a duration, an
+// argument hash and the number of invisible characters removed; the table has no column for arguments or output (MC12).
 type callRow struct {
 	bun.BaseModel `bun:"table:mcp_tool_calls,alias:c"`
 
@@ -26,6 +26,7 @@ type callRow struct {
 	RequestBytes  int       `bun:"request_bytes"`
 	ResponseBytes int       `bun:"response_bytes"`
 	ArgumentsHash string    `bun:"arguments_hash"`
+	Removed       int       `bun:"removed_characters"`
 	CreatedAt     time.Time `bun:"created_at,nullzero"`
 }
 
@@ -37,7 +38,7 @@ func (l callLog) Record(ctx context.Context, c ports.ToolCall) error {
 	row := callRow{
 		TenantID: l.t.tenantID, ServerID: c.ServerID, ReviewID: c.ReviewID, Tool: c.Tool, Status: string(c.Status),
 		DurationMS: c.Duration.Milliseconds(), RequestBytes: c.RequestBytes, ResponseBytes: c.ResponseBytes,
-		ArgumentsHash: c.ArgumentsHash, CreatedAt: c.CreatedAt,
+		ArgumentsHash: c.ArgumentsHash, Removed: c.RemovedCharacters, CreatedAt: c.CreatedAt,
 	}
 	if _, err := l.t.db.NewInsert().Model(&row).Returning("NULL").Exec(ctx); err != nil {
 		return fmt.Errorf("postgres: record tool call: %w", err)
@@ -83,7 +84,7 @@ func callsToPort(rows []callRow) []ports.ToolCall {
 		out = append(out, ports.ToolCall{
 			ServerID: r.ServerID, ReviewID: r.ReviewID, Tool: r.Tool, Status: review.CallStatus(r.Status),
 			Duration: time.Duration(r.DurationMS) * time.Millisecond, RequestBytes: r.RequestBytes,
-			ResponseBytes: r.ResponseBytes, ArgumentsHash: r.ArgumentsHash, CreatedAt: r.CreatedAt,
+			ResponseBytes: r.ResponseBytes, ArgumentsHash: r.ArgumentsHash, RemovedCharacters: r.Removed, CreatedAt: r.CreatedAt,
 		})
 	}
 	return out

@@ -103,6 +103,18 @@ func callWords(c ports.ToolCall) string {
 	return string(c.Status)
 }
 
+// removedWords says how many invisible characters a call's result lost
+// before the model read it; nothing when none.
+func removedWords(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "; 1 invisible character removed"
+	}
+	return "; " + strconv.Itoa(n) + " invisible characters removed"
+}
+
 func (p reviewPage) title() (string, string) { return "Review " + p.Run.Title(), "reviews" }
 
 func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, c *caller) {
@@ -124,7 +136,7 @@ func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, c *caller) {
 	p := reviewPage{Run: run, Calls: make([]callRow, 0, len(calls))}
 	changed := map[string][]string{}
 	for _, cl := range calls {
-		p.Calls = append(p.Calls, callRow{ToolCall: cl, Server: names[cl.ServerID], Reason: callWords(cl)})
+		p.Calls = append(p.Calls, callRow{ToolCall: cl, Server: names[cl.ServerID], Reason: callWords(cl) + removedWords(cl.RemovedCharacters)})
 		if changedTool(cl) && !slices.Contains(changed[cl.ServerID], cl.Tool) {
 			changed[cl.ServerID] = append(changed[cl.ServerID], cl.Tool)
 		}

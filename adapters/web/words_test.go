@@ -41,3 +41,13 @@ func TestRefusalsInWords(t *testing.T) {
 		t.Errorf("a refusal placed next to its field says %+v", got)
 	}
 }
+
+// TestRemovedWords: a call row says how many invisible characters its
+// result lost, and nothing when none.
+func TestRemovedWords(t *testing.T) {
+	for n, want := range map[int]string{0: "", 1: "; 1 invisible character removed", 41: "; 41 invisible characters removed"} {
+		if got := removedWords(n); got != want {
+			t.Errorf("removedWords(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

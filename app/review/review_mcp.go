@@ -341,8 +341,9 @@ func refusal(status string) string { return fmt.Sprintf(`{"error": %q}`, status)
 // this order: run budget (waiting, under ctx, while calls in flight hold
 // the bytes) → strict arguments → secret and personal-data scan of the
 // arguments → tools/call → text and structuredContent only, a structured
-// copy of the text dropped (resultText) → 64 KiB → secret scan of the
-// result → redaction → 8,000 characters → untrusted wrapper. Every call
+// copy of the text dropped (resultText) → 64 KiB → invisible characters
+// removed, escaped ones too, and counted (removeInvisible) → secret scan of
+// the result → redaction → 8,000 characters → untrusted wrapper. Every call
 // is recorded with counts only. A panic inside is an error answer, never
 // the worker's end.
 func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string) {
@@ -409,6 +410,7 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 		_ = res.Commit(len(text)) // keeps the whole reservation
 		return finish(dreview.CallTooLarge, refusal(string(dreview.CallTooLarge)))
 	}
+	text, rec.RemovedCharacters = removeInvisible(text)
 	findings := r.deps.Scanner.Scan(text)
 	if hasSecret(findings) || r.hidesSecret(text) {
 		return finish(dreview.CallBlocked, refusal(string(dreview.CallBlocked)+": the result contained a secret and was dropped"))
@@ -455,39 +457,75 @@ func unescapeJSON(s string) (view string, changed bool) {
 	b.Grow(len(s))
 	b.WriteString(s[:i])
 	for i < len(s) {
-		c := s[i]
-		if c != '\\' || i+1 >= len(s) {
-			b.WriteByte(c)
-			i++
-			continue
-		}
-		if r, ok := simpleEscapes[s[i+1]]; ok {
-			b.WriteByte(r)
-			i += 2
+		if r, n := jsonEscape(s, i); n > 0 {
+			b.WriteRune(r)
+			i += n
 			changed = true
 			continue
 		}
-		r1, ok := hex4(s, i+2)
-		if s[i+1] != 'u' || !ok {
-			b.WriteByte(c)
-			i++
-			continue
-		}
-		i += 6
-		changed = true
-		if utf16.IsSurrogate(r1) {
-			if r2, ok := hex4(s, i+2); ok && i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
-				if dec := utf16.DecodeRune(r1, r2); dec != utf8.RuneError {
-					b.WriteRune(dec)
-					i += 6
-					continue
-				}
-			}
-			r1 = utf8.RuneError
-		}
-		b.WriteRune(r1)
+		b.WriteByte(s[i])
+		i++
 	}
 	return b.String(), changed
+}
+
+// jsonEscape reads the JSON string escape at s[i:]: the character it
+// stands for (a surrogate pair joined, a lone surrogate as U+FFFD) and its
+// length, 0 when s[i:] starts none.
+func jsonEscape(s string, i int) (rune, int) {
+	if i+1 >= len(s) || s[i] != '\\' {
+		return 0, 0
+	}
+	if r, ok := simpleEscapes[s[i+1]]; ok {
+		return rune(r), 2
+	}
+	r1, ok := hex4(s, i+2)
+	if s[i+1] != 'u' || !ok {
+		return 0, 0
+	}
+	if !utf16.IsSurrogate(r1) {
+		return r1, 6
+	}
+	if r2, ok := hex4(s, i+8); ok && s[i+6] == '\\' && s[i+7] == 'u' {
+		if dec := utf16.DecodeRune(r1, r2); dec != utf8.RuneError {
+			return dec, 12
+		}
+	}
+	return utf8.RuneError, 6
+}
+
+// removeInvisible is the result text the model reads (MC3): without the
+// characters [tool.StripInvisible] removes, nor the JSON escapes of such
+// characters (\u200b, \u202e, a tag character as \udb40\udc41, \r),
+// which a model reads decoded; n counts what it removed, an escape as one.
+// The text is built from the left, and whenever it ends with an escape of
+// an invisible character that escape is taken off, so an escape completed
+// by the removal of another ("\u20\u200b0b") goes too. A backslash starts
+// an escape when an even number of backslashes precedes it.
+func removeInvisible(s string) (string, int) {
+	s, n := tool.StripInvisible(s)
+	if strings.IndexByte(s, '\\') < 0 {
+		return s, n
+	}
+	out := make([]byte, 0, len(s))
+	starts := make([]bool, 0, len(s)) // out[i] is a backslash that starts an escape
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		out = append(out, c)
+		starts = append(starts, c == '\\' && (len(starts) == 0 || !starts[len(starts)-1]))
+		for _, w := range [...]int{12, 6, 2} {
+			p := len(out) - w
+			if p < 0 || !starts[p] {
+				continue
+			}
+			if r, m := jsonEscape(string(out[p:]), 0); m == w && tool.Invisible(r) {
+				out, starts = out[:p], starts[:p]
+				n++
+				break
+			}
+		}
+	}
+	return string(out), n
 }
 
 // simpleEscapes are JSON's one-letter escapes and what they stand for.

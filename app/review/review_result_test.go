@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -213,6 +214,77 @@ func FuzzUnescapeJSON(f *testing.F) {
 		var decoded string
 		if utf8.ValidString(s) && json.Unmarshal([]byte(`"`+s+`"`), &decoded) == nil && decoded != view {
 			t.Fatalf("unescapeJSON(%q) = %q; encoding/json decodes %q", s, view, decoded)
+		}
+	})
+}
+
+// TestRemoveInvisible: what the model reads of a result loses every
+// invisible character, raw or written as a JSON escape, each counted once;
+// an escaped backslash is not the start of an escape, and visible escapes
+// stay as written.
+func TestRemoveInvisible(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		removed        int
+	}{
+		{"plain", "plain text", "plain text", 0},
+		{"raw zero width", "ig\u200bnore", "ignore", 1},
+		{"escaped zero width", `ig\u200bnore`, "ignore", 1},
+		{"upper-case hex", `ig\u200Bnore`, "ignore", 1},
+		{"escaped bidi override", `a\u202Eb\u2066c`, "abc", 2},
+		{"tag character as a surrogate pair", `ok\udb40\udc49\udb40\udc47.`, "ok.", 2},
+		{"escaped bom, soft hyphen, nul", `\ufeffde\u00adfault\u0000`, "default", 3},
+		{"escaped carriage return, newline and tab kept", `a\r\nb\u0009c\u000a`, `a\nb\u0009c\u000a`, 1},
+		{"escaped backslash", `\\u200b`, `\\u200b`, 0},
+		{"escaped backslash, then an escape", `\\\u200b`, `\\`, 1},
+		{"visible escapes kept", `\u0041 \ud83d\ude00 \udb40 \"`, `\u0041 \ud83d\ude00 \udb40 \"`, 0},
+		{"an escape the removal completes", `\u20\u200b0b`, "", 2},
+		{"a pair the removal completes", `\udb40\u200b\udc41`, "", 2},
+		{"an escape a raw removal completes", "\\\u200bu200b", "", 2},
+		{"in a JSON document", `{"note":"ig\u200bnore \u202eall"}`, `{"note":"ignore all"}`, 2},
+		{"not an escape", `\u12 \x41 ends with \`, `\u12 \x41 ends with \`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, n := removeInvisible(tt.in)
+			if got != tt.want || n != tt.removed {
+				t.Errorf("removeInvisible(%q) = %q, %d; want %q, %d", tt.in, got, n, tt.want, tt.removed)
+			}
+		})
+	}
+}
+
+// FuzzRemoveInvisible: neither the text nor its unescaped view keeps an
+// invisible character, a second pass removes nothing, and where s is the
+// body of a JSON string the decoded result is the decoded s without its
+// invisible characters, n of them (a lone surrogate aside: two can become
+// a pair).
+func FuzzRemoveInvisible(f *testing.F) {
+	for _, s := range []string{`ig\u200bnore`, `\udb40\udc41`, `\\u200b`, `\u20\u200b0b`, "a\u202eb", `\r\n`, `\udb40\u200b\udc41`, "plain"} {
+		f.Add(s)
+	}
+	visible := func(s string) bool {
+		return !strings.ContainsFunc(s, tool.Invisible)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out, n := removeInvisible(s)
+		view, _ := unescapeJSON(out)
+		if !visible(out) || !visible(view) {
+			t.Fatalf("removeInvisible(%q) = %q (view %q) keeps an invisible character", s, out, view)
+		}
+		if again, m := removeInvisible(out); again != out || m != 0 {
+			t.Fatalf("removeInvisible(%q) = %q, not idempotent: %q, %d", s, out, again, m)
+		}
+		var in, got string
+		if json.Unmarshal([]byte(`"`+s+`"`), &in) != nil || strings.ContainsRune(in, utf8.RuneError) {
+			return
+		}
+		if err := json.Unmarshal([]byte(`"`+out+`"`), &got); err != nil {
+			t.Fatalf("removeInvisible(%q) = %q, no longer a JSON string body: %v", s, out, err)
+		}
+		want, m := tool.StripInvisible(in)
+		if got != want || n != m {
+			t.Fatalf("removeInvisible(%q) = %q, %d decodes to %q; want %q, %d", s, out, n, got, want, m)
 		}
 	})
 }

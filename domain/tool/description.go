@@ -15,19 +15,30 @@ import (
 // capped at [limits.MaxToolDescriptionLen] characters (runes). The function
 // is idempotent, so stored text can be sanitised again on every read.
 func SanitizeDescription(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Map(func(r rune) rune {
-		if invisible(r) {
-			return -1
-		}
-		return r
-	}, s)
+	s, _ = StripInvisible(strings.ToValidUTF8(s, "\uFFFD"))
 	s = strings.TrimSpace(s)
 	if utf8.RuneCountInString(s) > limits.MaxToolDescriptionLen {
 		s = string([]rune(s)[:limits.MaxToolDescriptionLen])
 		s = strings.TrimSpace(s)
 	}
 	return s
+}
+
+// StripInvisible removes every character [Invisible] reports from s and
+// returns how many it removed; invalid UTF-8 bytes become U+FFFD, which is
+// visible. Its result holds no invisible character, so a second call
+// removes nothing. It is the one place both a tool description and a tool
+// result (MC3) lose these characters.
+func StripInvisible(s string) (string, int) {
+	n := 0
+	s = strings.Map(func(r rune) rune {
+		if invisible(r) {
+			n++
+			return -1
+		}
+		return r
+	}, s)
+	return s, n
 }
 
 // invisibleRanges are characters a reader cannot see but a model reads.
@@ -47,13 +58,13 @@ var invisibleRanges = []struct{ lo, hi rune }{
 	{0xE0100, 0xE01EF}, // variation selectors supplement
 }
 
-// Invisible reports whether [SanitizeDescription] removes r: a character
+// Invisible reports whether [StripInvisible] removes r: a character
 // that a reader cannot see (or that reorders what they see) but a model
 // reads. The web interface shows such characters as visible markers in
 // text it did not sanitise, so the admin sees what the server sent.
 func Invisible(r rune) bool { return invisible(r) }
 
-// invisible reports the characters SanitizeDescription removes: those in
+// invisible reports the characters StripInvisible removes: those in
 // invisibleRanges and every other format (Cf) or control (Cc) character
 // except newline and tab, which keep the admin's layout.
 func invisible(r rune) bool {

@@ -15,14 +15,14 @@ import (
 // Servers, Repositories and Reviews to make the rows records point at).
 // Callers always give a record its time.
 func CallLog(t *testing.T, open Open) {
-	t.Run("a record comes back whole, its duration in whole milliseconds", func(t *testing.T) {
+	t.Run("a record comes back whole (the removed characters too), its duration in whole milliseconds", func(t *testing.T) {
 		h := open(t)
 		tenant := h.tenant(t)
 		srv := h.seedServer(t, tenant, "wiki", nil)
 		run := h.seedReview(t, tenant, h.seedRepository(t, tenant, "acme/api"), T0)
 		in := ports.ToolCall{ServerID: srv, ReviewID: run, Tool: "search", Status: "ok",
 			Duration: 1234567 * time.Microsecond, RequestBytes: 12, ResponseBytes: 3456,
-			ArgumentsHash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", CreatedAt: T0}
+			ArgumentsHash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", RemovedCharacters: 37, CreatedAt: T0}
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error { return tx.Calls().Record(ctx, in) })
 		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 			want := in
