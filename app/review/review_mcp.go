@@ -339,12 +339,14 @@ func refusal(status string) string { return fmt.Sprintf(`{"error": %q}`, status)
 
 // Call runs the guarded call pipeline (threat analysis, Execution), in
 // this order: run budget (waiting, under ctx, while calls in flight hold
-// the bytes) → strict arguments → secret and personal-data scan of the
-// arguments → tools/call → text and structuredContent only, a structured
+// the bytes) → strict arguments → no invisible, format or bidi character
+// in them → the egress check (admit: the scanner over the arguments and
+// their decoded views, then the run's taint) → tools/call → text and structuredContent only, a structured
 // copy of the text dropped (resultText) → 64 KiB → invisible characters
 // removed, escaped ones too, and counted (removeInvisible) → secret scan of
-// the result → redaction → 8,000 characters → untrusted wrapper. Every call
-// is recorded with counts only. A panic inside is an error answer, never
+// the result → redaction → 8,000 characters → untrusted wrapper → the
+// text joins the run's taint (see). Every call is recorded with counts
+// only. A panic inside is an error answer, never
 // the worker's end.
 func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string) {
 	r := t.run
