@@ -586,24 +586,15 @@ func hiddenCharacters(values []string) bool {
 }
 
 // admit reports whether a call may be sent (MC5): the scanner finds
-// nothing in the arguments as sent or in any of their decoded views, and
-// the run's taint admits them (no view holds enough of a value the run
-// has seen, alone or with the run's earlier arguments). Arguments that
-// unfold into more views than the check reads are not sent.
+// nothing in the arguments as sent, and the run's taint admits them: the
+// scanner finds nothing in any of their decoded views either, and no view
+// holds enough of a value the run has seen, alone or with the run's
+// earlier arguments (egress.Taint.Check).
 func (r *mcpRun) admit(sent []byte, values []string) bool {
 	if len(r.deps.Scanner.Scan(string(sent))) > 0 {
 		return false
 	}
-	views, err := egress.Views(r.taint.Roots(values))
-	if err != nil {
-		return false
-	}
-	for _, v := range views {
-		if len(r.deps.Scanner.Scan(v)) > 0 {
-			return false
-		}
-	}
-	return r.taint.Admit(values, views)
+	return r.taint.Check(values, func(view string) bool { return len(r.deps.Scanner.Scan(view)) == 0 })
 }
 
 // see adds the secret-like values of a text the model can read to the

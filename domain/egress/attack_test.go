@@ -120,6 +120,21 @@ func lookalike(s string, table map[rune]rune) string {
 var vendorPrefixes = []string{"AKIA", "ghp_", "xoxb-", "sk_live_", "glpat-", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."}
 
 // pieces cuts s into pieces of n characters.
+// withFillers cuts s into runs of the lengths in runs (cycling) and puts
+// the fillers (cycling) between them.
+func withFillers(s string, runs []int, fillers []string) string {
+	var b strings.Builder
+	for i := 0; len(s) > 0; i++ {
+		n := min(runs[i%len(runs)], len(s))
+		b.WriteString(s[:n])
+		s = s[n:]
+		if len(s) > 0 {
+			b.WriteString(fillers[i%len(fillers)])
+		}
+	}
+	return b.String()
+}
+
 func pieces(s string, n int) []string {
 	var out []string
 	for len(s) > n {
@@ -221,6 +236,18 @@ var families = []family{
 	{"separated/zero-width", func(_, v string) [][]string { return one(eachByte(v, "%c", "\u200b")) }},
 	{"interleaved/filler-x", func(_, v string) [][]string { return one(eachByte(v, "%cx", "")) }},
 	{"interleaved/filler-2", func(_, v string) [][]string { return one(eachByte(v, "%cqz", "")) }},
+	// a filler letter after every few characters, in the value's order
+	{"interleaved/filler-every-6", func(_, v string) [][]string { return one(strings.Join(pieces(v, 6), "q")) }},
+	{"interleaved/filler-every-4", func(_, v string) [][]string { return one(strings.Join(pieces(v, 4), "z7")) }},
+	{"interleaved/filler-irregular", func(_, v string) [][]string {
+		return one(withFillers(v, []int{3, 5, 4, 6}, []string{"x", "q9", "kw2"}))
+	}},
+	{"interleaved/filler-every-5-reversed", func(_, v string) [][]string { return one(reverseText(strings.Join(pieces(v, 5), "j"))) }},
+	{"interleaved/filler-every-6-over-calls", func(_, v string) [][]string {
+		p := pieces(v, 6)
+		h := len(p) / 2
+		return calls(strings.Join(p[:h], "q")+"q", strings.Join(p[h:], "q"))
+	}},
 	// look-alikes and case
 	{"lookalike/cyrillic", func(_, v string) [][]string { return one(lookalike(v, cyrillic)) }},
 	{"lookalike/greek", func(_, v string) [][]string { return one(lookalike(v, greek)) }},

@@ -43,8 +43,8 @@ func BenchmarkAdmit(b *testing.B) {
 	args := []string{ordinaryArg()}
 	b.ResetTimer()
 	for b.Loop() {
-		views, err := Views(tk.Roots(args))
-		if err != nil || !tk.Admit(args, views) {
+		views, err := Views(tk.roots(args))
+		if err != nil || !tk.admit(args, views) {
 			b.Fatal("ordinary argument blocked")
 		}
 	}
@@ -61,8 +61,8 @@ func BenchmarkAdmitWorst(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			tk := fullTaint()
 			for b.Loop() {
-				views, err := Views(tk.Roots(c.args))
-				if err == nil && tk.Admit(c.args, views) {
+				views, err := Views(tk.roots(c.args))
+				if err == nil && tk.admit(c.args, views) {
 					b.Fatal("worst case admitted")
 				}
 			}
@@ -85,6 +85,6 @@ func BenchmarkAdmitWorstAdmitOnly(b *testing.B) {
 	args := []string{"x"}
 	b.ResetTimer()
 	for b.Loop() {
-		tk.Admit(args, views)
+		tk.admit(args, views)
 	}
 }

@@ -6,30 +6,45 @@ import (
 	"sync"
 )
 
-// The lengths the check works with, in folded characters (see Fold).
+// The lengths the check works with, in folded characters (see Fold: an
+// alphabet of 33 letters and digits, about 5 bits a character).
 const (
 	// Piece is the shortest run of a value's characters that counts as
-	// sent: 7 folded characters are 36 bits; an ordinary term shares
-	// one with a random value by chance about once in 10^10 position
-	// pairs, so a block needs the attacker, not bad luck. Shorter pieces,
-	// reordered, are the channel that is left (docs/threat-model.md, MC5).
+	// sent: 7 folded characters are about 35 bits; an ordinary term
+	// shares one with a random value by chance about once in 10^10
+	// position pairs, so a block needs the attacker, not bad luck.
 	Piece = 7
 	// Fragment is how many characters of one value the run's arguments
 	// may hold, in counted pieces, before a call is blocked: 10 folded
-	// characters are 51 bits, beyond what an ordinary term of the diff
-	// shares with a secret, and under half the random part of every
-	// planted vendor shape (AWS 16, GitHub 36, Stripe 24, Slack and
-	// GitLab 20 and more). A value shorter than that must be sent whole.
+	// characters are about 50 bits, beyond what an ordinary term of the
+	// diff shares with a secret by chance, and short of the random part
+	// of every planted vendor shape (AWS 16, Slack and GitLab 20 and more,
+	// Stripe 24, GitHub 36). A value shorter than that must be sent whole.
 	Fragment = 10
+	// Link is the shortest run a chain starts with: a run of at least
+	// Link characters of a value, then runs of its next characters (of
+	// at least minFollow, chain.go) with one to MaxFiller other
+	// characters between them in the view (a filler every few
+	// characters), count as one piece once they cover Piece characters.
+	Link = 4
+	// MaxFiller is the widest gap between the runs of a chain.
+	MaxFiller = 3
 	// MinValue is the shortest value kept: shorter ones cannot be told
-	// from the words of ordinary terms.
-	MinValue = 8
+	// from the words of ordinary terms. A value must also hold at least
+	// minDistinct different characters ("aaaaaaaaaa" is no secret).
+	MinValue    = 8
+	minDistinct = 5
 	// MaxValueLen caps the folded length of one kept value (a private
 	// key's body is about 1,600).
 	MaxValueLen = 4096
-	// MaxValues caps the values one run keeps. A run that sees more
+	// MaxValues and MaxTaintBytes cap what one run keeps: the number of
+	// values and their folded characters together. A run that sees more
 	// blocks every call (fail closed).
-	MaxValues = 2048
+	MaxValues     = 2048
+	MaxTaintBytes = 256 << 10
+	// maxPostings caps the places one key is indexed at: a key that many
+	// values share tells nothing apart, and walking it must stay cheap.
+	maxPostings = 64
 	// historyBytes is how much of the run's sent arguments is read again
 	// before each call's, so an encoding split over calls is decoded
 	// whole: base64 of a 40-character key is 56 characters. Plain pieces
@@ -42,12 +57,16 @@ const (
 // Taint is what a review run has seen that must not leave it: the
 // secret-like values of its context and of the tool results it received,
 // and how much of each the run's sent arguments already hold. Safe for
-// concurrent use.
+// concurrent use: Check holds the taint while it decides, so concurrent
+// calls of a run are judged one after the other.
 type Taint struct {
 	mu      sync.Mutex
 	kept    map[string]bool
 	values  []value
-	index   map[uint64][]posting
+	bytes   int
+	index   map[uint64][]posting // Piece-character keys of codes and of deltas
+	links   map[uint32][]posting // Link-character keys of codes
+	linkSet []uint64             // the keys of links, one bit each
 	filter  []uint64
 	history string
 	full    bool
@@ -57,12 +76,13 @@ type Taint struct {
 // arguments already hold, and how many may be held.
 type value struct {
 	folded []byte
+	codes  []byte // codes(folded)
 	sent   []uint64
 	limit  int
 }
 
-// posting is where a piece's key occurs: in which value, at which
-// position of its folded form, read forwards or backwards.
+// posting is where a key occurs: in which value, at which position of its
+// folded form, read forwards or backwards.
 type posting struct {
 	value    int32
 	pos      int32
@@ -71,34 +91,33 @@ type posting struct {
 
 // NewTaint returns an empty taint.
 func NewTaint() *Taint {
-	return &Taint{kept: map[string]bool{}, index: map[uint64][]posting{}, filter: make([]uint64, 1<<filterLog/64)}
+	return &Taint{kept: map[string]bool{}, index: map[uint64][]posting{}, links: map[uint32][]posting{},
+		linkSet: make([]uint64, (linkMask+1)/64), filter: make([]uint64, 1<<filterLog/64)}
 }
 
-// Add keeps values the run has seen (see Collect); values that fold to
-// fewer than MinValue characters are ignored. It returns how many were
-// new.
+// Add keeps values the run has seen (see Collect); a value that folds to
+// fewer than MinValue characters or minDistinct different ones is
+// ignored. It returns how many were new.
 func (t *Taint) Add(values ...string) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	added := 0
 	for _, v := range values {
 		f := Fold(v)
-		if len(f) < MinValue {
-			continue
-		}
 		if len(f) > MaxValueLen {
 			f = f[:MaxValueLen]
 		}
-		if t.kept[string(f)] {
+		if len(f) < MinValue || distinct(f) < minDistinct || t.kept[string(f)] {
 			continue
 		}
-		if len(t.values) == MaxValues {
+		if len(t.values) == MaxValues || t.bytes+len(f) > MaxTaintBytes {
 			t.full = true
 			return added
 		}
 		t.kept[string(f)] = true
+		t.bytes += len(f)
 		id := int32(len(t.values))
-		t.values = append(t.values, value{folded: f, sent: make([]uint64, (len(f)+63)/64), limit: min(Fragment, len(f))})
+		t.values = append(t.values, value{folded: f, codes: codes(f), sent: make([]uint64, (len(f)+63)/64), limit: min(Fragment, len(f))})
 		p := plain(v)
 		if len(p) != len(f) {
 			p = nil // a value with non-ASCII letters: its rotations are not read
@@ -110,9 +129,22 @@ func (t *Taint) Add(values ...string) int {
 	return added
 }
 
-// addPieces indexes the pieces of a value: of its folded form f, and of
-// the deltas of its plain form p (so a rotation of the letters is found in
-// one pass), tagged apart. Both forms have the value's positions.
+func distinct(f []byte) int {
+	var seen [256]bool
+	n := 0
+	for _, c := range f {
+		if !seen[c] {
+			seen[c] = true
+			n++
+		}
+	}
+	return n
+}
+
+// addPieces indexes the keys of a value: the Piece-character keys of its
+// folded form f and of the deltas of its plain form p (so a rotation of
+// the letters is found in one pass), tagged apart, and, forwards only,
+// the Link-character keys of f. Both forms have the value's positions.
 func (t *Taint) addPieces(id int32, f, p []byte, reversed bool) {
 	for _, form := range []struct {
 		syms []byte
@@ -123,10 +155,23 @@ func (t *Taint) addPieces(id int32, f, p []byte, reversed bool) {
 			k = (k<<6 | uint64(sym)) & keyMask
 			if i+1 >= Piece {
 				key := k | form.tag
-				t.index[key] = append(t.index[key], posting{value: id, pos: int32(i + 1 - Piece), reversed: reversed})
+				if len(t.index[key]) < maxPostings {
+					t.index[key] = append(t.index[key], posting{value: id, pos: int32(i + 1 - Piece), reversed: reversed})
+				}
 				h := filterHash(key)
 				t.filter[h/64] |= 1 << (h % 64)
 			}
+		}
+	}
+	if reversed {
+		return
+	}
+	var k uint32
+	for i, c := range codes(f) {
+		k = (k<<6 | uint32(c)) & linkMask
+		if i+1 >= Link && len(t.links[k]) < maxPostings {
+			t.links[k] = append(t.links[k], posting{value: id, pos: int32(i + 1 - Link)})
+			t.linkSet[k/64] |= 1 << (k % 64)
 		}
 	}
 }
@@ -172,7 +217,10 @@ func deltas(c []byte) []byte {
 // deltaTag sets the keys of delta pieces apart from those of codes.
 const deltaTag = 1 << 62
 
-const keyMask = 1<<(6*Piece) - 1
+const (
+	keyMask  = 1<<(6*Piece) - 1
+	linkMask = 1<<(6*Link) - 1
+)
 
 func filterHash(k uint64) uint64 { return (k * 0x9E3779B97F4A7C15) >> (64 - filterLog) }
 
@@ -183,47 +231,63 @@ func (t *Taint) Len() int {
 	return len(t.values)
 }
 
-// Roots are the texts a call's views start from: each string argument,
+// Check decides whether a call whose string arguments are args may be
+// sent, and when it may, counts what it holds for the calls after it. It
+// reads the call as its views (Views of: each argument, all of them
+// joined, and the run's last sent arguments before them); clean says
+// whether a view holds nothing the scanner finds. The call may not be
+// sent when the views are too many, a view is not clean, or the views,
+// folded, hold Fragment characters of a kept value (or the whole of a
+// shorter one) in pieces of at least Piece characters (or chains of
+// runs, see Link), read forwards, backwards, in any letter rotation or
+// every second or third character, counting what the run's earlier calls
+// held. A taint that overflowed admits nothing.
+func (t *Taint) Check(args []string, clean func(view string) bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	views, err := Views(t.roots(args))
+	if err != nil {
+		return false
+	}
+	for _, v := range views {
+		if !clean(v) {
+			return false
+		}
+	}
+	return t.admit(args, views)
+}
+
+// roots are the texts a call's views start from: each string argument,
 // all of them joined (a value split over properties), and the run's sent
-// arguments before them (a value split over calls).
-func (t *Taint) Roots(args []string) []string {
+// arguments before them (an encoding split over calls). t.mu is held.
+func (t *Taint) roots(args []string) []string {
 	joined := strings.Join(args, "")
 	roots := append([]string(nil), args...)
 	if len(args) > 1 {
 		roots = append(roots, joined)
 	}
-	t.mu.Lock()
-	history := t.history
-	t.mu.Unlock()
-	if history != "" {
-		roots = append(roots, history+joined)
+	if t.history != "" {
+		roots = append(roots, t.history+joined)
 	}
 	return roots
 }
 
-// Admit decides whether a call whose arguments are args, read as views
-// (Views of Roots(args)), may be sent. It may not when any view, folded,
-// holds Fragment characters of a kept value (or the whole of a shorter
-// one) in pieces of at least Piece characters, read forwards, backwards,
-// in any of the 25 letter rotations or every second or third character,
-// counting what the run's earlier admitted calls held. An admitted call's
-// pieces count for the calls after it. A taint that overflowed
-// (MaxValues) admits nothing.
-func (t *Taint) Admit(args []string, views []string) bool {
-	folded := make([][]byte, len(views))
-	plains := make([][]byte, len(views))
-	for i, v := range views {
-		folded[i], plains[i] = Fold(v), plain(v)
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+// admit is Check's decision on the views; t.mu is held.
+func (t *Taint) admit(args []string, views []string) bool {
 	if t.full {
 		return false
 	}
 	held := map[int32][]uint64{}
 	if len(t.values) > 0 {
-		for i := range folded {
-			t.scan(folded[i], plains[i], held)
+		s := scanner{t: t, held: held, seen: map[uint64]bool{}}
+		folded := map[string]bool{}
+		for _, v := range views {
+			// views that fold alike (a decoding that changed only
+			// separators) are read once
+			if f, p := Fold(v), plain(v); !folded[string(f)+"\x00"+string(p)] {
+				folded[string(f)+"\x00"+string(p)] = true
+				s.scan(f, p)
+			}
 		}
 	}
 	for id, h := range held {
@@ -248,22 +312,34 @@ func (t *Taint) Admit(args []string, views []string) bool {
 	return true
 }
 
-// scan marks in held the positions of kept values that a view's pieces
-// hold: its folded form f as it is and every second and third character
-// of it (a value interleaved with a filler), and every letter rotation of
-// its plain form p (through the deltas). Reversal is in the index.
-func (t *Taint) scan(f, p []byte, held map[int32][]uint64) {
-	c := codes(f)
-	t.scanStride(c, 0, 1, 0, held)
-	t.scanStride(deltas(codes(p)), 0, 1, deltaTag, held)
-	for step := 2; step <= 3; step++ {
-		for off := 0; off < step; off++ {
-			t.scanStride(c, off, step, 0, held)
-		}
-	}
+// scanner marks, for one call, the positions of kept values its views
+// hold (held); seen are the keys already marked, since a key marks the
+// same positions wherever it stands.
+type scanner struct {
+	t    *Taint
+	held map[int32][]uint64
+	seen map[uint64]bool
 }
 
-func (t *Taint) scanStride(syms []byte, off, step int, tag uint64, held map[int32][]uint64) {
+// scan marks what a view holds: its folded form f as it is, every second
+// and third character of it (a value interleaved with a filler) and its
+// chains of runs (chain.go), forwards and backwards; every letter
+// rotation of its plain form p (through the deltas). Reversal of pieces
+// is in the index.
+func (s *scanner) scan(f, p []byte) {
+	c := codes(f)
+	s.stride(c, 0, 1, 0)
+	s.stride(deltas(codes(p)), 0, 1, deltaTag)
+	for step := 2; step <= 3; step++ {
+		for off := 0; off < step; off++ {
+			s.stride(c, off, step, 0)
+		}
+	}
+	s.chains(c)
+	s.chains(reverseBytes(c))
+}
+
+func (s *scanner) stride(syms []byte, off, step int, tag uint64) {
 	var k uint64
 	n := 0
 	for i := off; i < len(syms); i += step {
@@ -272,23 +348,28 @@ func (t *Taint) scanStride(syms []byte, off, step int, tag uint64, held map[int3
 			continue
 		}
 		key := k | tag
-		if h := filterHash(key); t.filter[h/64]&(1<<(h%64)) == 0 {
+		if h := filterHash(key); s.t.filter[h/64]&(1<<(h%64)) == 0 || s.seen[key] {
 			continue
 		}
-		for _, p := range t.index[key] {
-			v := t.values[p.value]
+		s.seen[key] = true
+		for _, p := range s.t.index[key] {
 			start := int(p.pos)
 			if p.reversed {
-				start = len(v.folded) - int(p.pos) - Piece
+				start = len(s.t.values[p.value].folded) - int(p.pos) - Piece
 			}
-			h := held[p.value]
-			if h == nil {
-				h = make([]uint64, len(v.sent))
-				held[p.value] = h
-			}
-			for j := start; j < start+Piece; j++ {
-				h[j/64] |= 1 << (j % 64)
-			}
+			s.mark(p.value, start, start+Piece)
 		}
+	}
+}
+
+// mark notes that value id's positions from start to end are held.
+func (s *scanner) mark(id int32, start, end int) {
+	h := s.held[id]
+	if h == nil {
+		h = make([]uint64, len(s.t.values[id].sent))
+		s.held[id] = h
+	}
+	for j := start; j < end; j++ {
+		h[j/64] |= 1 << (j % 64)
 	}
 }

@@ -119,7 +119,7 @@ func TestWorstCaseBounded(t *testing.T) {
 	}
 	for name, args := range map[string][]string{"20x500": worstArgs(), "at-caps": worstSmallArgs()} {
 		tk := fullTaint()
-		views, err := Views(tk.Roots(args))
+		views, err := Views(tk.roots(args))
 		withinCaps(t, views, err)
 		size := 0
 		for _, v := range views {
@@ -129,13 +129,13 @@ func TestWorstCaseBounded(t *testing.T) {
 		if name == "at-caps" && (err != nil || len(views) < MaxViews/2 || size < MaxViewBytes/2) {
 			t.Errorf("at-caps: %d views of %d bytes (%v), not near the caps", len(views), size, err)
 		}
-		admitted := err == nil && tk.Admit(args, views)
+		admitted := err == nil && tk.admit(args, views)
 		if admitted {
 			t.Errorf("%s: worst-case arguments carrying a kept value admitted", name)
 		}
 		// Admit returns on the roots alone too (what a caller that
 		// ignored the error would pass).
-		_ = tk.Admit(args, tk.Roots(args))
+		_ = tk.admit(args, tk.roots(args))
 	}
 	// The nesting is real: the secret is three decodings down, and a
 	// run of one such argument is read down to it.
@@ -148,7 +148,7 @@ func TestWorstCaseBounded(t *testing.T) {
 	views, err := Views([]string{arg})
 	if err != nil {
 		t.Logf("single 4000-byte argument: %v", err)
-	} else if single.Admit([]string{arg}, views) {
+	} else if single.admit([]string{arg}, views) {
 		t.Error("nested secret admitted")
 	}
 }
