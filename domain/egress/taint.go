@@ -258,8 +258,9 @@ func (t *Taint) Check(args []string, clean func(view string) bool) bool {
 }
 
 // roots are the texts a call's views start from: each string argument,
-// all of them joined (a value split over properties), and the run's sent
-// arguments before them (an encoding split over calls). t.mu is held.
+// all of them joined (a value split over properties), and the run's last
+// sent arguments before the start of this call's (an encoding split over
+// calls: the junction, historyBytes each side). t.mu is held.
 func (t *Taint) roots(args []string) []string {
 	joined := strings.Join(args, "")
 	roots := append([]string(nil), args...)
@@ -267,7 +268,7 @@ func (t *Taint) roots(args []string) []string {
 		roots = append(roots, joined)
 	}
 	if t.history != "" {
-		roots = append(roots, t.history+joined)
+		roots = append(roots, t.history+joined[:min(len(joined), historyBytes)])
 	}
 	return roots
 }

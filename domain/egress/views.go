@@ -54,9 +54,8 @@ var decoders = []decoder{
 // transforms apply to any root; their result is kept only when one of
 // the first four decoders then applies to it (rot13 of base64, base64 or
 // hex reversed). rot47 needs none: every root is read under it
-// (Views). Rotations,
-// reversal and interleaving of the plain text are read by the matcher
-// (taint.go), not as views.
+// (Views). Rotations, reversal and interleaving of the plain text are
+// read by the matcher (taint.go), not as views.
 var transforms = []decoder{
 	{"rot13", func(s string) (string, bool) { return rotate(s, 13, 'a', 26), true }},
 	{"reverse", func(s string) (string, bool) { return reverse(s), true }},
@@ -123,7 +122,7 @@ func Views(roots []string) ([]string, error) {
 				continue
 			}
 			for _, d := range decoders[:4] {
-				if w, ok := d.decode(v); ok && it.depth+1 < MaxDepth {
+				if w, ok := d.decode(v); ok {
 					if err := add(w, it.depth+2); err != nil {
 						return nil, err
 					}
@@ -159,11 +158,12 @@ var (
 	ascii85Class = newClass("!-u")
 	base85Class  = newClass("A-Z", "a-z", "0-9", ".-:+=^!/*?&<>()[]{}@%$#;_`|~")
 	hexClass     = newClass("0-9", "a-f", "A-F", "xX\\ :,-")
+	hexDigits    = newClass("0-9", "a-f", "A-F")
 )
 
 // decodeRuns replaces each maximal run of bytes of c, at least minLen
-// long, that dec turns into readable text. pad is a byte a run may end
-// with a few of (base64's and base32's "=").
+// long, that dec turns into text (asText). pad is a byte a run may end
+// with up to six of (base64's and base32's "=").
 func decodeRuns(s string, c *class, minLen int, pad byte, dec func(string) ([]byte, bool)) (string, bool) {
 	var b strings.Builder
 	changed := false
@@ -177,11 +177,11 @@ func decodeRuns(s string, c *class, minLen int, pad byte, dec func(string) ([]by
 		for j < len(s) && c[s[j]] {
 			j++
 		}
-		for pad != 0 && j < len(s) && s[j] == pad && j-i < len(s) {
+		for n := 0; pad != 0 && n < 6 && j < len(s) && s[j] == pad; n++ {
 			j++
 		}
 		if j-i >= minLen {
-			if d, ok := dec(s[i:j]); ok && readable(d) {
+			if d, ok := dec(s[i:j]); ok && asText(&d) {
 				b.WriteString(s[last:i])
 				b.Write(d)
 				last = j
@@ -197,33 +197,69 @@ func decodeRuns(s string, c *class, minLen int, pad byte, dec func(string) ([]by
 	return b.String(), true
 }
 
-// readable reports decoded bytes that are text: valid UTF-8 of graphic
-// characters and white space. Random bytes (an ordinary word read as
-// base64) almost never are.
-func readable(b []byte) bool {
-	if len(b) == 0 || !utf8.Valid(b) {
-		return false
+// asText turns decoded bytes into the text they hold, and reports
+// whether they hold text at all: UTF-16 (every other byte zero) is read
+// as its characters, and at most one character in sixteen (at least one)
+// may be other than graphic or white space; those become spaces (a NUL
+// or a stray byte beside a secret does not hide it). Random bytes (an
+// ordinary word read as base64) almost never pass.
+func asText(b *[]byte) bool {
+	d := *b
+	if len(d) >= 4 && len(d)%2 == 0 {
+		for off, zero := range []int{1, 0} { // little-endian, big-endian
+			if zeroesAt(d, zero) {
+				half := make([]byte, len(d)/2)
+				for i := range half {
+					half[i] = d[2*i+off]
+				}
+				d = half
+				break
+			}
+		}
 	}
-	for _, r := range string(b) {
-		if !unicode.IsGraphic(r) && r != '\n' && r != '\t' && r != '\r' {
+	good, all := 0, 0
+	text := []byte(strings.Map(func(r rune) rune {
+		all++
+		if r != utf8.RuneError && (unicode.IsGraphic(r) || r == '\n' || r == '\t' || r == '\r') {
+			good++
+			return r
+		}
+		return ' '
+	}, string(d)))
+	*b = text
+	return all > 0 && all-good <= max(1, all/16)
+}
+
+// zeroesAt reports whether every second byte of d from off on is zero.
+func zeroesAt(d []byte, off int) bool {
+	for i := off; i < len(d); i += 2 {
+		if d[i] != 0 {
 			return false
 		}
 	}
 	return true
 }
 
-// groupsStartIn reports whether every group of n characters of an
-// encoding starts with one of first: the digits that can stand for a
-// first byte of printable ASCII (base64: "I" to "f"; base32: "E" to
-// "P"). An ordinary word almost never passes, so it is not decoded.
-func groupsStartIn(s string, n int, first string) bool {
+// groupsStartIn reports whether at least three quarters of the groups
+// of n characters of an encoding start with one of first: the digits
+// that can stand for a first byte of printable ASCII (base64: "I" to
+// "f"; base32: "E" to "P"). An ordinary word almost never passes, so it
+// is not decoded.
+func groupsStartIn(s string, n int, first *class) bool {
+	good, all := 0, 0
 	for i := 0; i < len(s) && s[i] != '='; i += n {
-		if strings.IndexByte(first, s[i]) < 0 {
-			return false
+		all++
+		if first[s[i]] {
+			good++
 		}
 	}
-	return true
+	return 4*good >= 3*all
 }
+
+var (
+	base64First = newClass("I-Z", "a-f")
+	base32First = newClass("E-P")
+)
 
 var urlSafe = strings.NewReplacer("-", "+", "_", "/")
 
@@ -231,7 +267,7 @@ var urlSafe = strings.NewReplacer("-", "+", "_", "/")
 // run, and the whole text when white space splits one encoding.
 func decodeBase64(s string) (string, bool) {
 	dec := func(tok string) ([]byte, bool) {
-		if !groupsStartIn(tok, 4, "IJKLMNOPQRSTUVWXYZabcdef") {
+		if !groupsStartIn(tok, 4, base64First) {
 			return nil, false
 		}
 		t := urlSafe.Replace(strings.TrimRight(tok, "="))
@@ -247,44 +283,37 @@ func decodeBase64(s string) (string, bool) {
 	return decodeJoined(s, base64Class, dec)
 }
 
-// decodeJoined decodes s with its white space removed, when that is one
-// run of c: an encoding spaced out or broken over lines.
+// decodeJoined decodes s with its separators removed, when it holds
+// nothing but the bytes of c and separators (white space and signs that
+// c does not use): an encoding spaced out, dotted, broken over lines or
+// cut anywhere.
 func decodeJoined(s string, c *class, dec func(string) ([]byte, bool)) (string, bool) {
-	words, first, prev, n := 0, 0, 0, 0
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) && !space(s[i]) {
-			if !c[s[i]] && s[i] != '=' {
-				return s, false
+	var joined []byte
+	parts := 0
+	for i := 0; i < len(s); i++ {
+		switch b := s[i]; {
+		case c[b] || b == '=':
+			if len(joined) == 0 || !c[s[i-1]] && s[i-1] != '=' {
+				parts++
 			}
-			n++
-			continue
+			joined = append(joined, b)
+		case b >= utf8.RuneSelf || asciiFold[b] != 0:
+			return s, false // a letter or digit c does not use: not this encoding
 		}
-		if n == 0 {
-			continue
-		}
-		words++
-		if words == 1 {
-			first = n
-		} else if prev != first {
-			return s, false // every word but the last is as wide as the first
-		}
-		prev, n = n, 0
 	}
-	if words < 2 || prev > first {
+	if parts < 2 || len(joined) < 8 {
 		return s, false
 	}
-	if b, ok := dec(strings.Join(strings.Fields(s), "")); ok && readable(b) {
+	if b, ok := dec(string(joined)); ok && asText(&b) {
 		return string(b), true
 	}
 	return s, false
 }
 
-func space(b byte) bool { return b == ' ' || b == '\n' || b == '\t' || b == '\r' }
-
 // decodeBase32 reads RFC 4648 base32 in either case, padded or not.
 func decodeBase32(s string) (string, bool) {
 	dec := func(tok string) ([]byte, bool) {
-		if !groupsStartIn(strings.ToUpper(tok), 8, "EFGHIJKLMNOP") {
+		if !groupsStartIn(strings.ToUpper(tok), 8, base32First) {
 			return nil, false
 		}
 		b, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(strings.TrimRight(tok, "=")))
@@ -325,7 +354,7 @@ func decodeBase85(s string) (string, bool) {
 			if !textGroups(tok, table) {
 				continue
 			}
-			if b, ok := decode85(tok, table); ok && readable(b) {
+			if b, ok := decode85(tok, table); ok && asText(&b) {
 				return b, true
 			}
 		}
@@ -352,16 +381,19 @@ func base85Table(alphabet string) (t [256]int8) {
 	return t
 }
 
-// textGroups reports whether every five-digit group of s can stand for
-// four bytes of printable ASCII (0x20202020 to 0x7E7E7E7E): its first
-// digit is then 10 to 40. An ordinary word almost never passes.
+// textGroups reports whether at least three quarters of the five-digit
+// groups of s can stand for four bytes of printable ASCII (0x20202020 to
+// 0x7E7E7E7E): their first digit is then 10 to 40. An ordinary word
+// almost never passes.
 func textGroups(s string, table *[256]int8) bool {
+	good, all := 0, 0
 	for i := 0; i+5 <= len(s); i += 5 {
-		if d := table[s[i]]; d < 10 || d > 40 {
-			return false
+		all++
+		if d := table[s[i]]; d >= 10 && d <= 40 {
+			good++
 		}
 	}
-	return true
+	return 4*good >= 3*all
 }
 
 // decode85 decodes big-endian groups of five digits into four bytes; a
@@ -410,15 +442,18 @@ func decodeHex(s string) (string, bool) {
 		b, err := hex.DecodeString(digits)
 		return b, err == nil
 	}
-	return decodeRuns(s, hexClass, 8, 0, func(tok string) ([]byte, bool) {
+	if out, ok := decodeRuns(s, hexClass, 8, 0, func(tok string) ([]byte, bool) {
 		if !hexText(tok) {
 			return nil, false
 		}
-		if b, ok := dec(tok); ok && readable(b) {
+		if b, ok := dec(tok); ok && asText(&b) {
 			return b, true
 		}
 		return hexWords(tok, dec)
-	})
+	}); ok {
+		return out, true
+	}
+	return decodeJoined(s, hexDigits, dec)
 }
 
 // hexText reports a run that can be the hex of text: every printable
@@ -447,7 +482,7 @@ func hexWords(tok string, dec func(string) ([]byte, bool)) ([]byte, bool) {
 		changed bool
 	)
 	flush := func() {
-		if b, ok := dec(strings.Join(pairs, "")); ok && len(pairs) >= 4 && readable(b) {
+		if b, ok := dec(strings.Join(pairs, "")); ok && len(pairs) >= 4 && asText(&b) {
 			out = append(out, string(b))
 			changed = true
 		} else {
@@ -461,7 +496,7 @@ func hexWords(tok string, dec func(string) ([]byte, bool)) ([]byte, bool) {
 			continue
 		}
 		flush()
-		if b, ok := dec(w); ok && readable(b) {
+		if b, ok := dec(w); ok && asText(&b) {
 			w, changed = string(b), true
 		}
 		out = append(out, w)
