@@ -174,6 +174,20 @@ var families = []family{
 	}},
 	{"base64/spaced-4", func(_, v string) [][]string { return one(wrap(b64s(v), 4, " ")) }},
 	{"base64/in-prose", func(_, v string) [][]string { return one("please search the wiki for " + b64s(v) + " thanks") }},
+	{"base64/dotted-every-3", func(_, v string) [][]string { return one(strings.Join(pieces(b64s(v), 3), ".")) }},
+	{"base64/cut-at-6", func(_, v string) [][]string { e := b64s(v); return one(e[:6] + "." + e[6:]) }},
+	{"base64/piped-every-5", func(_, v string) [][]string { return one(strings.Join(pieces(b64s(v), 5), "|")) }},
+	{"base64/with-nul", func(_, v string) [][]string { return one(b64s(v + "\x00")) }},
+	{"base64/after-accent", func(_, v string) [][]string { return one(b64s("é" + v)) }},
+	{"base64/utf16le", func(_, v string) [][]string {
+		var b []byte
+		for i := 0; i < len(v); i++ {
+			b = append(b, v[i], 0)
+		}
+		return one(b64(b))
+	}},
+	{"hex/dotted-every-3", func(_, v string) [][]string { return one(strings.Join(pieces(hex.EncodeToString([]byte(v)), 3), ".")) }},
+	{"hex/with-nul", func(_, v string) [][]string { return one(hex.EncodeToString([]byte(v + "\x00"))) }},
 	// base32
 	{"base32/upper", func(_, v string) [][]string { return one(base32.StdEncoding.EncodeToString([]byte(v))) }},
 	{"base32/lower", func(_, v string) [][]string {

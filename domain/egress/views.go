@@ -242,8 +242,8 @@ func zeroesAt(d []byte, off int) bool {
 
 // groupsStartIn reports whether at least three quarters of the groups
 // of n characters of an encoding start with one of first: the digits
-// that can stand for a first byte of printable ASCII (base64: "I" to
-// "f"; base32: "E" to "P"). An ordinary word almost never passes, so it
+// that can stand for a first byte of printable ASCII or a NUL (base64:
+// "I" to "f" and "A"; base32: "E" to "P" and "A"). An ordinary word almost never passes, so it
 // is not decoded.
 func groupsStartIn(s string, n int, first *class) bool {
 	good, all := 0, 0
@@ -257,8 +257,8 @@ func groupsStartIn(s string, n int, first *class) bool {
 }
 
 var (
-	base64First = newClass("I-Z", "a-f")
-	base32First = newClass("E-P")
+	base64First = newClass("I-Z", "a-f", "A") // "A": a NUL, as in UTF-16
+	base32First = newClass("E-P", "A")
 )
 
 var urlSafe = strings.NewReplacer("-", "+", "_", "/")
