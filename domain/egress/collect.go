@@ -1,30 +1,40 @@
 package egress
 
 import (
-	"bytes"
 	"strings"
+	"unicode"
 )
 
 // Span is the byte range of one scanner finding in a text.
 type Span struct{ Start, End int }
 
-// SecretKeys are the key names whose assigned values are kept although no
-// scanner rule recognises them: the keywords of the scanner's
-// generic-api-key rule (adapters/secrets checks that each is here) and a
-// few spellings of passwords and connection strings.
-var SecretKeys = []string{
-	"access", "api", "auth", "credential", "creds", "key", "passwd", "password", "secret", "token",
-	"pass", "pwd", "dsn", "private", "session", "cookie", "signature",
-}
+// The words of key names whose assigned values are kept although no
+// scanner rule recognises them. A key is read as its words (snake_case,
+// kebab-case, dotted and camelCase split: "dbPassword" is "db",
+// "password"); it names a secret when a word is one of strongKeys or ends
+// with one of five letters or more ("accesstoken"), or when it has the
+// word "key" next to one of keyQualifiers anywhere in it ("api_key",
+// "AWS_ACCESS_KEY_ID", "privateKey"), or a word that is a qualifier
+// followed by "key" ("apikey"). So "author", "cacheKey", "primaryKey",
+// "keyId" and a ticket's "key" name none.
+var (
+	strongKeys    = []string{"password", "passwd", "pass", "pwd", "secret", "secrets", "token", "tokens", "credential", "credentials", "creds", "auth", "dsn", "cookie"}
+	keyQualifiers = []string{"api", "access", "secret", "private", "client", "signing", "master", "encryption", "app", "deploy", "ssh", "license", "webhook"}
+)
+
+// SecretKeys are all the words secretKey reads: the scanner's
+// generic-api-key keywords among them (adapters/secrets checks that each
+// is here).
+var SecretKeys = append(append([]string{"key"}, strongKeys...), keyQualifiers...)
 
 // placeholders are words that make a value a placeholder, whatever
 // surrounds them.
 var placeholders = []string{"changeme", "example", "placeholder", "redacted", "xxxxxx", "your_", "your-", "dummy", "******"}
 
-// Collect returns the secret-like values of text: the text of each
-// finding, and each value assigned to a key that names one of SecretKeys
-// (with =, :, := or =>, as in code, YAML, JSON and .env files, quoted or
-// not) that is not a reference or a placeholder.
+// Collect returns the secret-like values of text: the secret part of
+// each finding, and each value assigned to a key that names a secret
+// (secretKey; with =, :, := or =>, as in code, YAML, JSON and .env files,
+// quoted or not) that is not a reference or a placeholder.
 func Collect(text string, findings []Span) []string {
 	var out []string
 	for _, f := range findings {
@@ -44,16 +54,18 @@ func Collect(text string, findings []Span) []string {
 	return out
 }
 
-// secretPart is a finding without what is not secret in it, so that
-// naming its kind or reading its plain parts is no fragment of the value:
-// a private key's armor lines ("-----BEGIN RSA PRIVATE KEY-----"), a
-// URL's scheme and host (a webhook's "https://hooks.slack.com"), a JWT's
-// header and claims (base64 of readable JSON).
+// secretPart is a value without what is not secret in it, so that naming
+// its kind or reading its plain parts is no fragment of it: a JWT's
+// header and claims (base64 of readable JSON), a private key's armor
+// ("-----BEGIN RSA PRIVATE KEY-----", with its line breaks written as
+// "\n" too), a URL's scheme and host (a webhook's "https://hooks.slack.com";
+// the user and password and the path are kept).
 func secretPart(v string) string {
 	if parts := strings.Split(v, "."); len(parts) == 3 && strings.HasPrefix(v, "eyJ") {
-		return parts[2] // a JWT's header and claims are readable base64; its signature is the secret
+		return parts[2]
 	}
-	if strings.HasPrefix(v, "-----") {
+	if strings.Contains(v, "-----") {
+		v = strings.NewReplacer(`\n`, "\n", `\r`, "\n").Replace(v)
 		var lines []string
 		for _, l := range strings.Split(v, "\n") {
 			if !strings.HasPrefix(strings.TrimSpace(l), "-----") {
@@ -63,16 +75,24 @@ func secretPart(v string) string {
 		v = strings.Join(lines, "\n")
 	}
 	if i := strings.Index(v, "://"); i >= 0 {
-		if j := strings.IndexByte(v[i+3:], '/'); j >= 0 {
-			v = v[i+3+j:]
+		rest := v[i+3:]
+		user, path := "", ""
+		if at := strings.LastIndexByte(strings.SplitN(rest, "/", 2)[0], '@'); at >= 0 {
+			user, rest = rest[:at], rest[at+1:]
 		}
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			path = rest[j:]
+		}
+		v = user + path
 	}
 	return v
 }
 
 // assigned reads the assignment whose operator starts at text[op]: the
 // value, where it ends, and whether the key names a secret and the value
-// is secret-like.
+// is secret-like. A quoted value runs to its closing quote (spaces and
+// signs included), an unquoted one to white space or a sign that ends
+// values in code.
 func assigned(text string, op int) (string, int, bool) {
 	k := op
 	for k > 0 && (text[k-1] == ' ' || text[k-1] == '\t') {
@@ -95,15 +115,20 @@ func assigned(text string, op int) (string, int, bool) {
 	for v < len(text) && (text[v] == ' ' || text[v] == '\t') {
 		v++
 	}
+	var quote byte
 	if v < len(text) && (text[v] == '"' || text[v] == '\'' || text[v] == '`') {
+		quote = text[v]
 		v++
 	}
 	end := v
-	for end < len(text) && end-v <= 256 && !valueStop[text[end]] {
+	for end < len(text) && end-v <= 256 && (quote == 0 && !valueStop[text[end]] || quote != 0 && text[end] != quote && text[end] != '\n') {
 		end++
 	}
-	value := strings.TrimRight(text[v:end], ".:")
-	if end-v > 256 || end < len(text) && text[end] == '(' || !secretLike(value) {
+	value := text[v:end]
+	if quote == 0 {
+		value = strings.TrimRight(value, ".:")
+	}
+	if end-v > 256 || quote == 0 && end < len(text) && text[end] == '(' || !secretLike(value) {
 		return "", 0, false
 	}
 	return value, end, true
@@ -113,36 +138,53 @@ func keyByte(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_' || b == '.' || b == '-'
 }
 
-// secretKey reports a key that holds one of SecretKeys, in any case.
+// secretKey reports a key that names a secret (see strongKeys).
 func secretKey(key string) bool {
-	if len(key) < 3 {
-		return false
-	}
-	var buf [64]byte
-	lower := buf[:len(key)]
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
+	hasKey, qualified := false, false
+	for _, w := range keyWords(key) {
+		for _, s := range strongKeys {
+			if w == s || len(s) >= 5 && strings.HasSuffix(w, s) {
+				return true
+			}
 		}
-		lower[i] = c
-	}
-	for _, k := range secretKeyBytes {
-		if bytes.Contains(lower, k) {
-			return true
+		for _, q := range keyQualifiers {
+			if w == q+"key" || w == q+"keys" {
+				return true
+			}
+			qualified = qualified || w == q
 		}
+		hasKey = hasKey || w == "key" || w == "keys"
 	}
-	return false
+	return hasKey && qualified
 }
 
-var secretKeyBytes = func() (out [][]byte) {
-	for _, k := range SecretKeys {
-		out = append(out, []byte(k))
+// keyWords splits a key name into its lower-case words: at "_", "-" and
+// ".", and where camelCase starts a word ("dbPassword", "APIKey").
+func keyWords(key string) []string {
+	var words []string
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			words = append(words, strings.ToLower(key[start:end]))
+		}
+		start = end
 	}
-	return out
-}()
+	for i := 0; i < len(key); i++ {
+		c := rune(key[i])
+		switch {
+		case c == '_' || c == '-' || c == '.':
+			flush(i)
+			start = i + 1
+		case i > start && unicode.IsUpper(c) && (unicode.IsLower(rune(key[i-1])) || unicode.IsDigit(rune(key[i-1])) ||
+			i+1 < len(key) && unicode.IsLower(rune(key[i+1])) && unicode.IsUpper(rune(key[i-1]))):
+			flush(i)
+		}
+	}
+	flush(len(key))
+	return words
+}
 
-// valueStop ends an unquoted or quoted value.
+// valueStop ends an unquoted value.
 var valueStop = func() (t [256]bool) {
 	for _, c := range []byte(" \t\r\n\"'`,;<>(){}[]") {
 		t[c] = true
