@@ -344,8 +344,8 @@ func refusal(status string) string { return fmt.Sprintf(`{"error": %q}`, status)
 // their decoded views, then the run's taint) → tools/call → text and structuredContent only, a structured
 // copy of the text dropped (resultText) → 64 KiB → invisible characters
 // removed, escaped ones too, and counted (removeInvisible) → secret scan of
-// the result → redaction → 8,000 characters → untrusted wrapper → the
-// text joins the run's taint (see). Every call is recorded with counts
+// the result → redaction → 8,000 characters → untrusted wrapper → what
+// the text assigns to secret-named keys joins the run's taint. Every call is recorded with counts
 // only. A panic inside is an error answer, never
 // the worker's end.
 func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string) {
@@ -427,7 +427,9 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 	if err != nil {
 		return finish(dreview.CallError, refusal(string(dreview.CallError)))
 	}
-	r.see(text)
+	// The scan found no secret here (else the result was dropped): what
+	// the model reads can still assign one the scanner does not know.
+	r.taint.Add(egress.Collect(text, nil)...)
 	_ = res.Commit(rec.ResponseBytes)
 	if out.IsError {
 		return finish(dreview.CallError, wrapped)
@@ -506,7 +508,7 @@ func jsonEscape(s string, i int) (rune, int) {
 // an escape when an even number of backslashes precedes it.
 func removeInvisible(s string) (string, int) {
 	s, n := tool.StripInvisible(s)
-	if strings.IndexByte(s, '\\') < 0 {
+	if !mayEscapeInvisible(s) {
 		return s, n
 	}
 	out := make([]byte, 0, len(s))
@@ -528,6 +530,22 @@ func removeInvisible(s string) (string, int) {
 		}
 	}
 	return string(out), n
+}
+
+// mayEscapeInvisible reports a backslash before u, b, f or r: the only
+// JSON escapes that can stand for an invisible character.
+func mayEscapeInvisible(s string) bool {
+	for i := strings.IndexByte(s, '\\'); i >= 0 && i+1 < len(s); {
+		if strings.IndexByte("ubfr", s[i+1]) >= 0 {
+			return true
+		}
+		j := strings.IndexByte(s[i+2:], '\\')
+		if j < 0 {
+			return false
+		}
+		i += 2 + j
+	}
+	return false
 }
 
 // simpleEscapes are JSON's one-letter escapes and what they stand for.

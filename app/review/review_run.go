@@ -75,7 +75,7 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 		return fmt.Errorf("start review: %w", err)
 	}
 
-	mcp := &mcpRun{deps: h.d, tenantID: tenantID, reviewID: reviewID, taint: egress.NewTaint()}
+	mcp := &mcpRun{deps: h.d, tenantID: tenantID, reviewID: reviewID}
 	defer mcp.close()
 	tools := h.mcpContext(ctx, mcp, runRef{ID: run.ID(), RepositoryID: run.RepositoryID(), Request: run.Request()})
 	// Every model request goes through the debug prompt log, which keeps
@@ -174,6 +174,7 @@ func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run runRef) 
 	if mcp.wrapper, err = untrusted.NewWrapper(h.d.Rand); err != nil {
 		return skip("no randomness for the untrusted wrapper", err)
 	}
+	mcp.taint = egress.NewTaint()
 	mcp.seeRequest(run.Request)
 	return mcp.openTools(ctx, mcp.loadServers(ctx, eff.Servers()))
 }

@@ -23,7 +23,7 @@ func (s *scanner) chains(c []byte) {
 		k = (k<<6 | uint32(x)) & linkMask
 		next = next[:0]
 		carried = append(carried[:0], make([]bool, len(live))...)
-		if i+1 >= Link && s.t.linkSet[k/64]&(1<<(k%64)) != 0 {
+		if h := filterHash(uint64(k) | linkTag); i+1 >= Link && s.t.filter[h/64]&(1<<(h%64)) != 0 {
 			for _, p := range s.t.links[k] {
 				q := int(p.pos)
 				if j := continued(live, p); j >= 0 {

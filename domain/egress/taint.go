@@ -66,8 +66,7 @@ type Taint struct {
 	bytes   int
 	index   map[uint64][]posting // Piece-character keys of codes and of deltas
 	links   map[uint32][]posting // Link-character keys of codes
-	linkSet []uint64             // the keys of links, one bit each
-	filter  []uint64
+	filter  []uint64             // a bit for each key of both, hashed
 	history string
 	full    bool
 }
@@ -92,7 +91,7 @@ type posting struct {
 // NewTaint returns an empty taint.
 func NewTaint() *Taint {
 	return &Taint{kept: map[string]bool{}, index: map[uint64][]posting{}, links: map[uint32][]posting{},
-		linkSet: make([]uint64, (linkMask+1)/64), filter: make([]uint64, 1<<filterLog/64)}
+		filter: make([]uint64, 1<<filterLog/64)}
 }
 
 // Add keeps values the run has seen (see Collect); a value that folds to
@@ -171,7 +170,8 @@ func (t *Taint) addPieces(id int32, f, p []byte, reversed bool) {
 		k = (k<<6 | uint32(c)) & linkMask
 		if i+1 >= Link && len(t.links[k]) < maxPostings {
 			t.links[k] = append(t.links[k], posting{value: id, pos: int32(i + 1 - Link)})
-			t.linkSet[k/64] |= 1 << (k % 64)
+			h := filterHash(uint64(k) | linkTag)
+			t.filter[h/64] |= 1 << (h % 64)
 		}
 	}
 }
@@ -214,8 +214,12 @@ func deltas(c []byte) []byte {
 	return out
 }
 
-// deltaTag sets the keys of delta pieces apart from those of codes.
-const deltaTag = 1 << 62
+// deltaTag and linkTag set the keys of delta pieces and of links apart
+// from those of codes in the filter.
+const (
+	deltaTag = 1 << 62
+	linkTag  = 1 << 61
+)
 
 const (
 	keyMask  = 1<<(6*Piece) - 1

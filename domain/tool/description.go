@@ -30,6 +30,9 @@ func SanitizeDescription(s string) string {
 // removes nothing. It is the one place both a tool description and a tool
 // result (MC3) lose these characters.
 func StripInvisible(s string) (string, int) {
+	if !needsStrip(s) {
+		return s, 0 // nothing to remove or replace: no copy
+	}
 	n := 0
 	s = strings.Map(func(r rune) rune {
 		if invisible(r) {
@@ -40,6 +43,34 @@ func StripInvisible(s string) (string, int) {
 	}, s)
 	return s, n
 }
+
+// needsStrip reports whether s holds an invisible character or invalid
+// UTF-8, reading ASCII a byte at a time.
+func needsStrip(s string) bool {
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiInvisible[c] {
+				return true
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 || invisible(r) {
+			return true
+		}
+		i += n
+	}
+	return false
+}
+
+// asciiInvisible is invisible for each ASCII character.
+var asciiInvisible = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = invisible(rune(c))
+	}
+	return t
+}()
 
 // invisibleRanges are characters a reader cannot see but a model reads.
 var invisibleRanges = []struct{ lo, hi rune }{
@@ -68,8 +99,8 @@ func Invisible(r rune) bool { return invisible(r) }
 // invisibleRanges and every other format (Cf) or control (Cc) character
 // except newline and tab, which keep the admin's layout.
 func invisible(r rune) bool {
-	if r == '\n' || r == '\t' {
-		return false
+	if r < 0x80 { // ASCII: the controls but newline and tab
+		return (r < 0x20 || r == 0x7f) && r != '\n' && r != '\t'
 	}
 	for _, rg := range invisibleRanges {
 		if r >= rg.lo && r <= rg.hi {
