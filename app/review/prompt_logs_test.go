@@ -189,6 +189,9 @@ func TestPromptLogsAreReadOnlyForReviewsOfTheTenantAndUntilTheyExpire(t *testing
 
 // flipScanner turns the tenant's setting off the first time it scans,
 // that is after the recorder found the setting on and before it writes.
+// flipScanner turns the setting off when it first redacts a model
+// request (the finder's prompt), not when the run reads its own request
+// for the egress taint.
 type flipScanner struct {
 	regexScanner
 	once sync.Once
@@ -196,7 +199,9 @@ type flipScanner struct {
 }
 
 func (f *flipScanner) Scan(s string) []ports.SecretFinding {
-	f.once.Do(f.off)
+	if strings.HasPrefix(s, review.FinderPrompt(true)) {
+		f.once.Do(f.off)
+	}
 	return f.regexScanner.Scan(s)
 }
 

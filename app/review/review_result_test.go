@@ -236,6 +236,7 @@ func TestRemoveInvisible(t *testing.T) {
 		{"escaped bom, soft hyphen, nul", `\ufeffde\u00adfault\u0000`, "default", 3},
 		{"escaped carriage return, newline and tab kept", `a\r\nb\u0009c\u000a`, `a\nb\u0009c\u000a`, 1},
 		{"only one-letter escapes", `x\byz\f`, "xyz", 2},
+		{"escaped backslash beside an escape", `\\u200b \u0041`, `\\u200b \u0041`, 0},
 		{"escaped backslash", `\\u200b`, `\\u200b`, 0},
 		{"escaped backslash, then an escape", `\\\u200b`, `\\`, 1},
 		{"visible escapes kept", `\u0041 \ud83d\ude00 \udb40 \"`, `\u0041 \ud83d\ude00 \udb40 \"`, 0},
