@@ -115,7 +115,7 @@ func Views(roots []string) ([]string, error) {
 		}
 		for _, t := range transforms {
 			if it.depth > 0 {
-				break // under a transform, only what a root holds
+				break // transforms apply to the roots only
 			}
 			v, _ := t.decode(it.text)
 			if seen[v] {
