@@ -48,6 +48,10 @@ func StripInvisible(s string) (string, int) {
 // UTF-8, reading ASCII a byte at a time.
 func needsStrip(s string) bool {
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plainWord(s[i:i+8]) {
+			i += 8 // eight printable ASCII characters, the common case
+			continue
+		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if asciiInvisible[c] {
 				return true
@@ -62,6 +66,21 @@ func needsStrip(s string) bool {
 		i += n
 	}
 	return false
+}
+
+// plainWord reports eight bytes of printable ASCII (0x20 to 0x7E), read
+// as one word: no high bit set, no byte below 0x20, no byte 0x7F.
+func plainWord(w string) bool {
+	x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	if x&hi != 0 {
+		return false
+	}
+	below := (x - 0x20*lo) &^ x & hi // a byte below 0x20
+	y := x ^ 0x7f*lo
+	del := (y - lo) &^ y & hi // a byte equal to 0x7F
+	return below == 0 && del == 0
 }
 
 // asciiInvisible is invisible for each ASCII character.
