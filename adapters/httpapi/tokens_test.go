@@ -89,6 +89,7 @@ func TestTokenRoutes(t *testing.T) {
 		{"POST", "/v1/tokens", `{"permissions": ["repo:manage"], "label": "a\u0000b"}`, "validation_failed"},
 		{"POST", "/v1/tokens", `{"permissions": ["repo:manage"], "token": "mine"}`, "bad_json"},
 		{"POST", "/v1/tokens", `{"permissions": ["repo:manage"], "expiresIn": 0}`, "validation_failed"},
+		{"POST", "/v1/tokens", `{"permissions": ["repo:manage"], "expiresIn": "0d"}`, "validation_failed"},
 		{"POST", "/v1/tokens", `{"permissions": ["repo:manage"], "expiresIn": -60}`, "validation_failed"},
 		{"POST", "/v1/tokens", `{"permissions": ["repo:manage"], "expiresIn": 1.5}`, "bad_json"},
 		{"POST", "/v1/tokens", `{"permissions": ["repo:manage"], "expiresIn": true}`, "bad_json"},

@@ -55,7 +55,8 @@ func checkLabel(label string) error {
 }
 
 // ParseLifetime reads an expiry such as "90d", "720h" or "30m" (Go's
-// durations, plus whole days as "Nd"); "" is none.
+// durations, plus whole days as "Nd"); "" is none. Zero or less ("0d",
+// "0s", "-1h") is validation_failed: only an absent expiry means never.
 func ParseLifetime(s string) (time.Duration, error) {
 	bad := &app.Error{Code: app.CodeValidationFailed, Message: "expiresIn must be a duration such as 90d, 720h or 30m",
 		Fields: map[string]string{"expiresIn": "must be a duration such as 90d, 720h or 30m"}}
@@ -72,6 +73,9 @@ func ParseLifetime(s string) (time.Duration, error) {
 				return 0, bad
 			}
 			n = n*10 + int(c-'0')
+		}
+		if n == 0 {
+			return 0, bad // "0d" is no lifetime, not "never"
 		}
 		return time.Duration(n) * 24 * time.Hour, nil
 	}

@@ -162,7 +162,7 @@ func TestParseLifetime(t *testing.T) {
 			t.Errorf("ParseLifetime(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"d", "-1d", "1.5d", "90 d", "-1h", "0s", "forever", "999999d", "1w"} {
+	for _, bad := range []string{"d", "0d", "00d", "0h", "0m", "-1d", "1.5d", "90 d", "-1h", "0s", "forever", "999999d", "1w"} {
 		if _, err := accounts.ParseLifetime(bad); restCode(err) != app.CodeValidationFailed {
 			t.Errorf("ParseLifetime(%q) = %v, want validation_failed", bad, err)
 		}
