@@ -90,10 +90,21 @@ func secretPart(v string) string {
 
 // assigned reads the assignment whose operator starts at text[op]: the
 // value, where it ends, and whether the key names a secret and the value
-// is secret-like. A quoted value runs to its closing quote (spaces and
-// signs included), an unquoted one to white space or a sign that ends
-// values in code.
+// is secret-like.
 func assigned(text string, op int) (string, int, bool) {
+	if !secretKey(keyBefore(text, op)) {
+		return "", 0, false
+	}
+	value, end, ok := valueAfter(text, op)
+	if !ok || !secretLike(value) {
+		return "", 0, false
+	}
+	return value, end, true
+}
+
+// keyBefore is the key an assignment operator at text[op] assigns to: at
+// most 64 key characters, before blanks and a closing quote.
+func keyBefore(text string, op int) string {
 	k := op
 	for k > 0 && (text[k-1] == ' ' || text[k-1] == '\t') {
 		k--
@@ -105,33 +116,54 @@ func assigned(text string, op int) (string, int, bool) {
 	for k > 0 && keyEnd-k < 64 && keyByte(text[k-1]) {
 		k--
 	}
-	if !secretKey(text[k:keyEnd]) {
-		return "", 0, false
-	}
-	v := op + 1
+	return text[k:keyEnd]
+}
+
+// valueStart is where the value of an assignment operator at text[op]
+// starts, past the operator's second character, blanks and an opening
+// quote, and that quote (0 for none).
+func valueStart(text string, op int) (v int, quote byte) {
+	v = op + 1
 	if v < len(text) && (text[op] == ':' && text[v] == '=' || text[op] == '=' && text[v] == '>') {
 		v++
 	}
 	for v < len(text) && (text[v] == ' ' || text[v] == '\t') {
 		v++
 	}
-	var quote byte
 	if v < len(text) && (text[v] == '"' || text[v] == '\'' || text[v] == '`') {
 		quote = text[v]
 		v++
 	}
-	end := v
-	for end < len(text) && end-v <= 256 && (quote == 0 && !valueStop[text[end]] || quote != 0 && text[end] != quote && text[end] != '\n') {
+	return v, quote
+}
+
+// valueAfter is the value an assignment operator at text[op] (=, :, :=
+// or =>) assigns, and where it ends. A quoted value runs to its closing
+// quote (spaces and signs included), an unquoted one to white space or a
+// sign that ends values in code; ok is false for one over 256 bytes and
+// for a call ("getToken()").
+func valueAfter(text string, op int) (value string, end int, ok bool) {
+	v, quote := valueStart(text, op)
+	ends := func(c byte) bool {
+		if quote == 0 {
+			return valueStop[c]
+		}
+		return c == quote || c == '\n'
+	}
+	end = v
+	for end < len(text) && end-v <= 256 && !ends(text[end]) {
 		end++
 	}
-	value := text[v:end]
-	if quote == 0 {
-		value = strings.TrimRight(value, ".:")
-	}
-	if end-v > 256 || quote == 0 && end < len(text) && text[end] == '(' || !secretLike(value) {
+	if end-v > 256 {
 		return "", 0, false
 	}
-	return value, end, true
+	if quote != 0 {
+		return text[v:end], end, true
+	}
+	if end < len(text) && text[end] == '(' {
+		return "", 0, false
+	}
+	return strings.TrimRight(text[v:end], ".:"), end, true
 }
 
 func keyByte(b byte) bool {
@@ -192,14 +224,9 @@ var valueStop = func() (t [256]bool) {
 	return t
 }()
 
-// secretLike reports a value that can hold a secret: not a variable or
-// template ($X, %X%, {{x}}, <x>, @x, #x, &x, *x), not a name or path of
-// letters alone (a reference such as process.env.TOKEN), not a number,
-// version or time, not a placeholder.
-func secretLike(v string) bool {
-	if len(v) < MinValue || strings.IndexByte("$%{<@#&*", v[0]) >= 0 {
-		return false
-	}
+// nameOrNumber reports a value of letters and separators alone (a name
+// or path) or of digits and separators alone (a number, version or time).
+func nameOrNumber(v string) bool {
 	name, number := true, true
 	for i := 0; i < len(v); i++ {
 		c := v[i]
@@ -209,7 +236,18 @@ func secretLike(v string) bool {
 		name = name && (letter || sep)
 		number = number && (digit || c == '.' || c == ':' || c == '-')
 	}
-	if name || number {
+	return name || number
+}
+
+// secretLike reports a value that can hold a secret: not a variable or
+// template ($X, %X%, {{x}}, <x>, @x, #x, &x, *x), not a name or path of
+// letters alone (a reference such as process.env.TOKEN), not a number,
+// version or time, not a placeholder.
+func secretLike(v string) bool {
+	if len(v) < MinValue || strings.IndexByte("$%{<@#&*", v[0]) >= 0 {
+		return false
+	}
+	if nameOrNumber(v) {
 		return false
 	}
 	lower := strings.ToLower(v)

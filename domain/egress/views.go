@@ -611,33 +611,41 @@ func escapeAt(s string) (rune, int) {
 	if r, ok := simpleEscapes[s[0]]; ok {
 		return rune(r), 1
 	}
-	num := func(digits string, base int) (rune, bool) {
-		v, err := strconv.ParseUint(digits, base, 32)
-		return rune(v), err == nil && v <= unicode.MaxRune
-	}
 	switch {
 	case s[0] == 'u' && len(s) > 2 && s[1] == '{':
 		if end := strings.IndexByte(s, '}'); end > 2 && end <= 8 {
-			if r, ok := num(s[2:end], 16); ok {
+			if r, ok := escapeNum(s[2:end], 16); ok {
 				return r, end + 1
 			}
 		}
 	case s[0] == 'u' && len(s) >= 5:
-		if r, ok := num(s[1:5], 16); ok {
+		if r, ok := escapeNum(s[1:5], 16); ok {
 			return r, 5
 		}
 	case s[0] == 'x' && len(s) >= 3:
-		if r, ok := num(s[1:3], 16); ok {
+		if r, ok := escapeNum(s[1:3], 16); ok {
 			return r, 3
 		}
 	case s[0] >= '0' && s[0] <= '7':
-		n := 1
-		for n < 3 && n < len(s) && s[n] >= '0' && s[n] <= '7' {
-			n++
-		}
-		if r, ok := num(s[:n], 8); ok && r < 256 {
-			return r, n
-		}
+		return octalEscape(s)
+	}
+	return 0, 0
+}
+
+// escapeNum reads an escape's digits in base: a character, if it is one.
+func escapeNum(digits string, base int) (rune, bool) {
+	v, err := strconv.ParseUint(digits, base, 32)
+	return rune(v), err == nil && v <= unicode.MaxRune
+}
+
+// octalEscape reads one to three octal digits standing for a byte.
+func octalEscape(s string) (rune, int) {
+	n := 1
+	for n < 3 && n < len(s) && s[n] >= '0' && s[n] <= '7' {
+		n++
+	}
+	if r, ok := escapeNum(s[:n], 8); ok && r < 256 {
+		return r, n
 	}
 	return 0, 0
 }
