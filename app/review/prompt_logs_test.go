@@ -187,11 +187,10 @@ func TestPromptLogsAreReadOnlyForReviewsOfTheTenantAndUntilTheyExpire(t *testing
 	}
 }
 
-// flipScanner turns the tenant's setting off the first time it scans,
-// that is after the recorder found the setting on and before it writes.
-// flipScanner turns the setting off when it first redacts a model
-// request (the finder's prompt), not when the run reads its own request
-// for the egress taint.
+// flipScanner turns the tenant's setting off when it first redacts a
+// model request (the finder's prompt), that is after the recorder found
+// the setting on and before it writes; the run's scans of its own request
+// (for the egress taint) leave it on.
 type flipScanner struct {
 	regexScanner
 	once sync.Once

@@ -341,13 +341,13 @@ func refusal(status string) string { return fmt.Sprintf(`{"error": %q}`, status)
 // this order: run budget (waiting, under ctx, while calls in flight hold
 // the bytes) → strict arguments → no invisible, format or bidi character
 // in them → the egress check (admit: the scanner over the arguments and
-// their decoded views, then the run's taint) → tools/call → text and structuredContent only, a structured
-// copy of the text dropped (resultText) → 64 KiB → invisible characters
-// removed, escaped ones too, and counted (removeInvisible) → secret scan of
-// the result → redaction → 8,000 characters → untrusted wrapper → what
-// the text assigns to secret-named keys joins the run's taint. Every call is recorded with counts
-// only. A panic inside is an error answer, never
-// the worker's end.
+// their decoded views, then the run's taint) → tools/call → text and
+// structuredContent only, a structured copy of the text dropped
+// (resultText) → 64 KiB → invisible characters removed, escaped ones too,
+// and counted (removeInvisible) → secret scan of the result → redaction →
+// 8,000 characters → untrusted wrapper → what the text assigns to
+// secret-named keys joins the run's taint. Every call is recorded with
+// counts only. A panic inside is an error answer, never the worker's end.
 func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string) {
 	r := t.run
 	start := r.deps.Clock.Now()

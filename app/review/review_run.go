@@ -77,11 +77,11 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 
 	mcp := &mcpRun{deps: h.d, tenantID: tenantID, reviewID: reviewID}
 	defer mcp.close()
-	tools := h.mcpContext(ctx, mcp, runRef{ID: run.ID(), RepositoryID: run.RepositoryID(), Request: run.Request()})
+	req := run.Request()
+	tools := h.mcpContext(ctx, mcp, runRef{ID: run.ID(), RepositoryID: run.RepositoryID(), Request: req})
 	// Every model request goes through the debug prompt log, which keeps
 	// it only while the tenant's setting is on.
 	model := newPromptRecorder(h.d, tenantID, reviewID)
-	req := run.Request()
 	out, err := (&Pipeline{Model: model}).Run(ctx, ReviewPipelineInput{
 		Title: req.Title, Description: req.Description, Diff: req.Diff, Files: req.Files, ExternalTools: tools,
 	})
