@@ -14,11 +14,12 @@ type DiscoveryRoutes struct {
 	discover *registry.DiscoverServerHandler
 	save     *registry.SaveToolsHandler
 	calls    *registry.ListCallsHandler
+	findings *registry.Findings
 }
 
 // NewDiscoveryRoutes returns the route group.
-func NewDiscoveryRoutes(discover *registry.DiscoverServerHandler, save *registry.SaveToolsHandler, calls *registry.ListCallsHandler) *DiscoveryRoutes {
-	return &DiscoveryRoutes{discover: discover, save: save, calls: calls}
+func NewDiscoveryRoutes(discover *registry.DiscoverServerHandler, save *registry.SaveToolsHandler, calls *registry.ListCallsHandler, findings *registry.Findings) *DiscoveryRoutes {
+	return &DiscoveryRoutes{discover: discover, save: save, calls: calls, findings: findings}
 }
 
 // discoveredToolJSON is the API's DiscoveredTool: one tool of a discovery.
@@ -29,6 +30,8 @@ type discoveredToolJSON struct {
 	// Warning is set on a supported tool whose calls would always be
 	// blocked or refused, or whose format is not checked (CONTRACT §7).
 	Warning string `json:"warning,omitempty"`
+	// Findings are the poisoning rules' findings (CONTRACT §8), never null.
+	Findings []toolFindingJSON `json:"findings"`
 }
 
 type discoveryJSON struct {
@@ -43,9 +46,10 @@ type saveToolsRequest struct {
 }
 
 type toolChoiceRequest struct {
-	Name         string `json:"name" validate:"required,max=256"`
-	Description  string `json:"description"`
-	ConfirmWrite bool   `json:"confirmWrite"`
+	Name            string `json:"name" validate:"required,max=256"`
+	Description     string `json:"description"`
+	ConfirmWrite    bool   `json:"confirmWrite"`
+	ConfirmFindings bool   `json:"confirmFindings"`
 }
 
 type callJSON struct {
@@ -78,7 +82,7 @@ func (g *DiscoveryRoutes) register(rt *router) {
 					InputSchema: objectJSON(a.InputSchema), Annotations: objectJSON(a.Annotations),
 					WriteCapable: a.WriteCapable, Hash: a.Hash,
 				},
-				Supported: a.Supported, Warning: a.Warning,
+				Supported: a.Supported, Warning: a.Warning, Findings: newFindingsJSON(a.Findings),
 			}
 			if a.Reason != "" {
 				reason := a.Reason
@@ -95,13 +99,13 @@ func (g *DiscoveryRoutes) register(rt *router) {
 		}
 		choices := make([]registry.ToolChoice, len(req.Tools))
 		for i, t := range req.Tools {
-			choices[i] = registry.ToolChoice{Name: t.Name, Description: t.Description, ConfirmWrite: t.ConfirmWrite}
+			choices[i] = registry.ToolChoice{Name: t.Name, Description: t.Description, ConfirmWrite: t.ConfirmWrite, ConfirmFindings: t.ConfirmFindings}
 		}
 		s, err := g.save.Handle(r.Context(), p, registry.SaveTools{ID: r.PathValue("id"), Tools: choices})
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusOK, NewServerView(s), nil
+		return http.StatusOK, NewServerView(s, g.findings), nil
 	})
 	rt.handle("GET /v1/mcp/servers/{id}/calls", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		list, err := g.calls.Handle(r.Context(), p, registry.ListCalls{ID: r.PathValue("id")})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/registry"
+	"github.com/codelotse/codelotse/domain/poison"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
@@ -21,6 +22,8 @@ type ServerRoutes struct {
 	list   *registry.ListServersHandler
 	patch  *registry.PatchServerHandler
 	del    *registry.DeleteServerHandler
+	// findings reads the poisoning rules over each serverDefinition.
+	findings *registry.Findings
 }
 
 // NewServerRoutes returns the server route group.
@@ -30,8 +33,9 @@ func NewServerRoutes(
 	list *registry.ListServersHandler,
 	patch *registry.PatchServerHandler,
 	del *registry.DeleteServerHandler,
+	findings *registry.Findings,
 ) *ServerRoutes {
-	return &ServerRoutes{create: create, get: get, list: list, patch: patch, del: del}
+	return &ServerRoutes{create: create, get: get, list: list, patch: patch, del: del, findings: findings}
 }
 
 // ServerView is the API's ServerView (openapi.yaml). It has no field
@@ -133,16 +137,34 @@ type ToolSnapshotView struct {
 	ServerDefinition *ServerDefinitionView `json:"serverDefinition"`
 }
 
-// ServerDefinitionView is a tool's definition as the server sent it.
+// ServerDefinitionView is a tool's definition as the server sent it,
+// with what the poisoning rules find in it.
 type ServerDefinitionView struct {
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema"`
 	Annotations json.RawMessage `json:"annotations"`
+	Findings    []toolFindingJSON   `json:"findings"`
+}
+
+// toolFindingJSON is one finding of the poisoning rules (CONTRACT §8).
+type toolFindingJSON struct {
+	Code    string `json:"code"`
+	Excerpt string `json:"excerpt"`
+}
+
+// newFindingsJSON is never null: an empty list when nothing was found.
+func newFindingsJSON(fs []poison.Finding) []toolFindingJSON {
+	out := make([]toolFindingJSON, len(fs))
+	for i, f := range fs {
+		out[i] = toolFindingJSON{Code: f.Code, Excerpt: f.Excerpt}
+	}
+	return out
 }
 
 // NewServerView builds the view of s. Times are RFC 3339 in UTC, null
 // when zero ("never"); lastError is null when empty; tools is never null.
-func NewServerView(s *server.Server) ServerView {
+// f reads the findings of each tool's serverDefinition.
+func NewServerView(s *server.Server, f *registry.Findings) ServerView {
 	v := ServerView{
 		ID:              s.ID(),
 		Name:            s.Name().String(),
@@ -160,15 +182,18 @@ func NewServerView(s *server.Server) ServerView {
 		v.LastError = &e
 	}
 	for _, t := range s.Tools() {
-		v.Tools = append(v.Tools, newToolSnapshotView(t, s.ToolStatus(t.Name()).State))
+		v.Tools = append(v.Tools, newToolSnapshotView(s, t, f))
 	}
 	return v
 }
 
-func newToolSnapshotView(t tool.Snapshot, state server.ToolState) ToolSnapshotView {
+func newToolSnapshotView(s *server.Server, t tool.Snapshot, f *registry.Findings) ToolSnapshotView {
 	var def *ServerDefinitionView
 	if d, ok := t.ServerDefinition(); ok {
-		def = &ServerDefinitionView{Description: d.Description(), InputSchema: d.InputSchema(), Annotations: objectJSON(d.Annotations())}
+		def = &ServerDefinitionView{
+			Description: d.Description(), InputSchema: d.InputSchema(), Annotations: objectJSON(d.Annotations()),
+			Findings: newFindingsJSON(f.Stored(s, d)),
+		}
 	}
 	return ToolSnapshotView{
 		toolJSON: toolJSON{
@@ -180,7 +205,7 @@ func newToolSnapshotView(t tool.Snapshot, state server.ToolState) ToolSnapshotVi
 			Hash:         t.Hash(),
 		},
 		ApprovedAt:       timeJSON(t.ApprovedAt()),
-		State:            string(state),
+		State:            string(s.ToolStatus(t.Name()).State),
 		ServerDefinition: def,
 	}
 }
@@ -260,7 +285,7 @@ func (g *ServerRoutes) register(rt *router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusCreated, NewServerView(s), nil
+		return http.StatusCreated, NewServerView(s, g.findings), nil
 	})
 	rt.handle("GET /v1/mcp/servers", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		list, err := g.list.Handle(r.Context(), p, registry.ListServers{})
@@ -269,7 +294,7 @@ func (g *ServerRoutes) register(rt *router) {
 		}
 		out := serverListJSON{Servers: make([]ServerView, 0, len(list))}
 		for _, s := range list {
-			out.Servers = append(out.Servers, NewServerView(s))
+			out.Servers = append(out.Servers, NewServerView(s, g.findings))
 		}
 		return http.StatusOK, out, nil
 	})
@@ -278,7 +303,7 @@ func (g *ServerRoutes) register(rt *router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusOK, NewServerView(s), nil
+		return http.StatusOK, NewServerView(s, g.findings), nil
 	})
 	rt.gated("PATCH /v1/mcp/servers/{id}", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		var req patchServerRequest
@@ -292,7 +317,7 @@ func (g *ServerRoutes) register(rt *router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusOK, NewServerView(s), nil
+		return http.StatusOK, NewServerView(s, g.findings), nil
 	})
 	rt.handle("DELETE /v1/mcp/servers/{id}", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		if err := g.del.Handle(r.Context(), p, registry.DeleteServer{ID: r.PathValue("id")}); err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/accounts"
 	"github.com/codelotse/codelotse/app/registry"
+	"github.com/codelotse/codelotse/ports/portfake"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/netpolicy"
@@ -211,7 +212,7 @@ func newServerAPI(t *testing.T, store *srvStore, gates app.Gates) *httptest.Serv
 		NewID: func() string { n++; return fmt.Sprintf("%08x-3333-4333-8333-333333333333", n) },
 	}
 	routes := NewServerRoutes(registry.NewCreateServerHandler(deps), registry.NewGetServerHandler(deps),
-		registry.NewListServersHandler(deps), registry.NewPatchServerHandler(deps), registry.NewDeleteServerHandler(deps))
+		registry.NewListServersHandler(deps), registry.NewPatchServerHandler(deps), registry.NewDeleteServerHandler(deps), testFindings)
 	tokens := srvTokens{
 		"admin": {TokenID: "t1", TenantID: srvTenantA, Permissions: []string{app.PermTenantManage}},
 		"repo":  {TokenID: "t2", TenantID: srvTenantA, Permissions: []string{app.PermRepoManage}},
@@ -496,6 +497,9 @@ func TestServerRequestTagsMatchLimits(t *testing.T) {
 	}
 }
 
+// testFindings reads the poisoning rules with a one-rule scanner.
+var testFindings = registry.NewFindings(portfake.Scanner{})
+
 func TestNewServerViewTools(t *testing.T) {
 	at := time.Date(2026, 3, 2, 8, 30, 0, 0, time.FixedZone("CET", 3600))
 	d, err := tool.NewDefinition("search", "server text", json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`), json.RawMessage(`{"readOnlyHint":true}`))
@@ -513,7 +517,7 @@ func TestNewServerViewTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.RecordDiscovery(at, "timeout")
-	raw, _ := json.Marshal(NewServerView(s))
+	raw, _ := json.Marshal(NewServerView(s, testFindings))
 	v := srvJSON(t, raw)
 	if v["lastDiscoveryAt"] != "2026-03-02T07:30:00Z" || v["lastError"] != "timeout" {
 		t.Errorf("view = %s", raw)
@@ -530,7 +534,7 @@ func TestNewServerViewTools(t *testing.T) {
 	if v["status"] != "unreachable" || got["state"] != "pinned" ||
 		!reflect.DeepEqual(got["serverDefinition"], map[string]any{"description": "server text",
 			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}},
-			"annotations": map[string]any{"readOnlyHint": true}}) {
+			"annotations": map[string]any{"readOnlyHint": true}, "findings": []any{}}) {
 		t.Errorf("status %v, state %v, serverDefinition %v", v["status"], got["state"], got["serverDefinition"])
 	}
 	if got["name"] != "search" || got["description"] != "Searches the wiki." || got["writeCapable"] != false ||

@@ -21,18 +21,27 @@ func TestToolJSONKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	name, _ := server.ParseName("wiki")
+	u, _ := server.ParseURL("https://wiki.example.com/mcp")
+	s, err := server.NewServer("00000001-3333-4333-8333-333333333333", "00000002-3333-4333-8333-333333333333", name, u, server.NoCredential(), true, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReplaceTools([]tool.Snapshot{snap}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	reason := "unsupported schema"
 	tests := []struct {
 		name string
 		v    any
 		want []string
 	}{
-		{"ToolSnapshot", newToolSnapshotView(snap, server.ToolChanged),
+		{"ToolSnapshot", newToolSnapshotView(s, snap, testFindings),
 			[]string{"name", "description", "inputSchema", "annotations", "writeCapable", "hash", "approvedAt", "state", "serverDefinition"}},
-		{"ServerDefinition", newToolSnapshotView(snap, server.ToolChanged).ServerDefinition,
-			[]string{"description", "inputSchema", "annotations"}},
+		{"ServerDefinition", newToolSnapshotView(s, snap, testFindings).ServerDefinition,
+			[]string{"description", "inputSchema", "annotations", "findings"}},
 		{"DiscoveredTool", discoveredToolJSON{toolJSON: toolJSON{Name: "x"}, Reason: &reason},
-			[]string{"name", "description", "inputSchema", "annotations", "supported", "reason", "writeCapable", "hash"}},
+			[]string{"name", "description", "inputSchema", "annotations", "supported", "reason", "writeCapable", "hash", "findings"}},
 	}
 	for _, tt := range tests {
 		b, err := json.Marshal(tt.v)

@@ -11,13 +11,14 @@ import (
 // ToolApprovalRoutes serves the per-tool approval and the connection
 // tests (tenant:manage; the gates of a discovery).
 type ToolApprovalRoutes struct {
-	approve *registry.ApproveToolHandler
-	test    *registry.TestConnectionHandler
+	approve  *registry.ApproveToolHandler
+	test     *registry.TestConnectionHandler
+	findings *registry.Findings
 }
 
 // NewToolApprovalRoutes returns the route group.
-func NewToolApprovalRoutes(approve *registry.ApproveToolHandler, test *registry.TestConnectionHandler) *ToolApprovalRoutes {
-	return &ToolApprovalRoutes{approve: approve, test: test}
+func NewToolApprovalRoutes(approve *registry.ApproveToolHandler, test *registry.TestConnectionHandler, findings *registry.Findings) *ToolApprovalRoutes {
+	return &ToolApprovalRoutes{approve: approve, test: test, findings: findings}
 }
 
 // approveToolRequest is the body of POST …/tools/{name}/approve: the
@@ -25,9 +26,10 @@ func NewToolApprovalRoutes(approve *registry.ApproveToolHandler, test *registry.
 // of the definition the admin reviewed. Schemas come from the live
 // discovery only.
 type approveToolRequest struct {
-	Description  string `json:"description"`
-	ConfirmWrite bool   `json:"confirmWrite"`
-	Hash         string `json:"hash" validate:"omitempty,len=64,hexadecimal"`
+	Description     string `json:"description"`
+	ConfirmWrite    bool   `json:"confirmWrite"`
+	ConfirmFindings bool   `json:"confirmFindings"`
+	Hash            string `json:"hash" validate:"omitempty,len=64,hexadecimal"`
 }
 
 // connectionTestJSON is the answer of a connection test.
@@ -54,12 +56,12 @@ func (g *ToolApprovalRoutes) register(rt *router) {
 		}
 		s, err := g.approve.Handle(r.Context(), p, registry.ApproveTool{
 			ID: r.PathValue("id"), Name: r.PathValue("name"), Description: req.Description,
-			ConfirmWrite: req.ConfirmWrite, Hash: req.Hash,
+			ConfirmWrite: req.ConfirmWrite, ConfirmFindings: req.ConfirmFindings, Hash: req.Hash,
 		})
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusOK, NewServerView(s), nil
+		return http.StatusOK, NewServerView(s, g.findings), nil
 	})
 	rt.gated("POST /v1/mcp/servers/test", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		var req createServerRequest

@@ -253,7 +253,7 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 	sd := registry.ServerDeps{Tenants: tenants, Cipher: xorCipher{}, Resolver: publicResolver{}, Clock: h.clock, Gates: gates,
 		Rules: netpolicy.NewRules(gate.SelfHosted, netpolicy.PrivateHosts{}), NewID: uuid.NewString}
 	rd := repositories.Deps{Tenants: tenants, Clock: h.clock, NewID: uuid.NewString, Gates: gates}
-	dd := registry.DiscoveryDeps{Tenants: tenants, Cipher: xorCipher{}, Connector: h.mcp, Clock: h.clock, Gates: gates}
+	dd := registry.DiscoveryDeps{Tenants: tenants, Cipher: xorCipher{}, Connector: h.mcp, Clock: h.clock, Gates: gates, Findings: registry.NewFindings(portfake.Scanner{})}
 	cd := registry.ConnectDeps{Tenants: tenants, Cipher: xorCipher{}, OAuth: h.oauth, Clock: h.clock, Gates: gates, Rand: rand.Reader}
 	return web.Deps{
 		SignIn: accounts.NewSignInHandler(ad), ResumeSession: accounts.NewResumeSessionHandler(ad), SignOut: accounts.NewSignOutHandler(ad),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/poison"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
@@ -19,6 +20,7 @@ type DiscoveryDeps struct {
 	Connector ports.MCPConnector
 	Clock     ports.Clock
 	Gates     app.Gates
+	Findings  *Findings
 }
 
 // Audit actions of discovery and the allowlist.
@@ -164,8 +166,9 @@ func nullable(s string) any {
 // lists it: the server's own name, description, schema and annotations
 // (for the admin to review), whether it can be allowlisted and why not,
 // what the admin should know before allowlisting it (a warning, "" when
-// none), whether it may write, and its pinning hash ("" when the
-// definition could not be read at all).
+// none), whether it may write, its pinning hash ("" when the definition
+// could not be read at all), and the findings of the poisoning rules
+// (MC4) the admin must confirm before allowlisting it.
 type DiscoveredTool struct {
 	Name         string
 	Description  string
@@ -176,25 +179,30 @@ type DiscoveredTool struct {
 	Warning      string
 	WriteCapable bool
 	Hash         string
+	Findings     []poison.Finding
 }
 
-// assess applies the domain's rules to a listed tool. A tool whose
+// assess applies the domain's rules to a listed tool of s. A tool whose
 // definition could not be read is unsupported and, knowing nothing of
 // its hints, treated as write-capable.
-func assess(serverName string, lt ports.ListedTool) DiscoveredTool {
+func (d DiscoveryDeps) assess(s *server.Server, lt ports.ListedTool, sc Scope) DiscoveredTool {
 	if lt.Err != nil {
 		reason := "unsupported tool definition"
 		var ue *tool.UnsupportedError
 		if errors.As(lt.Err, &ue) {
 			reason = ue.Reason
 		}
-		return DiscoveredTool{Name: lt.Name, Description: lt.Description, Reason: reason, WriteCapable: true}
+		return DiscoveredTool{
+			Name: lt.Name, Description: lt.Description, Reason: reason, WriteCapable: true,
+			Findings: d.Findings.OfText(s, lt.Name, lt.Description, sc),
+		}
 	}
-	a := tool.Assess(serverName, lt.Definition)
+	a := tool.Assess(s.Name().String(), lt.Definition)
 	return DiscoveredTool{
 		Name: lt.Name, Description: lt.Definition.Description(),
 		InputSchema: lt.Definition.InputSchema(), Annotations: lt.Definition.Annotations(),
 		Supported: a.Supported, Reason: a.Reason, Warning: a.Warning, WriteCapable: a.WriteCapable, Hash: a.Hash,
+		Findings: d.Findings.Of(s, lt.Definition, sc),
 	}
 }
 
@@ -249,15 +257,22 @@ func (h *DiscoverServerHandler) Handle(ctx context.Context, p ports.Principal, c
 	if err != nil {
 		return nil, err
 	}
+	sc, err := h.d.scope(ctx, p.TenantID, id, defs)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]DiscoveredTool, len(defs))
-	supported := 0
+	supported, flagged := 0, 0
 	for i, lt := range defs {
-		out[i] = assess(s.Name().String(), lt)
+		out[i] = h.d.assess(s, lt, sc)
 		if out[i].Supported {
 			supported++
 		}
+		if len(out[i].Findings) > 0 {
+			flagged++
+		}
 	}
-	if err := h.d.recordListing(ctx, p, id, defs, map[string]any{"tools": len(defs), "supported": supported}); err != nil {
+	if err := h.d.recordListing(ctx, p, id, defs, map[string]any{"tools": len(defs), "supported": supported, "withFindings": flagged}); err != nil {
 		return nil, srvStoreError(err)
 	}
 	return out, nil

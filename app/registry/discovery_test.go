@@ -14,6 +14,7 @@ import (
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
+	"github.com/codelotse/codelotse/ports/portfake"
 )
 
 // fakeConnector serves tool lists per URL and records what it was asked.
@@ -91,7 +92,7 @@ func newDiscoveryEnv(t *testing.T) (*discoveryEnv, string) {
 		def(t, "filter", "Filter.", nestedSchema, readOnly),
 		{Name: "deep", Description: "Too deep.", Err: &tool.UnsupportedError{Reason: "unsupported schema: nested too deeply"}},
 	}}}
-	e.deps = registry.DiscoveryDeps{Tenants: e.tenants, Cipher: e.cipher, Connector: e.conn, Clock: e.clock, Gates: srvOpenGates}
+	e.deps = registry.DiscoveryDeps{Tenants: e.tenants, Cipher: e.cipher, Connector: e.conn, Clock: e.clock, Gates: srvOpenGates, Findings: registry.NewFindings(portfake.Scanner{})}
 	s := e.create(t, srvPrincipalA, srvBearerCmd("wiki", e.url))
 	e.repos[srvTenantA].Clock = e.clock
 	return e, s.ID()

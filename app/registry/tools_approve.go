@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/server"
@@ -24,6 +25,9 @@ type ApproveTool struct {
 	// Description is the admin's description the model will see.
 	Description  string
 	ConfirmWrite bool
+	// ConfirmFindings confirms the poisoning findings (MC4) of the live
+	// definition; a tool with findings needs it whenever it is approved.
+	ConfirmFindings bool
 	// Hash, when set, is the hash of the definition the admin reviewed:
 	// the approval is refused when the live definition is another one
 	// (the server changed the tool again since the page was shown).
@@ -53,7 +57,7 @@ func (h *ApproveToolHandler) Handle(ctx context.Context, p ports.Principal, cmd 
 	if err != nil {
 		return nil, err
 	}
-	choice := ToolChoice{Name: cmd.Name, Description: cmd.Description, ConfirmWrite: cmd.ConfirmWrite}
+	choice := ToolChoice{Name: cmd.Name, Description: cmd.Description, ConfirmWrite: cmd.ConfirmWrite, ConfirmFindings: cmd.ConfirmFindings}
 	if err := checkChoices([]ToolChoice{choice}); err != nil {
 		return nil, renameFields(err)
 	}
@@ -77,10 +81,19 @@ func (h *ApproveToolHandler) Handle(ctx context.Context, p ports.Principal, cmd 
 	if lt == nil {
 		return nil, app.Fail(app.CodeUnknownTool, fmt.Sprintf("the server no longer offers a tool named %q: remove it from the allowlist", cmd.Name))
 	}
-	now := h.d.Clock.Now()
-	snap, err := pin(s.Name().String(), *lt, choice, cmd.Hash, now)
+	sc, err := h.d.scope(ctx, p.TenantID, id, defs)
 	if err != nil {
 		return nil, err
+	}
+	now := h.d.Clock.Now()
+	a := h.d.assess(s, *lt, sc)
+	snap, err := pin(s.Name().String(), a, *lt, choice, 0, cmd.Hash, now)
+	if err != nil {
+		return nil, renameFields(err)
+	}
+	details := map[string]any{"tool": cmd.Name, "hash": snap.Hash(), "writeCapable": snap.WriteCapable()}
+	if len(a.Findings) > 0 {
+		details["confirmedFindings"] = findingCodes(a.Findings)
 	}
 	var saved *server.Server
 	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
@@ -100,7 +113,7 @@ func (h *ApproveToolHandler) Handle(ctx context.Context, p ports.Principal, cmd 
 		}
 		return tx.Audit().Append(ctx, ports.AuditEvent{
 			Action: ActionToolApprove, Actor: app.Actor(p), Target: id, At: now,
-			Details: map[string]any{"tool": cmd.Name, "hash": snap.Hash(), "writeCapable": snap.WriteCapable()},
+			Details: details,
 		})
 	})
 	if err != nil {
@@ -187,13 +200,7 @@ func renameFields(err error) error {
 	}
 	fields := map[string]string{}
 	for k, v := range e.Fields {
-		switch k {
-		case "tools[0].description":
-			k = "description"
-		case "tools[0].name":
-			k = "name"
-		}
-		fields[k] = v
+		fields[strings.TrimPrefix(k, "tools[0].")] = v
 	}
 	return app.Invalid(fields)
 }

@@ -3,23 +3,27 @@ package registry
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/poison"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
 )
 
 // ToolChoice is one tool the admin allowlists: its name on the server,
-// the description the model will see, and the confirmation a
-// write-capable tool needs. Nothing else comes from the client.
+// the description the model will see, the confirmation a write-capable
+// tool needs, and the confirmation a tool with poisoning findings (MC4)
+// needs. Nothing else comes from the client.
 type ToolChoice struct {
-	Name         string
-	Description  string
-	ConfirmWrite bool
+	Name            string
+	Description     string
+	ConfirmWrite    bool
+	ConfirmFindings bool
 }
 
 // SaveTools replaces a server's allowlist (PUT /v1/mcp/servers/{id}/tools).
@@ -39,7 +43,10 @@ func NewSaveToolsHandler(d DiscoveryDeps) *SaveToolsHandler { return &SaveToolsH
 // result: schemas, annotations and hashes never come from the client.
 // Each choice must name a live tool (unknown_tool) that is supported
 // (unsupported_schema) and, when write-capable, be confirmed
-// (write_not_confirmed); at most limits.MaxToolsPerServer (too_many_tools).
+// (write_not_confirmed) and, when it has findings, confirmed too
+// (validation_failed on tools[i].confirmFindings); at most
+// limits.MaxToolsPerServer (too_many_tools). The confirmed findings'
+// codes are audited per tool.
 // The new allowlist is stored only if the server's URL is still the one
 // that was discovered; otherwise nothing is stored and the answer is
 // unknown_tool.
@@ -83,10 +90,15 @@ func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd Sa
 			kept[snap.Name()] = true
 		}
 	}
+	sc, err := h.d.scope(ctx, p.TenantID, id, defs)
+	if err != nil {
+		return nil, err
+	}
 	now := h.d.Clock.Now()
 	fresh := map[string]tool.Snapshot{}
+	confirmed := map[string]any{}
 	names := make([]string, 0, len(cmd.Tools))
-	for _, c := range cmd.Tools {
+	for i, c := range cmd.Tools {
 		names = append(names, c.Name)
 		if kept[c.Name] {
 			continue
@@ -95,9 +107,13 @@ func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd Sa
 		if !ok {
 			return nil, app.Fail(app.CodeUnknownTool, fmt.Sprintf("the server does not offer a tool named %q", c.Name))
 		}
-		snap, err := pin(s.Name().String(), lt, c, "", now)
+		a := h.d.assess(s, lt, sc)
+		snap, err := pin(s.Name().String(), a, lt, c, i, "", now)
 		if err != nil {
 			return nil, err
+		}
+		if len(a.Findings) > 0 {
+			confirmed[c.Name] = findingCodes(a.Findings)
 		}
 		fresh[c.Name] = snap
 	}
@@ -151,6 +167,9 @@ func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd Sa
 		details := map[string]any{"tools": names}
 		if len(keptNames) > 0 {
 			details["keptChanged"] = keptNames
+		}
+		if len(confirmed) > 0 {
+			details["confirmedFindings"] = confirmed
 		}
 		return tx.Audit().Append(ctx, ports.AuditEvent{
 			Action: ActionServerTools, Actor: app.Actor(p), Target: id, At: now, Details: details,
@@ -222,13 +241,14 @@ func (h *ListCallsHandler) Handle(ctx context.Context, p ports.Principal, cmd Li
 	return out, nil
 }
 
-// pin approves a listed tool as the admin chose it, with the rules the
-// allowlist save and the one-tool approval share: supported
-// (unsupported_schema); the definition the admin reviewed, when wantHash
-// names one (validation_failed on hash); confirmed when write-capable
-// (write_not_confirmed).
-func pin(serverName string, lt ports.ListedTool, c ToolChoice, wantHash string, now time.Time) (tool.Snapshot, error) {
-	a := assess(serverName, lt)
+// pin approves a listed tool, assessed as a, as the admin chose it (the
+// i-th choice of the request), with the rules the allowlist save and the
+// one-tool approval share: supported (unsupported_schema); the
+// definition the admin reviewed, when wantHash names one
+// (validation_failed on hash); confirmed when write-capable
+// (write_not_confirmed); confirmed when it has findings
+// (validation_failed on tools[i].confirmFindings).
+func pin(serverName string, a DiscoveredTool, lt ports.ListedTool, c ToolChoice, i int, wantHash string, now time.Time) (tool.Snapshot, error) {
 	if !a.Supported {
 		return tool.Snapshot{}, app.Fail(app.CodeUnsupportedSchema, fmt.Sprintf("tool %q cannot be allowlisted: %s", c.Name, a.Reason))
 	}
@@ -238,9 +258,23 @@ func pin(serverName string, lt ports.ListedTool, c ToolChoice, wantHash string, 
 	if a.WriteCapable && !c.ConfirmWrite {
 		return tool.Snapshot{}, app.Fail(app.CodeWriteNotConfirmed, fmt.Sprintf("tool %q may change data: it needs confirmWrite", c.Name))
 	}
+	if len(a.Findings) > 0 && !c.ConfirmFindings {
+		return tool.Snapshot{}, app.Invalid(map[string]string{
+			fmt.Sprintf("tools[%d].confirmFindings", i): fmt.Sprintf("the tool's definition has findings (%s): read them, then confirm", strings.Join(findingCodes(a.Findings), ", ")),
+		})
+	}
 	snap, err := tool.NewSnapshot(serverName, lt.Definition, c.Description, now)
 	if err != nil {
 		return tool.Snapshot{}, app.Fail(app.CodeUnsupportedSchema, fmt.Sprintf("tool %q cannot be allowlisted", c.Name))
 	}
 	return snap, nil
+}
+
+// findingCodes lists the codes of findings, in their order.
+func findingCodes(fs []poison.Finding) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Code
+	}
+	return out
 }

@@ -10,7 +10,7 @@ var ProviderSet = wire.NewSet(
 	NewPatchServerHandler, NewDeleteServerHandler,
 	wire.Struct(new(DiscoveryDeps), "*"),
 	NewDiscoverServerHandler, NewSaveToolsHandler, NewListCallsHandler,
-	NewApproveToolHandler, NewRemoveToolHandler, NewTestConnectionHandler,
+	NewApproveToolHandler, NewRemoveToolHandler, NewTestConnectionHandler, NewFindings,
 	wire.Struct(new(ConnectDeps), "*"),
 	NewStartConnectHandler, NewFinishConnectHandler, NewFindIssuerHandler,
 )

@@ -135,7 +135,7 @@ func provideRand() ports.Random { return rand.Reader }
 // reviewSet runs reviews: the use case and the worker adapter on the
 // shared pool.
 var reviewSet = wire.NewSet(
-	provideModel, scannerSet, provideWarn,
+	provideModel, provideWarn,
 	review.RunnerSet, wire.Bind(new(worker.ReviewHandler), new(*review.ReviewRunner)),
 	providePool, provideWorkerOptions, worker.ProviderSet,
 	operations.ProviderSet,
@@ -179,7 +179,7 @@ func provideAuthLimiter(cfg config.Config, clock ports.Clock) *accounts.AuthLimi
 // resolver, and the three sources of what differs between two runs, each
 // injected the same way into every use case: the clock (ports.Clock), new
 // ids (ports.NewID) and randomness (ports.Random).
-var baseSet = wire.NewSet(provideGates, provideRules, provideResolver, provideClock, provideNewID, provideRand)
+var baseSet = wire.NewSet(provideGates, provideRules, provideResolver, provideClock, provideNewID, provideRand, scannerSet)
 
 // appSet builds every use case the API serves, module by module.
 var appSet = wire.NewSet(

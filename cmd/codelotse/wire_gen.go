@@ -74,7 +74,13 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	listServersHandler := registry.NewListServersHandler(serverDeps)
 	patchServerHandler := registry.NewPatchServerHandler(serverDeps)
 	deleteServerHandler := registry.NewDeleteServerHandler(serverDeps)
-	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler)
+	scanner, err := secrets.New()
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	findings := registry.NewFindings(scanner)
+	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler, findings)
 	statusHandler := app.NewStatusHandler(gates)
 	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
 	repositoriesDeps := repositories.Deps{
@@ -109,11 +115,12 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Connector: connector,
 		Clock:     clock,
 		Gates:     gates,
+		Findings:  findings,
 	}
 	discoverServerHandler := registry.NewDiscoverServerHandler(discoveryDeps)
 	saveToolsHandler := registry.NewSaveToolsHandler(discoveryDeps)
 	listCallsHandler := registry.NewListCallsHandler(discoveryDeps)
-	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler)
+	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler, findings)
 	reviewDeps := review.Deps{
 		Tenants: tenants,
 		Cipher:  keyRing,
@@ -205,17 +212,12 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	}
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
-	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler)
+	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler, findings)
 	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
 	v := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v, metricsRegistry)
 	pool := providePool(db)
 	model, err := provideModel(cfg, log)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	scanner, err := secrets.New()
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -297,7 +299,13 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	listServersHandler := registry.NewListServersHandler(serverDeps)
 	patchServerHandler := registry.NewPatchServerHandler(serverDeps)
 	deleteServerHandler := registry.NewDeleteServerHandler(serverDeps)
-	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler)
+	scanner, err := secrets.New()
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	findings := registry.NewFindings(scanner)
+	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler, findings)
 	statusHandler := app.NewStatusHandler(gates)
 	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
 	repositoriesDeps := repositories.Deps{
@@ -332,11 +340,12 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		Connector: connector,
 		Clock:     clock,
 		Gates:     gates,
+		Findings:  findings,
 	}
 	discoverServerHandler := registry.NewDiscoverServerHandler(discoveryDeps)
 	saveToolsHandler := registry.NewSaveToolsHandler(discoveryDeps)
 	listCallsHandler := registry.NewListCallsHandler(discoveryDeps)
-	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler)
+	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler, findings)
 	reviewDeps := review.Deps{
 		Tenants: tenants,
 		Cipher:  keyRing,
@@ -428,7 +437,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	}
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
-	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler)
+	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler, findings)
 	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
 	v := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v, metricsRegistry)

@@ -10,6 +10,6 @@
 // audit.go, promptlogs.go (the logs and their key rotator), oauth.go
 // (pending connection states and the OAuth client), accounts.go,
 // cipher.go (the cipher and the credential rotator), resolver.go,
-// clock.go; store.go wires them together as PostgreSQL's tables are, and
+// clock.go, scanner.go (a one-rule secret scanner); store.go wires them together as PostgreSQL's tables are, and
 // paging.go holds the keyset paging they share.
 package portfake
