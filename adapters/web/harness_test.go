@@ -264,6 +264,7 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 		Discover:     registry.NewDiscoverServerHandler(dd), SaveTools: registry.NewSaveToolsHandler(dd), Calls: registry.NewListCallsHandler(dd),
 		ApproveTool: registry.NewApproveToolHandler(dd), RemoveTool: registry.NewRemoveToolHandler(dd),
 		TestConnection: registry.NewTestConnectionHandler(sd, dd),
+		Findings:       dd.Findings,
 		StartConnect:   registry.NewStartConnectHandler(cd), FinishConnect: registry.NewFinishConnectHandler(cd),
 		FindIssuer:       registry.NewFindIssuerHandler(sd, cd),
 		CreateRepository: repositories.NewCreateRepositoryHandler(rd), GetRepository: repositories.NewGetRepositoryHandler(rd),

@@ -252,7 +252,13 @@ var funcs = template.FuncMap{
 		}
 		return "the last discovery failed"
 	},
-	"host":        hostOf,
+	"host": hostOf,
+	"findingWords": func(code string) string {
+		if w, ok := findingWords[code]; ok {
+			return w
+		}
+		return code
+	},
 	"statusWords": func(st server.Status) string { return statusWords[st] },
 	"skipWords":   func(r dreview.ServerReason) string { return serverReasonWords[r] },
 	"statusClass": statusClass,

@@ -205,7 +205,7 @@ func (u *UI) loadServerPage(r *http.Request, c *caller) (serverPage, error) {
 		return serverPage{}, err
 	}
 	return serverPage{S: s, Calls: calls, Edit: serverForm{Name: s.Name().String(), URL: s.URL().String(), AuthType: "keep"},
-		Status: s.Status(time.Now()), Allowlist: allowlistRows(s, nil, nil)}, nil
+		Status: s.Status(time.Now()), Allowlist: u.allowlistRows(s, nil, nil)}, nil
 }
 
 func (u *UI) serverPage(w http.ResponseWriter, r *http.Request, c *caller) {
@@ -316,12 +316,13 @@ type discoveryView struct {
 // its allowlist state ("" when not allowlisted).
 type toolRow struct {
 	registry.DiscoveredTool
-	Selected     bool
-	Description  string
-	ConfirmWrite bool
-	Pinned       bool
-	State        server.ToolState
-	Error        string
+	Selected        bool
+	Description     string
+	ConfirmWrite    bool
+	ConfirmFindings bool
+	Pinned          bool
+	State           server.ToolState
+	Error           string
 }
 
 func (u *UI) discover(w http.ResponseWriter, r *http.Request, c *caller) {
@@ -343,6 +344,9 @@ func (u *UI) discover(w http.ResponseWriter, r *http.Request, c *caller) {
 // discovery) the pinned tools are selected with their approved
 // descriptions, and other tools are offered with the server's description
 // as the domain sanitises it, cut to the limit: what the model would see.
+// A tool with findings (MC4) is offered with an empty description: the
+// admin writes the model's text, so a save without reading cannot pass
+// the server's poison on.
 func newDiscoveryView(s *server.Server, tools []registry.DiscoveredTool, choices map[string]registry.ToolChoice) *discoveryView {
 	pinned := map[string]tool.Snapshot{}
 	for _, t := range s.Tools() {
@@ -350,14 +354,17 @@ func newDiscoveryView(s *server.Server, tools []registry.DiscoveredTool, choices
 	}
 	v := &discoveryView{Blob: encodeBlob(tools)}
 	for _, t := range tools {
-		row := toolRow{DiscoveredTool: t, Description: tool.SanitizeDescription(t.Description)}
+		row := toolRow{DiscoveredTool: t}
+		if len(t.Findings) == 0 {
+			row.Description = tool.SanitizeDescription(t.Description)
+		}
 		if snap, ok := pinned[t.Name]; ok {
 			row.Pinned, row.Selected, row.Description, row.ConfirmWrite = true, true, snap.Description(), snap.WriteCapable()
 			row.State = s.ToolStatus(t.Name).State
 		}
 		if choices != nil {
 			ch, ok := choices[t.Name]
-			row.Selected, row.ConfirmWrite = ok, ch.ConfirmWrite
+			row.Selected, row.ConfirmWrite, row.ConfirmFindings = ok, ch.ConfirmWrite, ch.ConfirmFindings
 			if ok {
 				row.Description = ch.Description
 			}
@@ -409,7 +416,8 @@ func (u *UI) saveTools(w http.ResponseWriter, r *http.Request, c *caller) {
 	choices := make([]registry.ToolChoice, 0, len(selected))
 	byName := map[string]registry.ToolChoice{}
 	for _, name := range selected {
-		ch := registry.ToolChoice{Name: name, Description: r.PostForm.Get("desc:" + name), ConfirmWrite: r.PostForm.Get("confirm:"+name) == "on"}
+		ch := registry.ToolChoice{Name: name, Description: r.PostForm.Get("desc:" + name), ConfirmWrite: r.PostForm.Get("confirm:"+name) == "on",
+			ConfirmFindings: r.PostForm.Get("confirm_findings:"+name) == "on"}
 		choices = append(choices, ch)
 		byName[name] = ch
 	}
@@ -445,9 +453,14 @@ func (u *UI) saveTools(w http.ResponseWriter, r *http.Request, c *caller) {
 			p.Discovery.Error = newFormError(err, "save")
 			for i, ch := range choices {
 				reason := p.Discovery.Error.Field(fmt.Sprintf("tools[%d].description", i))
+				if reason != "" {
+					reason = "Description " + reason
+				} else if p.Discovery.Error.Field(fmt.Sprintf("tools[%d].confirmFindings", i)) != "" {
+					reason = confirmFindingsWords
+				}
 				for j := range p.Discovery.Tools {
 					if p.Discovery.Tools[j].Name == ch.Name && reason != "" {
-						p.Discovery.Tools[j].Error = "Description " + reason
+						p.Discovery.Tools[j].Error = reason
 					}
 				}
 			}

@@ -86,7 +86,7 @@ func blobOf(t *testing.T, body string) string {
 		t.Fatal("no discovery field in the page")
 	}
 	v, _, _ := strings.Cut(rest, `"`)
-	return v
+	return htmlUnescape(v) // as a browser reads the attribute
 }
 
 func htmlUnescape(s string) string {
@@ -324,7 +324,7 @@ func attr(tag, name string) string {
 		return ""
 	}
 	v, _, _ := strings.Cut(rest, `"`)
-	return v
+	return htmlUnescape(v) // as a browser reads the attribute
 }
 
 func TestRepositoriesSettingsAndTheAuditLog(t *testing.T) {

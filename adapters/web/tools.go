@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/app/registry"
+	"github.com/codelotse/codelotse/domain/poison"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
 )
@@ -35,10 +36,14 @@ type changeView struct {
 	// AnnotationsOnly: only the annotations differ.
 	AnnotationsOnly bool
 	LiveWrite       bool
+	// Findings are the poisoning rules' findings in the live definition;
+	// the approval then needs ConfirmFindings.
+	Findings []poison.Finding
 	// Description is the admin's description in the approval form.
-	Description  string
-	ConfirmWrite bool
-	Error        *formError
+	Description     string
+	ConfirmWrite    bool
+	ConfirmFindings bool
+	Error           *formError
 }
 
 // diffRow is one field of the comparison.
@@ -50,16 +55,19 @@ type diffRow struct {
 	OldMissing bool
 }
 
-func allowlistRows(s *server.Server, errs map[string]*formError, forms map[string]approveForm) []allowlistRow {
+func (u *UI) allowlistRows(s *server.Server, errs map[string]*formError, forms map[string]approveForm) []allowlistRow {
 	var out []allowlistRow
 	for _, snap := range s.Tools() {
 		st := s.ToolStatus(snap.Name())
 		row := allowlistRow{Snap: snap, State: st.State}
 		if st.State == server.ToolChanged {
 			row.Change = newChangeView(snap, st.Live)
+			if st.Live != nil {
+				row.Change.Findings = u.d.Findings.Stored(s, *st.Live)
+			}
 			row.Change.Error = errs[snap.Name()]
 			if f, ok := forms[snap.Name()]; ok {
-				row.Change.Description, row.Change.ConfirmWrite = f.Description, f.ConfirmWrite
+				row.Change.Description, row.Change.ConfirmWrite, row.Change.ConfirmFindings = f.Description, f.ConfirmWrite, f.ConfirmFindings
 			}
 		}
 		out = append(out, row)
@@ -98,8 +106,9 @@ func newChangeView(snap tool.Snapshot, live *tool.Definition) *changeView {
 
 // approveForm is what the admin typed in one approval form.
 type approveForm struct {
-	Description  string
-	ConfirmWrite bool
+	Description     string
+	ConfirmWrite    bool
+	ConfirmFindings bool
 }
 
 // approveTool approves one tool through the same use case as POST
@@ -107,15 +116,16 @@ type approveForm struct {
 // showed: a server that changed the tool again meanwhile is refused.
 func (u *UI) approveTool(w http.ResponseWriter, r *http.Request, c *caller) {
 	id, name := r.PathValue("id"), r.PathValue("name")
-	f := approveForm{Description: r.PostForm.Get("description"), ConfirmWrite: r.PostForm.Get("confirm") == "on"}
+	f := approveForm{Description: r.PostForm.Get("description"), ConfirmWrite: r.PostForm.Get("confirm") == "on",
+		ConfirmFindings: r.PostForm.Get("confirm_findings") == "on"}
 	_, err := u.d.ApproveTool.Handle(r.Context(), c.Principal, registry.ApproveTool{
-		ID: id, Name: name, Description: f.Description, ConfirmWrite: f.ConfirmWrite, Hash: r.PostForm.Get("hash"),
+		ID: id, Name: name, Description: f.Description, ConfirmWrite: f.ConfirmWrite, ConfirmFindings: f.ConfirmFindings, Hash: r.PostForm.Get("hash"),
 	})
 	if err != nil {
 		u.showRefusal(w, r, c, err, func(p *serverPage) {
 			p.ToolErrors = map[string]*formError{name: newFormError(err, "approve")}
 			p.ToolForms = map[string]approveForm{name: f}
-			p.Allowlist = allowlistRows(p.S, p.ToolErrors, p.ToolForms)
+			p.Allowlist = u.allowlistRows(p.S, p.ToolErrors, p.ToolForms)
 		})
 		return
 	}
@@ -128,7 +138,7 @@ func (u *UI) removeTool(w http.ResponseWriter, r *http.Request, c *caller) {
 	if _, err := u.d.RemoveTool.Handle(r.Context(), c.Principal, registry.RemoveTool{ID: id, Name: name}); err != nil {
 		u.showRefusal(w, r, c, err, func(p *serverPage) {
 			p.ToolErrors = map[string]*formError{name: newFormError(err, "approve")}
-			p.Allowlist = allowlistRows(p.S, p.ToolErrors, nil)
+			p.Allowlist = u.allowlistRows(p.S, p.ToolErrors, nil)
 		})
 		return
 	}

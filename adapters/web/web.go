@@ -60,6 +60,7 @@ type Deps struct {
 	StartConnect     *registry.StartConnectHandler
 	FinishConnect    *registry.FinishConnectHandler
 	Calls            *registry.ListCallsHandler
+	Findings         *registry.Findings
 	CreateRepository *repositories.CreateRepositoryHandler
 	GetRepository    *repositories.GetRepositoryHandler
 	UpdateRepository *repositories.UpdateRepositoryHandler

@@ -7,6 +7,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/poison"
 )
 
 // The words of refusals. The use cases answer with the contract's codes
@@ -57,11 +58,27 @@ var fieldLabels = map[string]string{
 	"debugPrompts.ttlHours": "Keep prompt logs for", "debugPrompts.enabled": "Debug prompt logs",
 }
 
+// confirmFindingsWords is the refusal of a tool with findings saved or
+// approved without their confirmation.
+const confirmFindingsWords = "Read the findings of this tool, then tick their confirmation: its definition may carry instructions for the model."
+
+// findingWords name the findings of the poisoning rules (MC4), by code.
+var findingWords = map[string]string{
+	poison.HiddenCharacters: "hidden characters",
+	poison.Instruction:      "instructions to the model",
+	poison.OtherTool:        "names another server's tool",
+	poison.EncodedPayload:   "encoded text",
+	poison.SecretRequest:    "asks for secrets or files",
+	poison.URL:              "links to another host",
+	poison.Padding:          "text hidden after blank space",
+}
+
 // fieldWords are whole sentences for reasons whose contract text names a
 // pattern or a value type; keyed by field.
 var fieldWords = map[string]string{
-	"auth.name": "The header name must start with x- and use only lowercase letters, digits and dashes (at most 64 characters).",
-	"auth.type": "Choose one of the kinds of authentication.",
+	"auth.name":       "The header name must start with x- and use only lowercase letters, digits and dashes (at most 64 characters).",
+	"auth.type":       "Choose one of the kinds of authentication.",
+	"confirmFindings": confirmFindingsWords,
 }
 
 // reasonWords are sentences for whole contract reasons that name an
