@@ -9,8 +9,9 @@ import (
 )
 
 // SettingsRepo is the contract of [ports.SettingsRepo] (uses Tenants and
-// Accounts). The locks Get and GetForUpdate hold are the adapter's own
-// tests: they need concurrent transactions.
+// Accounts). Two writers at once both commit, each change made on the
+// other's (settingsTwoWriters); which lock waits for which is the
+// adapter's own test.
 func SettingsRepo(t *testing.T, open Open) {
 	t.Run("a new tenant has the default settings; Put stores them for that tenant only", func(t *testing.T) {
 		h := open(t)
@@ -53,6 +54,8 @@ func SettingsRepo(t *testing.T, open Open) {
 			return nil
 		})
 	})
+
+	t.Run("two writers at once both commit, neither change lost", func(t *testing.T) { settingsTwoWriters(t, open) })
 
 	t.Run("Put refuses zero settings and keeps the stored ones", func(t *testing.T) {
 		h := open(t)
