@@ -140,10 +140,10 @@ type ToolSnapshotView struct {
 // ServerDefinitionView is a tool's definition as the server sent it,
 // with what the poisoning rules find in it.
 type ServerDefinitionView struct {
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"inputSchema"`
-	Annotations json.RawMessage `json:"annotations"`
-	Findings    []toolFindingJSON   `json:"findings"`
+	Description string            `json:"description"`
+	InputSchema json.RawMessage   `json:"inputSchema"`
+	Annotations json.RawMessage   `json:"annotations"`
+	Findings    []toolFindingJSON `json:"findings"`
 }
 
 // toolFindingJSON is one finding of the poisoning rules (CONTRACT §8).

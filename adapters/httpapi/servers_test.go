@@ -22,13 +22,13 @@ import (
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/accounts"
 	"github.com/codelotse/codelotse/app/registry"
-	"github.com/codelotse/codelotse/ports/portfake"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
+	"github.com/codelotse/codelotse/ports/portfake"
 	"github.com/rs/zerolog"
 )
 
