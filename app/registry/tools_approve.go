@@ -87,12 +87,15 @@ func (h *ApproveToolHandler) Handle(ctx context.Context, p ports.Principal, cmd 
 	}
 	now := h.d.Clock.Now()
 	a := h.d.assess(s, *lt, sc)
-	snap, err := pin(s.Name().String(), a, *lt, choice, 0, cmd.Hash, now)
+	snap, err := pin(s.Name().String(), a, *lt, choice, cmd.Hash, now)
 	if err != nil {
-		return nil, renameFields(err)
+		return nil, err
 	}
 	details := map[string]any{"tool": cmd.Name, "hash": snap.Hash(), "writeCapable": snap.WriteCapable()}
 	if len(a.Findings) > 0 {
+		if !cmd.ConfirmFindings {
+			return nil, app.Invalid(map[string]string{"confirmFindings": findingsReason(a.Findings)})
+		}
 		details["confirmedFindings"] = findingCodes(a.Findings)
 	}
 	var saved *server.Server

@@ -97,6 +97,7 @@ func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd Sa
 	now := h.d.Clock.Now()
 	fresh := map[string]tool.Snapshot{}
 	confirmed := map[string]any{}
+	unconfirmed := map[string]string{}
 	names := make([]string, 0, len(cmd.Tools))
 	for i, c := range cmd.Tools {
 		names = append(names, c.Name)
@@ -108,14 +109,20 @@ func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd Sa
 			return nil, app.Fail(app.CodeUnknownTool, fmt.Sprintf("the server does not offer a tool named %q", c.Name))
 		}
 		a := h.d.assess(s, lt, sc)
-		snap, err := pin(s.Name().String(), a, lt, c, i, "", now)
+		snap, err := pin(s.Name().String(), a, lt, c, "", now)
 		if err != nil {
 			return nil, err
 		}
 		if len(a.Findings) > 0 {
+			if !c.ConfirmFindings {
+				unconfirmed[fmt.Sprintf("tools[%d].confirmFindings", i)] = findingsReason(a.Findings)
+			}
 			confirmed[c.Name] = findingCodes(a.Findings)
 		}
 		fresh[c.Name] = snap
+	}
+	if len(unconfirmed) > 0 {
+		return nil, app.Invalid(unconfirmed)
 	}
 	var (
 		saved      *server.Server
@@ -241,14 +248,13 @@ func (h *ListCallsHandler) Handle(ctx context.Context, p ports.Principal, cmd Li
 	return out, nil
 }
 
-// pin approves a listed tool, assessed as a, as the admin chose it (the
-// i-th choice of the request), with the rules the allowlist save and the
-// one-tool approval share: supported (unsupported_schema); the
-// definition the admin reviewed, when wantHash names one
-// (validation_failed on hash); confirmed when write-capable
-// (write_not_confirmed); confirmed when it has findings
-// (validation_failed on tools[i].confirmFindings).
-func pin(serverName string, a DiscoveredTool, lt ports.ListedTool, c ToolChoice, i int, wantHash string, now time.Time) (tool.Snapshot, error) {
+// pin approves a listed tool, assessed as a, as the admin chose it, with
+// the rules the allowlist save and the one-tool approval share:
+// supported (unsupported_schema); the definition the admin reviewed, when
+// wantHash names one (validation_failed on hash); confirmed when
+// write-capable (write_not_confirmed). The confirmation of findings is
+// the caller's: a save names every unconfirmed tool at once.
+func pin(serverName string, a DiscoveredTool, lt ports.ListedTool, c ToolChoice, wantHash string, now time.Time) (tool.Snapshot, error) {
 	if !a.Supported {
 		return tool.Snapshot{}, app.Fail(app.CodeUnsupportedSchema, fmt.Sprintf("tool %q cannot be allowlisted: %s", c.Name, a.Reason))
 	}
@@ -258,16 +264,16 @@ func pin(serverName string, a DiscoveredTool, lt ports.ListedTool, c ToolChoice,
 	if a.WriteCapable && !c.ConfirmWrite {
 		return tool.Snapshot{}, app.Fail(app.CodeWriteNotConfirmed, fmt.Sprintf("tool %q may change data: it needs confirmWrite", c.Name))
 	}
-	if len(a.Findings) > 0 && !c.ConfirmFindings {
-		return tool.Snapshot{}, app.Invalid(map[string]string{
-			fmt.Sprintf("tools[%d].confirmFindings", i): fmt.Sprintf("the tool's definition has findings (%s): read them, then confirm", strings.Join(findingCodes(a.Findings), ", ")),
-		})
-	}
 	snap, err := tool.NewSnapshot(serverName, lt.Definition, c.Description, now)
 	if err != nil {
 		return tool.Snapshot{}, app.Fail(app.CodeUnsupportedSchema, fmt.Sprintf("tool %q cannot be allowlisted", c.Name))
 	}
 	return snap, nil
+}
+
+// findingsReason is the reason of an unconfirmed tool with findings.
+func findingsReason(fs []poison.Finding) string {
+	return fmt.Sprintf("must be true: the definition has findings (%s); read them, then confirm", strings.Join(findingCodes(fs), ", "))
 }
 
 // findingCodes lists the codes of findings, in their order.
