@@ -45,6 +45,7 @@ var redTeamVectors = []struct {
 	{"invisible_result", "MC3", vectorInvisibleResult},
 	{"unauthorized", "MC2", vectorUnauthorized},
 	{"encoded_egress", "MC5", vectorEncodedEgress},
+	{"poisoned_tools", "MC4", vectorPoisonedTools},
 }
 
 // injection is tool output that tells the model to send the repository's
