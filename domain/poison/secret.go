@@ -9,7 +9,7 @@ var secretPaths = regexp.MustCompile(`(?i)` +
 	`~/\.ssh\b|\.ssh/|id_(?:rsa|dsa|ecdsa|ed25519)\b|\.aws/credentials|\baws[_ ]credentials\b` +
 	`|\.cursor/mcp\.json|\bmcp\.json\b|claude_desktop_config\.json|\.npmrc\b|\.netrc\b|\.pypirc\b|\.git-credentials\b` +
 	`|\.docker/config\.json|/etc/(?:passwd|shadow)\b|\.(?:bash|zsh)_history\b|\.kube/config\b|\.gnupg\b` +
-	`|(?:^|[\s'"\x60(/~])\.env(?:$|[\s'"\x60),.;:])`)
+	`|(?:^|[\s'"\x60(/~])\.env(?:$|[\s'"\x60),;:]|\.(?:$|\s))`)
 
 // secretMaterial is what a request must not get from the model: strong
 // words alone, and a bare "token", "key" or "secret" only when it is
