@@ -2,6 +2,7 @@ package egress
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mtibben/confusables"
@@ -117,3 +118,62 @@ var code = func() (t [256]uint64) {
 	}
 	return t
 }()
+
+// FoldWords is [Fold] that keeps the breaks between words, for matching
+// phrases: a run of white space or signs becomes one space (none at the
+// ends); invisible and format characters are dropped without a break, so
+// "ig\u200bnore" is one word; a letter or digit of a script without a
+// Latin skeleton (Chinese) is kept, in lower case; combining marks are
+// dropped. Letters and digits fold as in Fold ("i", "1" and "l" one
+// letter, "0" and "o" another).
+func FoldWords(s string) string {
+	out := make([]byte, 0, len(s))
+	if !isASCII(s) {
+		s = norm.NFKC.String(s)
+	}
+	var seen map[rune][]byte // skeletons of this text's non-ASCII runes
+	gap := false
+	for _, r := range s {
+		r = untag(r)
+		var add []byte
+		switch {
+		case r < utf8.RuneSelf && asciiFold[r] != 0:
+			add = []byte{asciiFold[r]}
+		case tool.Invisible(r) || unicode.Is(unicode.Mn, r):
+			continue
+		case r < utf8.RuneSelf:
+		default:
+			if seen == nil {
+				seen = map[rune][]byte{}
+			}
+			sk, ok := seen[r]
+			if !ok {
+				sk = wordRune(r)
+				seen[r] = sk
+			}
+			add = sk
+		}
+		if len(add) == 0 {
+			gap = len(out) > 0
+			continue
+		}
+		if gap {
+			out = append(out, ' ')
+			gap = false
+		}
+		out = append(out, add...)
+	}
+	return string(out)
+}
+
+// wordRune is FoldWords of one non-ASCII rune: its folded skeleton, else
+// the letter or digit itself in lower case, else nothing (a break).
+func wordRune(r rune) []byte {
+	if sk := appendSkeleton(nil, r); len(sk) > 0 {
+		return sk
+	}
+	if unicode.IsLetter(r) || unicode.IsNumber(r) {
+		return utf8.AppendRune(nil, unicode.ToLower(r))
+	}
+	return nil
+}
