@@ -47,14 +47,20 @@ func TestShowsHostileServerTextInert(t *testing.T) {
 			t.Errorf("the discovery page lacks %q: the hostile text is not shown escaped with its invisible characters marked", want)
 		}
 	}
-	// The description offered for the model is the domain's sanitised
-	// text: the markers are for reading; the characters are gone.
-	if !strings.Contains(p.body, "txt.exe and"+"hidden</textarea>") {
-		t.Errorf("the prefilled description is not the sanitised server text")
+	// The text has findings (an instruction, hidden characters): it is
+	// not offered as the model's description, and the findings are shown
+	// with their excerpts escaped, invisible characters as U+XXXX.
+	search := section(p.body, `value="search">`, "</article>")
+	if !strings.Contains(search, `data-finding="instruction"`) || !strings.Contains(search, `data-finding="hidden_characters"`) ||
+		!strings.Contains(search, "U+202E") {
+		t.Errorf("the discovery does not show the findings of the hostile text:\n%s", search)
+	}
+	if strings.Contains(search, "hidden</textarea>") {
+		t.Errorf("the hostile server text is offered as the model's description")
 	}
 
-	// Save it as prefilled and look at the pinned tool.
-	form := url.Values{"select": {"search"}, "desc:search": {hostile}, "discovery": {blobOf(t, p.body)}}
+	// The admin pastes it anyway and confirms the findings: the pinned tool.
+	form := url.Values{"select": {"search"}, "desc:search": {hostile}, "confirm_findings:search": {"on"}, "discovery": {blobOf(t, p.body)}}
 	if s := b.post(path+"/tools", form); s.status != http.StatusSeeOther {
 		t.Fatalf("save = %d\n%s", s.status, s.body)
 	}
