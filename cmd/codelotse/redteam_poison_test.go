@@ -69,17 +69,21 @@ func vectorPoisonedTools(t *testing.T, s *redTeam) {
 	id := registerServer(t, rt.c, e.name, e.url(), rt.bearer(e))
 	d := rt.c.do("POST", "/v1/mcp/servers/"+id+"/discover", nil)
 	expect(t, "discover", d, http.StatusOK, "")
-	if strings.ContainsFunc(string(d.Raw), dtool.Invisible) || strings.Contains(string(d.Raw), plantedAWSKey) {
-		t.Errorf("the discovery holds an invisible character or the planted key: %s", d.Raw)
-	}
 	found := map[string][]string{}
 	for _, raw := range d.Body["tools"].([]any) {
 		tl := raw.(map[string]any)
 		for _, f := range tl["findings"].([]any) {
 			fm := f.(map[string]any)
 			found[str(tl, "name")] = append(found[str(tl, "name")], str(fm, "code"))
-			if n := len([]rune(str(fm, "excerpt"))); n == 0 || n > 120 {
+			ex := str(fm, "excerpt")
+			if n := len([]rune(ex)); n == 0 || n > 120 {
 				t.Errorf("%s: excerpt of %d characters", str(tl, "name"), n)
+			}
+			// The server's text is shown as sent (for the admin to read);
+			// an excerpt is what the page puts beside it: no raw
+			// invisible character, no secret.
+			if strings.ContainsFunc(ex, dtool.Invisible) || strings.Contains(ex, plantedAWSKey) {
+				t.Errorf("%s: excerpt %q holds an invisible character or the planted key", str(tl, "name"), ex)
 			}
 		}
 	}
@@ -95,7 +99,8 @@ func vectorPoisonedTools(t *testing.T, s *redTeam) {
 	}
 	r := rt.c.do("PUT", "/v1/mcp/servers/"+id+"/tools", map[string]any{"tools": choices})
 	expect(t, "save without confirmFindings", r, http.StatusUnprocessableEntity, "validation_failed")
-	fields, _ := r.Body["fields"].(map[string]any)
+	errBody, _ := r.Body["error"].(map[string]any)
+	fields, _ := errBody["fields"].(map[string]any)
 	for i := range poisoned {
 		if _, ok := fields[fmt.Sprintf("tools[%d].confirmFindings", i+1)]; !ok {
 			t.Errorf("the refusal does not name tools[%d].confirmFindings: %v", i+1, fields)
