@@ -182,6 +182,11 @@ func sortedKeys(m map[string]any) []string {
 // ScanTexts is Scan over raw fields: for a definition that could not be
 // parsed, or for tests.
 func ScanTexts(fields []Field, c Context) []Finding {
+	return scanTexts(fields, c).findings()
+}
+
+// scanTexts reads the fields and decodes their encoded runs.
+func scanTexts(fields []Field, c Context) *scan {
 	s := newScan(c)
 	budget := MaxTextBytes
 	for _, f := range fields {
@@ -194,13 +199,14 @@ func ScanTexts(fields []Field, c Context) []Finding {
 			text = cutUTF8(text, budget)
 		}
 		budget -= len(text)
+		s.read += len(text)
 		s.fields = append(s.fields, newView(f.Where, text, 0))
 		if budget == 0 {
 			break
 		}
 	}
 	s.decodeAll()
-	return s.findings()
+	return s
 }
 
 // cutUTF8 is s cut to at most n bytes at a character boundary.
