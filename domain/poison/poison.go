@@ -193,9 +193,12 @@ func scanTexts(fields []Field, c Context) *scan {
 		if len(s.fields) >= MaxFields {
 			break
 		}
-		text := strings.ToValidUTF8(f.Text, "\uFFFD")
+		text := f.Text
 		if len(text) > budget {
 			s.cut = f.Where
+			text = text[:budget] // cut before the copy of ToValidUTF8
+		}
+		if text = strings.ToValidUTF8(text, "\uFFFD"); len(text) > budget {
 			text = cutUTF8(text, budget)
 		}
 		budget -= len(text)
