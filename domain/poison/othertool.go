@@ -1,9 +1,6 @@
 package poison
 
-import (
-	"regexp"
-	"strings"
-)
+import "strings"
 
 // toolNames are the names of a Context, in lower case: the server's own
 // (never a finding) and the other servers' (a finding when named).
@@ -42,10 +39,25 @@ func (t toolNames) isOwnModelName(n string) bool {
 	return false
 }
 
-// modelName is a model-facing tool name of an MCP server: mcp_<server>_<tool>
-// (tool.ModelToolName) or mcp__<server>__<tool> (other clients' scheme),
-// or a server reference mcp_<server> alone.
-var modelName = regexp.MustCompile(`(?i)(?:^|[^a-z0-9_-])(mcp__?[a-z0-9][a-z0-9_-]*)`)
+// modelNames are the model-facing tool names in a lower-case text:
+// mcp_<server>_<tool> (tool.ModelToolName), mcp__<server>__<tool> (other
+// clients' scheme) or a server reference mcp_<server> alone, with their
+// offsets.
+func modelNames(text string) (names []string, at []int) {
+	for _, i := range occurrences(text, "mcp_", len(text)) {
+		if !boundary(text, i-1) {
+			continue
+		}
+		j := i + len("mcp_")
+		for j < len(text) && !boundary(text, j) {
+			j++
+		}
+		if name := text[i:j]; strings.TrimLeft(name[len("mcp_"):], "_") != "" {
+			names, at = append(names, name), append(at, i)
+		}
+	}
+	return names, at
+}
 
 // otherTool reports a name of another server's tool: one of OtherTools,
 // or a model-facing mcp_… name that is not of this server. A name with
@@ -53,12 +65,12 @@ var modelName = regexp.MustCompile(`(?i)(?:^|[^a-z0-9_-])(mcp__?[a-z0-9][a-z0-9_
 // plain word ("search") only where it is written as a name: in quotes or
 // backticks, or followed by "()" or " tool".
 func (s *scan) otherTool(v view) (string, bool) {
-	text := strings.ToLower(v.shown)
+	text := lowerASCII(v.shown)
 	best := -1
-	for _, m := range modelName.FindAllStringSubmatchIndex(text, 8) {
-		name := text[m[2]:m[3]]
+	names, at := modelNames(text)
+	for k, name := range names {
 		if !s.ownModelRef(name) {
-			best = m[2]
+			best = at[k]
 			break
 		}
 	}

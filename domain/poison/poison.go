@@ -182,25 +182,34 @@ func sortedKeys(m map[string]any) []string {
 // ScanTexts is Scan over raw fields: for a definition that could not be
 // parsed, or for tests.
 func ScanTexts(fields []Field, c Context) []Finding {
+	return scanTexts(fields, c).findings()
+}
+
+// scanTexts reads the fields and decodes their encoded runs.
+func scanTexts(fields []Field, c Context) *scan {
 	s := newScan(c)
 	budget := MaxTextBytes
 	for _, f := range fields {
 		if len(s.fields) >= MaxFields {
 			break
 		}
-		text := strings.ToValidUTF8(f.Text, "\uFFFD")
+		text := f.Text
 		if len(text) > budget {
 			s.cut = f.Where
+			text = text[:budget] // cut before the copy of ToValidUTF8
+		}
+		if text = strings.ToValidUTF8(text, "\uFFFD"); len(text) > budget {
 			text = cutUTF8(text, budget)
 		}
 		budget -= len(text)
+		s.read += len(text)
 		s.fields = append(s.fields, newView(f.Where, text, 0))
 		if budget == 0 {
 			break
 		}
 	}
 	s.decodeAll()
-	return s.findings()
+	return s
 }
 
 // cutUTF8 is s cut to at most n bytes at a character boundary.

@@ -1,13 +1,12 @@
 package poison
 
-import "strings"
-
 // scan is one run of the rules over a definition's fields.
 type scan struct {
 	c       Context
 	fields  []view // the fields, then the texts decoded from them
 	cut     string // where the text passed MaxTextBytes, or ""
 	tools   toolNames
+	read    int // bytes of the fields read
 	attempt int // decodings tried (work bound, see worst_test.go)
 	decoded int // decodings that gave text
 }
@@ -75,5 +74,3 @@ func lowerASCII(s string) string {
 	}
 	return s
 }
-
-var _ = strings.Contains
