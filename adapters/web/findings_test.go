@@ -57,3 +57,35 @@ func TestFindingsAreShownAndConfirmed(t *testing.T) {
 		t.Fatalf("a confirmed save = %d\n%s", r.status, r.body)
 	}
 }
+
+// TestApprovalAsksForTheFindingsOfTheNewDefinition: a pinned tool comes
+// back poisoned (a rug pull); its approval form lists the findings and
+// the approval needs their confirmation.
+func TestApprovalAsksForTheFindingsOfTheNewDefinition(t *testing.T) {
+	h := newHarness(t, openGates)
+	b, _ := h.signIn(app.PermTenantManage)
+	h.mcp.set(t, [3]string{"search", "Searches the wiki.", `{"readOnlyHint":true}`})
+	path := b.register("wiki")
+	b.get(path)
+	p := b.post(path+"/discover", nil)
+	if r := b.post(path+"/tools", url.Values{"select": {"search"}, "desc:search": {"Search."}, "discovery": {blobOf(t, p.body)}}); r.status != http.StatusSeeOther {
+		t.Fatalf("save = %d", r.status)
+	}
+	h.allowDiscovery()
+	h.mcp.set(t, [3]string{"search", poisonedDescription, `{"readOnlyHint":true}`})
+	b.get(path)
+	b.post(path+"/discover", nil)
+	p = b.get(path)
+	changed := section(p.body, `id="changed-search"`, "</article>")
+	if !strings.Contains(changed, `data-finding="instruction"`) || !strings.Contains(changed, `name="confirm_findings"`) {
+		t.Fatalf("the changed tool's approval lacks its findings:\n%s", changed)
+	}
+	form := approveFormOf(t, p.body, "search")
+	if r := b.post(path+"/tools/search/approve", form); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.body, "Read the findings of this tool") {
+		t.Fatalf("an approval without the findings' confirmation = %d, want 422 with the words", r.status)
+	}
+	form.Set("confirm_findings", "on")
+	if r := b.post(path+"/tools/search/approve", form); r.status != http.StatusSeeOther {
+		t.Fatalf("a confirmed approval = %d\n%s", r.status, r.body)
+	}
+}
