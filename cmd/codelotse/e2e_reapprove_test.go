@@ -56,7 +56,7 @@ func TestE2EPerToolApprovalAndConnectionTests(t *testing.T) {
 	expect(t, "save", s, http.StatusOK, "")
 	tools := byName(s.Body)
 	if tools["search"]["state"] != "pinned" || !equalJSON(tools["search"]["serverDefinition"], map[string]any{
-		"description": "Searches the wiki.", "inputSchema": tools["search"]["inputSchema"], "annotations": tools["search"]["annotations"]}) {
+		"description": "Searches the wiki.", "inputSchema": tools["search"]["inputSchema"], "annotations": tools["search"]["annotations"], "findings": []any{}}) {
 		t.Errorf("search after the save = %v", tools["search"])
 	}
 	if s.Body["status"] != "ok" {
