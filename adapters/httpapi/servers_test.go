@@ -77,8 +77,12 @@ func (t *srvTx) Settings() ports.SettingsRepo       { return nil }
 func (t *srvTx) PromptLogs() ports.PromptLogRepo    { return nil }
 func (t *srvTx) OAuthStates() ports.OAuthStateRepo  { return nil }
 
-func (t *srvTx) ClaimDiscovery(context.Context, string, time.Duration) (bool, time.Duration, error) {
+func (t *srvTx) ClaimDiscovery(context.Context, string, time.Duration, ports.Listing) (bool, time.Duration, error) {
 	return false, 0, errors.New("srvTx: no discovery in these tests")
+}
+
+func (t *srvTx) ClaimConnectionTest(context.Context, int, time.Duration) (bool, time.Duration, error) {
+	return false, 0, errors.New("srvTx: no connection test in these tests")
 }
 
 func (t *srvTx) rows() map[string]*server.Server { return t.s.servers[t.tenant] }
