@@ -103,7 +103,7 @@ func (h *TestConnectionHandler) HandleNew(ctx context.Context, p ports.Principal
 	if err != nil {
 		return ConnectionResult{}, srvDomainError(err)
 	}
-	return h.list(ctx, ports.MCPTarget{ServerID: s.ID(), URL: s.URL(), Credential: cred}), nil
+	return h.list(ctx, ports.MCPTarget{ServerID: s.ID(), TenantID: p.TenantID, URL: s.URL(), Credential: cred}), nil
 }
 
 func (h *TestConnectionHandler) list(ctx context.Context, t ports.MCPTarget) ConnectionResult {
