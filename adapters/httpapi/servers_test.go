@@ -221,7 +221,7 @@ func newServerAPI(t *testing.T, store *srvStore, gates app.Gates) *httptest.Serv
 		"repo":  {TokenID: "t2", TenantID: srvTenantA, Permissions: []string{app.PermRepoManage}},
 		"other": {TokenID: "t3", TenantID: srvTenantB, Permissions: []string{app.PermTenantManage}},
 	}
-	ts := httptest.NewServer(NewServer("127.0.0.1:0", zerolog.Nop(), srvReady{}, tokens, gates, []Routes{routes}, nil).Handler())
+	ts := httptest.NewServer(NewServer("127.0.0.1:0", zerolog.Nop(), srvReady{}, tokens, gates, netpolicy.TrustedProxies{}, []Routes{routes}, nil).Handler())
 	t.Cleanup(ts.Close)
 	return ts
 }

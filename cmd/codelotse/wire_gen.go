@@ -57,6 +57,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	}
 	authenticateHandler := accounts.NewAuthenticateHandler(deps)
 	gates := provideGates(cfg)
+	trustedProxies := provideTrustedProxies(cfg)
 	resolver := provideResolver()
 	rules := provideRules(cfg)
 	newID := provideNewID()
@@ -197,6 +198,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		GetReview:        getReviewHandler,
 		ListReviews:      listReviewsHandler,
 		ListReviewCalls:  listReviewCallsHandler,
+		Proxies:          trustedProxies,
 	}
 	ui, err := web.New(publicURL, webDeps, log)
 	if err != nil {
@@ -208,7 +210,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler)
 	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
 	v := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
-	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v, metricsRegistry)
+	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, trustedProxies, v, metricsRegistry)
 	pool := providePool(db)
 	model, err := provideModel(cfg, log)
 	if err != nil {
@@ -280,6 +282,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	}
 	authenticateHandler := accounts.NewAuthenticateHandler(deps)
 	gates := provideGates(cfg)
+	trustedProxies := provideTrustedProxies(cfg)
 	resolver := provideResolver()
 	rules := provideRules(cfg)
 	newID := provideNewID()
@@ -420,6 +423,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		GetReview:        getReviewHandler,
 		ListReviews:      listReviewsHandler,
 		ListReviewCalls:  listReviewCallsHandler,
+		Proxies:          trustedProxies,
 	}
 	ui, err := web.New(publicURL, webDeps, log)
 	if err != nil {
@@ -431,7 +435,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler)
 	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
 	v := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
-	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v, metricsRegistry)
+	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, trustedProxies, v, metricsRegistry)
 	return server, func() {
 		cleanup()
 	}, nil
