@@ -194,7 +194,12 @@ func (a AuthorizationServer) CheckFor(boundIssuer string) error {
 	if !a.complete() {
 		return ErrMetadataIncomplete
 	}
-	if !slices.Contains(a.CodeChallengeMethods, "S256") {
+	// The MCP authorization spec: a metadata document that lists no
+	// methods is refused too (it used to be tolerated).
+	if len(a.CodeChallengeMethods) == 0 {
+		return ErrPKCEUnsupported
+	}
+	if len(a.CodeChallengeMethods) > 0 && !slices.Contains(a.CodeChallengeMethods, "S256") {
 		return ErrPKCEUnsupported
 	}
 	return nil
