@@ -1,9 +1,12 @@
 package mcpclient
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/codelotse/codelotse/domain/limits"
 )
 
 // One tenant that fills the token cache evicts only its own entries:
@@ -72,5 +75,27 @@ func TestFullTokenCacheEvictsTheLargestTenant(t *testing.T) {
 	}
 	if _, ok := c.get("small-new", now); !ok || c.perTenant["small"] != 101 {
 		t.Errorf("the small tenant's new token not kept (%d entries)", c.perTenant["small"])
+	}
+}
+
+// A session's token is cached under its target's tenant: the bound per
+// tenant counts what each tenant's sessions fetched.
+func TestTokensAreCachedPerTenant(t *testing.T) {
+	srv := newTokenServer(3600)
+	ts := startServer(t, srv)
+	c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 2*time.Second)
+	for _, tt := range []struct{ server, tenant string }{{"srv-a", "tenant-a"}, {"srv-b", "tenant-b"}, {"srv-c", "tenant-b"}} {
+		target := srv.target(t, ts)
+		target.ServerID, target.TenantID = tt.server, tt.tenant
+		s, err := c.OpenSession(context.Background(), target, limits.DiscoveryResponseCap)
+		if err != nil {
+			t.Fatalf("OpenSession(%s): %v", tt.server, err)
+		}
+		s.Close()
+	}
+	c.tokens.mu.Lock()
+	defer c.tokens.mu.Unlock()
+	if a, b := c.tokens.perTenant["tenant-a"], c.tokens.perTenant["tenant-b"]; a != 1 || b != 2 || len(c.tokens.perTenant) != 2 {
+		t.Errorf("cached per tenant: %v, want tenant-a 1 and tenant-b 2", c.tokens.perTenant)
 	}
 }

@@ -481,6 +481,19 @@ func ServerRepo(t *testing.T, open Open) {
 		if ok, _ := claim(50 * time.Millisecond); !ok || !lastDiscovery().After(discovered) {
 			t.Error("a discovery's claim after a test's interval refused, or lastDiscoveryAt not moved")
 		}
+		// A never-discovered server: its first test holds a discovery off.
+		id = h.seedServer(t, tenant, "fresh", nil)
+		l = ports.ListingTest
+		if ok, after := claim(time.Hour); !ok {
+			t.Fatalf("the first test's claim of a new server refused (retry after %v)", after)
+		}
+		l = ports.ListingDiscovery
+		if ok, after := claim(time.Hour); ok || after <= time.Hour-time.Minute {
+			t.Errorf("a discovery right after the first test = %v, retry after %v; want refused", ok, after)
+		}
+		if !lastDiscovery().IsZero() {
+			t.Errorf("lastDiscoveryAt = %v after a test's claim only, want zero", lastDiscovery())
+		}
 	})
 
 	t.Run("ClaimConnectionTest grants max tests per window and tenant by the store's clock", func(t *testing.T) {
