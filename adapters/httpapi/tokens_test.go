@@ -134,6 +134,10 @@ func TestBearerAuthenticationRateLimited(t *testing.T) {
 	if rec = callAs(h, "198.51.100.8", admin, "GET", "/v1/tokens", ""); rec.Code != http.StatusOK {
 		t.Errorf("another client with the correct token = %d", rec.Code)
 	}
+	// Another client's failures are its own: not limited by the first's.
+	if rec = callAs(h, "198.51.100.8", "clt_other", "GET", "/v1/tokens", ""); rec.Code != http.StatusUnauthorized {
+		t.Errorf("another client's wrong token = %d, want 401", rec.Code)
+	}
 	if !strings.Contains(logs.String(), `"client":"198.51.100.7"`) || !strings.Contains(logs.String(), `"message":"authentication failed"`) ||
 		strings.Contains(logs.String(), "clt_wrong") || strings.Contains(logs.String(), admin) {
 		t.Errorf("log:\n%s", logs)

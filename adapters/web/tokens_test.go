@@ -123,6 +123,12 @@ func TestSignInRateLimited(t *testing.T) {
 	if rec := serve(h.ui, req); rec.Code != http.StatusSeeOther {
 		t.Errorf("the correct token from another client = %d\n%s", rec.Code, rec.Body)
 	}
+	// Another client's failures are its own: not limited by the first's.
+	req = newFormRequest("/ui/login", url.Values{"token": {"clt_other"}})
+	req.RemoteAddr, req.Header["Origin"] = "192.0.2.9:40000", []string{h.base}
+	if rec := serve(h.ui, req); rec.Code != http.StatusUnauthorized {
+		t.Errorf("another client's wrong token = %d, want 401", rec.Code)
+	}
 	h.clock.advance(accounts.AuthFailureWindow + time.Second)
 	if p = b.post("/ui/login", url.Values{"token": {good}}); p.status != http.StatusSeeOther {
 		t.Errorf("after the window = %d", p.status)
