@@ -191,7 +191,7 @@ var ErrCredentialChanged = errors.New("credential changed meanwhile")
 // token cache key) and a saver of rotated credentials (see
 // [CredentialSaverFor]).
 func Target(tenants ports.Tenants, cipher ports.Cipher, tenantID string, s *server.Server, cred server.Credential, enc []byte) ports.MCPTarget {
-	t := ports.MCPTarget{ServerID: s.ID(), URL: s.URL(), Credential: cred}
+	t := ports.MCPTarget{ServerID: s.ID(), TenantID: tenantID, URL: s.URL(), Credential: cred}
 	if cred.Kind().IsOAuth() {
 		t.SaveCredential = CredentialSaverFor(tenants, cipher, tenantID, s.ID(), enc)
 	}

@@ -26,8 +26,11 @@ var (
 
 // MCPTarget is what a connection needs to know about a server.
 type MCPTarget struct {
-	// ServerID keys the connector's cache of OAuth access tokens.
+	// ServerID keys the connector's cache of OAuth access tokens;
+	// TenantID, the server's tenant, bounds that cache per tenant (one
+	// tenant's tokens never evict another's).
 	ServerID   string
+	TenantID   string
 	URL        server.URL
 	Credential server.Credential
 	// SaveCredential, when set, stores a rotated OAuth refresh token

@@ -47,8 +47,10 @@ type OAuthMetadata struct {
 	// IssParameterSupported: the server sends RFC 9207's iss with the
 	// authorization response, which must then equal Issuer.
 	IssParameterSupported bool
-	// CodeChallengeMethods lists the PKCE methods; S256 must be among
-	// them (or the list empty, which many servers leave it).
+	// CodeChallengeMethods is the metadata's
+	// code_challenge_methods_supported as it came (nil when absent); the
+	// domain judges it (server.AuthorizationServer.CheckFor: S256 must be
+	// among them).
 	CodeChallengeMethods []string
 }
 

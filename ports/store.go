@@ -73,13 +73,32 @@ type ServerRepo interface {
 	Delete(ctx context.Context, id string) error
 	// Credential returns the stored encrypted credential (nil for none).
 	Credential(ctx context.Context, id string) ([]byte, error)
-	// ClaimDiscovery marks a discovery as started, in one UPDATE that
-	// succeeds only when the last one started at least interval ago by the
-	// database's clock, so any number of API replicas agree. When it does
-	// not, ok is false and retryAfter tells how long to wait.
-	// ErrNotFound when the server is missing.
-	ClaimDiscovery(ctx context.Context, id string, interval time.Duration) (ok bool, retryAfter time.Duration, err error)
+	// ClaimDiscovery marks a live listing of the server (a discovery or a
+	// connection test) as started, in one UPDATE that succeeds only when
+	// the last one started at least interval ago by the database's clock,
+	// so any number of API replicas agree. A discovery's claim is also
+	// the server's lastDiscoveryAt; a test's is recorded nowhere a view
+	// shows. When it does not succeed, ok is false and retryAfter tells
+	// how long to wait. ErrNotFound when the server is missing.
+	ClaimDiscovery(ctx context.Context, id string, interval time.Duration, l Listing) (ok bool, retryAfter time.Duration, err error)
+	// ClaimConnectionTest counts a connection test of an unsaved server
+	// against the tenant's limit: granted while the tenant made fewer
+	// than max in the last window, by the database's clock, so any
+	// number of API replicas share one count. When it is not, ok is false
+	// and retryAfter tells when the oldest test of the window leaves it.
+	ClaimConnectionTest(ctx context.Context, max int, window time.Duration) (ok bool, retryAfter time.Duration, err error)
 }
+
+// Listing is what a discovery claim is taken for ([ServerRepo.ClaimDiscovery]).
+type Listing int
+
+const (
+	// ListingDiscovery: a discovery, recorded as the server's lastDiscoveryAt.
+	ListingDiscovery Listing = iota
+	// ListingTest: a connection test, which shares the discovery's
+	// interval and stores nothing a view shows.
+	ListingTest
+)
 
 // CredentialUpdate tells [ServerRepo.Update] what to do with the stored
 // credential: keep it (Replace false), or replace it with Encrypted (nil

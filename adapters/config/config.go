@@ -69,7 +69,11 @@ type Config struct {
 	// at which a code-flow MCP server without a client id may register one
 	// dynamically (QUAVON_MCP_OAUTH_DCR_ISSUERS); empty by default.
 	OAuthDCRIssuers []string
-	LLM             LLM
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client address (QUAVON_TRUSTED_PROXIES, comma-separated CIDRs);
+	// empty by default: the client is the connection's peer.
+	TrustedProxies netpolicy.TrustedProxies
+	LLM            LLM
 }
 
 // LLM is the model endpoint's configuration.
@@ -163,6 +167,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.OAuthDCRIssuers, err = parseIssuers(getenv("QUAVON_MCP_OAUTH_DCR_ISSUERS")); err != nil {
 		errs = append(errs, &Error{"QUAVON_MCP_OAUTH_DCR_ISSUERS", "must be comma-separated https issuer URLs (no user info, query or fragment)"})
+	}
+	if c.TrustedProxies, err = netpolicy.ParseTrustedProxies(getenv("QUAVON_TRUSTED_PROXIES")); err != nil {
+		errs = append(errs, &Error{"QUAVON_TRUSTED_PROXIES", "must be comma-separated CIDRs (10.0.0.0/8, fd00::/8) or addresses"})
 	}
 	c.LLM = LLM{
 		Provider:  get("QUAVON_LLM_PROVIDER", "openai"),

@@ -112,6 +112,9 @@ func TestLoadRefusesBadValuesOnOneLine(t *testing.T) {
 		{"concurrency not a number", "QUAVON_WORKER_CONCURRENCY", "many", "QUAVON_WORKER_CONCURRENCY"},
 		{"auth failure limit zero", "QUAVON_AUTH_FAILURE_LIMIT", "0", "QUAVON_AUTH_FAILURE_LIMIT must be 1 to 100000"},
 		{"auth failure limit not a number", "QUAVON_AUTH_FAILURE_LIMIT", "lots", "QUAVON_AUTH_FAILURE_LIMIT"},
+		{"trusted proxy not a CIDR", "QUAVON_TRUSTED_PROXIES", "10.0.0.0/8, ingress.local", "QUAVON_TRUSTED_PROXIES must be comma-separated CIDRs"},
+		{"trusted proxy prefix too long", "QUAVON_TRUSTED_PROXIES", "10.0.0.0/33", "QUAVON_TRUSTED_PROXIES"},
+		{"trusted proxy wildcard", "QUAVON_TRUSTED_PROXIES", "*", "QUAVON_TRUSTED_PROXIES"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,6 +138,23 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 	errs, ok := err.(config.Errors)
 	if !ok || len(errs) != 2 {
 		t.Fatalf("Load error = %#v, want two config errors", err)
+	}
+}
+
+func TestLoadTrustedProxies(t *testing.T) {
+	c, err := config.Load(env(nil))
+	if err != nil || c.TrustedProxies.Len() != 0 {
+		t.Fatalf("default trusted proxies %d, %v; want none", c.TrustedProxies.Len(), err)
+	}
+	if got := c.TrustedProxies.ClientAddr("10.0.0.1:1234", []string{"198.51.100.1"}); got != "10.0.0.1" {
+		t.Errorf("by default the client is %q, want the peer", got)
+	}
+	c, err = config.Load(env(map[string]string{"QUAVON_TRUSTED_PROXIES": " 10.0.0.0/8 , fd00::/8,"}))
+	if err != nil || c.TrustedProxies.Len() != 2 {
+		t.Fatalf("trusted proxies %d, %v; want 2", c.TrustedProxies.Len(), err)
+	}
+	if got := c.TrustedProxies.ClientAddr("10.0.0.1:1234", []string{"198.51.100.1"}); got != "198.51.100.1" {
+		t.Errorf("behind a trusted proxy the client is %q, want the header's", got)
 	}
 }
 

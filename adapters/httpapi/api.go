@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"reflect"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/accounts"
 	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/go-playground/validator/v10"
 	"github.com/rs/zerolog/hlog"
@@ -36,6 +36,8 @@ type router struct {
 	auth     Authenticator
 	validate *validator.Validate
 	gates    app.Gates
+	// proxies decide which address is the client's (clientAddr).
+	proxies netpolicy.TrustedProxies
 }
 
 // gated registers an MCP change: after authentication and the
@@ -97,7 +99,7 @@ func (rt *router) authenticate(r *http.Request) (ports.Principal, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 		return ports.Principal{}, app.Fail(app.CodeUnauthenticated, "a bearer token is required")
 	}
-	client := ClientAddr(r)
+	client := rt.clientAddr(r)
 	p, err := rt.auth.Handle(r.Context(), accounts.Authenticate{Token: strings.TrimSpace(token), Client: client})
 	if err != nil {
 		e := app.AsError(err)
@@ -115,14 +117,12 @@ func (rt *router) authenticate(r *http.Request) (ports.Principal, error) {
 	return p, nil
 }
 
-// ClientAddr is the address of the request's peer (the TCP connection's,
-// not a header a client can set).
-func ClientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
+// clientAddr is the address of the request's client: the connection's
+// peer, or, when the peer is a trusted proxy, the address its
+// X-Forwarded-For names (netpolicy.TrustedProxies.ClientAddr, which the
+// web sign-in uses too).
+func (rt *router) clientAddr(r *http.Request) string {
+	return rt.proxies.ClientAddr(r.RemoteAddr, r.Header.Values("X-Forwarded-For"))
 }
 
 func hasPermission(p ports.Principal, perm string) bool { return slices.Contains(p.Permissions, perm) }

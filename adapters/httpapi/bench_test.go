@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -24,7 +25,7 @@ func (echoRoutes) register(rt *router) {
 // database: request log (to io.Discard), recovery, routing, bearer token
 // parsing with an in-memory authenticator, and a small JSON answer.
 func BenchmarkMiddleware(b *testing.B) {
-	srv := NewServer("127.0.0.1:0", zerolog.New(io.Discard), okReady{}, oneToken{}, app.Gates{}, []Routes{echoRoutes{}}, nil)
+	srv := NewServer("127.0.0.1:0", zerolog.New(io.Discard), okReady{}, oneToken{}, app.Gates{}, netpolicy.TrustedProxies{}, []Routes{echoRoutes{}}, nil)
 	h := srv.Handler()
 	req := httptest.NewRequest(http.MethodGet, "/v1/echo", nil)
 	req.Header.Set("Authorization", "Bearer "+mwToken)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/accounts"
+	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/rs/xid"
 	"github.com/rs/zerolog"
@@ -51,7 +52,7 @@ func newLoggedServer(t *testing.T) (*httptest.Server, *bytes.Buffer) {
 	t.Helper()
 	var logs bytes.Buffer
 	log := zerolog.New(&logs)
-	srv := NewServer("127.0.0.1:0", log, okReady{}, oneToken{}, app.Gates{}, []Routes{panicRoutes{}}, nil)
+	srv := NewServer("127.0.0.1:0", log, okReady{}, oneToken{}, app.Gates{}, netpolicy.TrustedProxies{}, []Routes{panicRoutes{}}, nil)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts, &logs

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel"
@@ -55,7 +56,7 @@ func TestTracesAndTimesRequestsByRoutePattern(t *testing.T) {
 
 	const canary = "canary5b1e"
 	m := &fakeHTTPMetrics{}
-	srv := NewServer("127.0.0.1:0", zerolog.Nop(), okReady{}, oneToken{}, app.Gates{}, []Routes{panicRoutes{}, itemRoutes{}}, m)
+	srv := NewServer("127.0.0.1:0", zerolog.Nop(), okReady{}, oneToken{}, app.Gates{}, netpolicy.TrustedProxies{}, []Routes{panicRoutes{}, itemRoutes{}}, m)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 

@@ -10,6 +10,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/httpapi"
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/repositories"
+	"github.com/codelotse/codelotse/domain/netpolicy"
 )
 
 // TestPolicyRouteNeedsRepoManage: a token with tenant:manage only may not
@@ -30,7 +31,7 @@ func TestPolicyRouteNeedsRepoManage(t *testing.T) {
 		httpapi.NewPolicyRoutes(repositories.NewGetDefaultsHandler(rd), repositories.NewPutDefaultsHandler(rd),
 			repositories.NewGetPolicyHandler(rd), repositories.NewPutPolicyHandler(rd), repositories.NewListPolicyServersHandler(rd)),
 	}
-	ts := httptest.NewServer(httpapi.NewServer("127.0.0.1:0", zerolog.Nop(), restReady{}, tokens, restOpen, routes, nil).Handler())
+	ts := httptest.NewServer(httpapi.NewServer("127.0.0.1:0", zerolog.Nop(), restReady{}, tokens, restOpen, netpolicy.TrustedProxies{}, routes, nil).Handler())
 	t.Cleanup(ts.Close)
 
 	_, repo := call(t, ts, "admin", "POST", "/v1/repositories", `{"name": "acme/api", "visibility": "private"}`)

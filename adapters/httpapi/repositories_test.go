@@ -18,6 +18,7 @@ import (
 	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/gate"
+	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/domain/repository"
 	"github.com/codelotse/codelotse/domain/server"
@@ -270,7 +271,7 @@ func newRestAPI(t *testing.T, gates app.Gates) (*httptest.Server, *restStore) {
 			repositories.NewGetPolicyHandler(rd), repositories.NewPutPolicyHandler(rd), repositories.NewListPolicyServersHandler(rd)),
 		httpapi.NewAuditRoutes(accounts.NewListAuditHandler(ad)),
 	}
-	srv := httpapi.NewServer("127.0.0.1:0", zerolog.Nop(), restReady{}, tokens, gates, routes, nil)
+	srv := httpapi.NewServer("127.0.0.1:0", zerolog.Nop(), restReady{}, tokens, gates, netpolicy.TrustedProxies{}, routes, nil)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts, store

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/rs/zerolog"
 )
@@ -41,11 +42,12 @@ type Routes interface {
 }
 
 // NewServer builds the server: health endpoints, and every group of API
-// routes behind bearer authentication.
+// routes behind bearer authentication; proxies are the reverse proxies
+// whose X-Forwarded-For names a client (QUAVON_TRUSTED_PROXIES).
 // m, when not nil, records every request's duration.
-func NewServer(addr Addr, log zerolog.Logger, ready ports.Readiness, auth Authenticator, gates app.Gates, routes []Routes, m HTTPMetrics) *Server {
+func NewServer(addr Addr, log zerolog.Logger, ready ports.Readiness, auth Authenticator, gates app.Gates, proxies netpolicy.TrustedProxies, routes []Routes, m HTTPMetrics) *Server {
 	mux := http.NewServeMux()
-	rt := &router{mux: mux, auth: auth, validate: newValidator(), gates: gates}
+	rt := &router{mux: mux, auth: auth, validate: newValidator(), gates: gates, proxies: proxies}
 	var listening []func(net.Addr)
 	for _, r := range routes {
 		r.register(rt)

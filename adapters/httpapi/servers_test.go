@@ -78,8 +78,12 @@ func (t *srvTx) Settings() ports.SettingsRepo       { return nil }
 func (t *srvTx) PromptLogs() ports.PromptLogRepo    { return nil }
 func (t *srvTx) OAuthStates() ports.OAuthStateRepo  { return nil }
 
-func (t *srvTx) ClaimDiscovery(context.Context, string, time.Duration) (bool, time.Duration, error) {
+func (t *srvTx) ClaimDiscovery(context.Context, string, time.Duration, ports.Listing) (bool, time.Duration, error) {
 	return false, 0, errors.New("srvTx: no discovery in these tests")
+}
+
+func (t *srvTx) ClaimConnectionTest(context.Context, int, time.Duration) (bool, time.Duration, error) {
+	return false, 0, errors.New("srvTx: no connection test in these tests")
 }
 
 func (t *srvTx) rows() map[string]*server.Server { return t.s.servers[t.tenant] }
@@ -218,7 +222,7 @@ func newServerAPI(t *testing.T, store *srvStore, gates app.Gates) *httptest.Serv
 		"repo":  {TokenID: "t2", TenantID: srvTenantA, Permissions: []string{app.PermRepoManage}},
 		"other": {TokenID: "t3", TenantID: srvTenantB, Permissions: []string{app.PermTenantManage}},
 	}
-	ts := httptest.NewServer(NewServer("127.0.0.1:0", zerolog.Nop(), srvReady{}, tokens, gates, []Routes{routes}, nil).Handler())
+	ts := httptest.NewServer(NewServer("127.0.0.1:0", zerolog.Nop(), srvReady{}, tokens, gates, netpolicy.TrustedProxies{}, []Routes{routes}, nil).Handler())
 	t.Cleanup(ts.Close)
 	return ts
 }

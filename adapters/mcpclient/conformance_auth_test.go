@@ -97,6 +97,16 @@ func applyConformanceAuth(scenario string, cctx conformanceContext, opts *Option
 // suite's mock /authorize in place of the browser.
 func conformanceConnect(ctx context.Context, oc *OAuthClient, md ports.OAuthMetadata, cctx conformanceContext, opts Options, serverURL server.URL) (server.Credential, error) {
 	var none server.Credential
+	// StartConnect's check of the authorization server (PKCE S256
+	// announced among them).
+	as := server.AuthorizationServer{
+		Issuer: md.Issuer, AuthorizationEndpoint: md.AuthorizationEndpoint, TokenEndpoint: md.TokenEndpoint,
+		RegistrationEndpoint: md.RegistrationEndpoint, IssParameterSupported: md.IssParameterSupported,
+		CodeChallengeMethods: md.CodeChallengeMethods,
+	}
+	if err := as.CheckFor(""); err != nil {
+		return none, fmt.Errorf("authorization server: %w", err)
+	}
 	clientID, secret := cctx.ClientID, cctx.ClientSecret
 	if clientID == "" {
 		if md.RegistrationEndpoint.IsZero() {

@@ -128,9 +128,6 @@ func (c *OAuthClient) discover(ctx context.Context, serverURL server.URL, want s
 	if len(md.ScopesSupported) == 0 {
 		md.ScopesSupported = slices.Clone(asm.ScopesSupported)
 	}
-	if len(md.CodeChallengeMethods) > 0 && !slices.Contains(md.CodeChallengeMethods, "S256") {
-		return ports.OAuthMetadata{}, metadataError("authorization server does not offer PKCE S256")
-	}
 	if md.AuthorizationEndpoint, f = c.endpoint(ctx, asm.AuthorizationEndpoint, true); f != nil {
 		return ports.OAuthMetadata{}, f
 	}

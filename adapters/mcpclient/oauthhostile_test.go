@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -220,9 +221,14 @@ func TestDiscoveryControls(t *testing.T) {
 			d.asm["authorization_endpoint"] = "https://127.0.0.1/authorize"
 		}, ports.ErrAddressBlocked, false},
 		{"no token endpoint", func(_ env, d *asDocs) { delete(d.asm, "token_endpoint") }, ports.ErrOAuthMetadata, false},
-		{"no PKCE S256", func(_ env, d *asDocs) {
+		// PKCE is judged by the domain (server.AuthorizationServer.CheckFor):
+		// discovery passes the list through as it came.
+		{"no PKCE S256: passed through", func(_ env, d *asDocs) {
 			d.asm["code_challenge_methods_supported"] = []string{"plain"}
-		}, ports.ErrOAuthMetadata, false},
+		}, nil, false},
+		{"no PKCE methods: passed through", func(_ env, d *asDocs) {
+			delete(d.asm, "code_challenge_methods_supported")
+		}, nil, false},
 		{"no authorization server", func(_ env, d *asDocs) {
 			d.prm["authorization_servers"] = []string{}
 		}, ports.ErrOAuthMetadata, false},
@@ -288,6 +294,10 @@ func TestDiscoveryControls(t *testing.T) {
 				if md.Issuer != e.origin || md.TokenEndpoint.String() != e.origin+"/token" || md.Resource != e.origin+"/mcp" ||
 					md.AuthorizationEndpoint.String() != e.origin+"/authorize" || md.RegistrationEndpoint.String() != e.origin+"/register" {
 					t.Errorf("metadata = %+v", md)
+				}
+				want, _ := docs.asm["code_challenge_methods_supported"].([]string)
+				if !slices.Equal(md.CodeChallengeMethods, want) {
+					t.Errorf("CodeChallengeMethods = %q, want %q as announced", md.CodeChallengeMethods, want)
 				}
 				return
 			}

@@ -25,21 +25,33 @@ const (
 	// defaultTokenLifetime is how long a token whose response named no
 	// expiry is cached (a 401 refreshes it earlier).
 	defaultTokenLifetime = 5 * time.Minute
-	// maxCachedTokens bounds the cache; past it, expired entries are
-	// dropped, and if none is, the whole cache.
+	// maxTokensPerTenant bounds one tenant's entries: a tenant at it
+	// drops its own expired entries, then its own entry that expires
+	// first, never another tenant's.
+	maxTokensPerTenant = 256
+	// maxCachedTokens bounds the whole cache: when it is full, expired
+	// entries are dropped, then the entry that expires first of the
+	// tenant holding the most (so a tenant under its share loses nothing
+	// to one that holds more).
 	maxCachedTokens = 4096
 )
 
 // tokenCache keeps access tokens in memory, per server and credential,
-// until their expiry less tokenExpiryMargin. One token request per key is
+// until their expiry less tokenExpiryMargin, at most maxTokensPerTenant
+// per tenant and maxCachedTokens in all. One token request per key is
 // in flight at a time: concurrent sessions wait for it.
 type tokenCache struct {
 	mu      sync.Mutex
 	entries map[string]cachedToken
-	flight  singleflight.Group
+	// perTenant counts the entries of each tenant.
+	perTenant map[string]int
+	flight    singleflight.Group
 }
 
 type cachedToken struct {
+	// tenant is the tenant of the server the token is for (the cache's
+	// bound is per tenant).
+	tenant  string
 	access  string
 	expires time.Time
 	// cred is the credential the token was fetched with, after any
@@ -48,7 +60,9 @@ type cachedToken struct {
 	cred server.Credential
 }
 
-func newTokenCache() *tokenCache { return &tokenCache{entries: map[string]cachedToken{}} }
+func newTokenCache() *tokenCache {
+	return &tokenCache{entries: map[string]cachedToken{}, perTenant: map[string]int{}}
+}
 
 // tokenKey is the server id and a SHA-256 of everything the token
 // depends on: kind, token URL, resource, client id, client secret,
@@ -87,24 +101,69 @@ func (c *tokenCache) get(key string, now time.Time) (cachedToken, bool) {
 	return e, true
 }
 
+// put stores e under keys, for e.tenant: a tenant at its bound makes
+// room among its own entries only; a full cache drops expired entries,
+// then one of the tenant holding the most.
 func (c *tokenCache) put(now time.Time, e cachedToken, keys ...string) {
 	if !now.Before(e.expires) {
 		return // too short-lived to keep: used once
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.entries) >= maxCachedTokens {
-		for k, v := range c.entries {
-			if !now.Before(v.expires) {
-				delete(c.entries, k)
-			}
+	for _, k := range keys {
+		if _, ok := c.entries[k]; ok {
+			c.remove(k)
+		}
+		if c.perTenant[e.tenant] >= maxTokensPerTenant {
+			c.evict(now, e.tenant, false)
 		}
 		if len(c.entries) >= maxCachedTokens {
-			clear(c.entries)
+			c.evict(now, "", true)
+		}
+		c.entries[k] = e
+		c.perTenant[e.tenant]++
+	}
+}
+
+// remove deletes the entry of k, which must exist.
+func (c *tokenCache) remove(k string) {
+	t := c.entries[k].tenant
+	delete(c.entries, k)
+	if c.perTenant[t]--; c.perTenant[t] <= 0 {
+		delete(c.perTenant, t)
+	}
+}
+
+// evict drops tenant's expired entries (all: every tenant's); if none
+// was, the entry that expires first of tenant (all: of the tenant
+// holding the most).
+func (c *tokenCache) evict(now time.Time, tenant string, all bool) {
+	dropped := false
+	for k, v := range c.entries {
+		if (all || v.tenant == tenant) && !now.Before(v.expires) {
+			c.remove(k)
+			dropped = true
 		}
 	}
-	for _, k := range keys {
-		c.entries[k] = e
+	if dropped {
+		return
+	}
+	if all {
+		most := 0
+		for t, n := range c.perTenant {
+			if n > most || (n == most && t < tenant) {
+				tenant, most = t, n
+			}
+		}
+	}
+	first := ""
+	for k, v := range c.entries {
+		if v.tenant == tenant && (first == "" || v.expires.Before(c.entries[first].expires)) {
+			first = k
+		}
+	}
+	if first != "" {
+		c.remove(first)
 	}
 }
 
@@ -114,7 +173,7 @@ func (c *tokenCache) drop(key, access string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[key]; ok && e.access == access {
-		delete(c.entries, key)
+		c.remove(key)
 	}
 }
 
@@ -123,6 +182,7 @@ func (c *tokenCache) drop(key, access string) {
 // credential.
 type bearerSource struct {
 	c        *Connector
+	tenantID string
 	serverID string
 	resource server.URL
 	save     ports.CredentialSaver
@@ -132,7 +192,7 @@ type bearerSource struct {
 }
 
 func (c *Connector) bearer(target ports.MCPTarget) *bearerSource {
-	return &bearerSource{c: c, serverID: target.ServerID, resource: target.URL, save: target.SaveCredential, cred: target.Credential}
+	return &bearerSource{c: c, tenantID: target.TenantID, serverID: target.ServerID, resource: target.URL, save: target.SaveCredential, cred: target.Credential}
 }
 
 func (b *bearerSource) current() server.Credential {
@@ -180,6 +240,7 @@ func (b *bearerSource) fetch(ctx context.Context, key string, cred server.Creden
 		defer cancel()
 		e, f := b.c.requestToken(fctx, b.serverID, b.resource, cred, b.save)
 		if f == nil {
+			e.tenant = b.tenantID
 			b.c.tokens.put(b.c.now(), e, key, tokenKey(b.serverID, b.resource, e.cred))
 		}
 		return fetched{e: e, f: f}, nil

@@ -415,11 +415,12 @@ func (r serverRepo) Credential(ctx context.Context, id string) ([]byte, error) {
 	return enc, nil
 }
 
-// ClaimDiscovery is one UPDATE that sets last_discovery_at to now() only
-// when the previous discovery started at least interval ago (by the
-// database's clock, so replicas agree). When it changes no row, a second
-// query tells whether the server exists and how long is left.
-func (r serverRepo) ClaimDiscovery(ctx context.Context, id string, interval time.Duration) (bool, time.Duration, error) {
+// ClaimDiscovery is one UPDATE that sets last_listing_at (and, for a
+// discovery, last_discovery_at) to now() only when the previous live
+// listing started at least interval ago (by the database's clock, so
+// replicas agree). When it changes no row, a second query tells whether
+// the server exists and how long is left.
+func (r serverRepo) ClaimDiscovery(ctx context.Context, id string, interval time.Duration, l ports.Listing) (bool, time.Duration, error) {
 	if !isUUID(id) {
 		return false, 0, fmt.Errorf("postgres: claim discovery: %w", ports.ErrNotFound)
 	}
@@ -427,10 +428,11 @@ func (r serverRepo) ClaimDiscovery(ctx context.Context, id string, interval time
 	// clock_timestamp(), not now(): a transaction that waited on the row
 	// lock must judge by the time after the winner's claim, not by its own
 	// start, or it could wait for more than the interval.
-	res, err := r.t.db.NewRaw(`UPDATE mcp_servers SET last_discovery_at = clock_timestamp()
+	res, err := r.t.db.NewRaw(`UPDATE mcp_servers SET last_listing_at = clock_timestamp(),
+		    last_discovery_at = CASE WHEN ? THEN clock_timestamp() ELSE last_discovery_at END
 		WHERE id = ? AND tenant_id = ?
-		  AND (last_discovery_at IS NULL OR last_discovery_at <= clock_timestamp() - make_interval(secs => ?))`,
-		id, r.t.tenantID, secs).Exec(ctx)
+		  AND (last_listing_at IS NULL OR last_listing_at <= clock_timestamp() - make_interval(secs => ?))`,
+		l == ports.ListingDiscovery, id, r.t.tenantID, secs).Exec(ctx)
 	if err != nil {
 		return false, 0, fmt.Errorf("postgres: claim discovery: %w", err)
 	}
@@ -438,7 +440,7 @@ func (r serverRepo) ClaimDiscovery(ctx context.Context, id string, interval time
 		return true, 0, nil
 	}
 	var left float64
-	err = r.t.db.NewRaw(`SELECT greatest(0, extract(epoch FROM last_discovery_at + make_interval(secs => ?) - clock_timestamp()))
+	err = r.t.db.NewRaw(`SELECT greatest(0, extract(epoch FROM last_listing_at + make_interval(secs => ?) - clock_timestamp()))
 		FROM mcp_servers WHERE id = ? AND tenant_id = ?`, secs, id, r.t.tenantID).Scan(ctx, &left)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, 0, fmt.Errorf("postgres: claim discovery: %w", ports.ErrNotFound)
@@ -447,4 +449,41 @@ func (r serverRepo) ClaimDiscovery(ctx context.Context, id string, interval time
 		return false, 0, fmt.Errorf("postgres: claim discovery: %w", err)
 	}
 	return false, min(time.Duration(left*float64(time.Second)), interval), nil
+}
+
+// ClaimConnectionTest serialises the tenant's claims with a
+// transaction-scoped advisory lock (the tenant role may not lock its
+// tenant row), deletes the tenant's tests that left the window, counts
+// the rest and, below max, records this one; all by clock_timestamp(),
+// the time after the lock, so replicas agree and a claim that waited is
+// judged when it runs.
+func (r serverRepo) ClaimConnectionTest(ctx context.Context, limit int, window time.Duration) (bool, time.Duration, error) {
+	secs := window.Seconds()
+	if _, err := r.t.db.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('mcp_connection_tests:' || ?, 0))", r.t.tenantID); err != nil {
+		return false, 0, fmt.Errorf("postgres: claim connection test: lock tenant: %w", err)
+	}
+	if _, err := r.t.db.NewRaw(`DELETE FROM mcp_connection_tests
+		WHERE tenant_id = ? AND tested_at <= clock_timestamp() - make_interval(secs => ?)`, r.t.tenantID, secs).Exec(ctx); err != nil {
+		return false, 0, fmt.Errorf("postgres: claim connection test: %w", err)
+	}
+	var (
+		n    int
+		left sql.NullFloat64
+	)
+	err := r.t.db.NewRaw(`SELECT count(*), extract(epoch FROM min(tested_at) + make_interval(secs => ?) - clock_timestamp())
+		FROM mcp_connection_tests WHERE tenant_id = ?`, secs, r.t.tenantID).Scan(ctx, &n, &left)
+	if err != nil {
+		return false, 0, fmt.Errorf("postgres: claim connection test: %w", err)
+	}
+	if n >= limit {
+		after := window
+		if left.Valid {
+			after = min(max(time.Duration(left.Float64*float64(time.Second)), 0), window)
+		}
+		return false, after, nil
+	}
+	if _, err := r.t.db.NewRaw("INSERT INTO mcp_connection_tests (tenant_id, tested_at) VALUES (?, clock_timestamp())", r.t.tenantID).Exec(ctx); err != nil {
+		return false, 0, fmt.Errorf("postgres: claim connection test: %w", err)
+	}
+	return true, 0, nil
 }

@@ -309,7 +309,7 @@ func serve(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
 // throttle, which runs on the database's clock.
 func (h *harness) allowDiscovery() {
 	h.t.Helper()
-	if _, err := h.su.Bun().NewRaw("UPDATE mcp_servers SET last_discovery_at = last_discovery_at - interval '1 minute'").Exec(h.t.Context()); err != nil {
+	if _, err := h.su.Bun().NewRaw("UPDATE mcp_servers SET last_discovery_at = last_discovery_at - interval '1 minute', last_listing_at = last_listing_at - interval '1 minute'").Exec(h.t.Context()); err != nil {
 		h.t.Fatal(err)
 	}
 }

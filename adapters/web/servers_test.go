@@ -594,6 +594,23 @@ func TestConnectionTestOnThePageAndTheForm(t *testing.T) {
 	if p := b.get(path); !strings.Contains(p.body, "Last discovery</dt><dd>never") {
 		t.Error("a test recorded a discovery")
 	}
+	// Every live listing is throttled: a second test of the server within
+	// 10 s, and a seventh test of an unsaved server within a minute, show
+	// the wait (the form's test above and the http one refused by the
+	// rules: one counted so far).
+	if p = b.post(path+"/test", nil); p.status != http.StatusConflict || !strings.Contains(p.body, "discovery_throttled") || !strings.Contains(p.body, "Try again in") {
+		t.Errorf("a second test within 10 s = %d, want 409 discovery_throttled with its wait", p.status)
+	}
+	b.get("/ui/servers/new")
+	form := url.Values{"name": {"wiki2"}, "url": {"https://wiki.example.com/mcp"}, "auth": {"none"}}
+	for i := range 5 {
+		if p = b.post("/ui/servers/test", form); p.status != http.StatusOK {
+			t.Fatalf("unsaved test %d = %d", i+2, p.status)
+		}
+	}
+	if p = b.post("/ui/servers/test", form); p.status != http.StatusConflict || !strings.Contains(p.body, "discovery_throttled") {
+		t.Errorf("a seventh unsaved test within a minute = %d, want 409 discovery_throttled", p.status)
+	}
 }
 
 // TestDiscoveryShowsWarning: a supported tool whose every call would be

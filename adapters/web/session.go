@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"math"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -167,7 +166,7 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 		u.render(w, r, http.StatusBadRequest, "login", nil, loginPage{Error: &formError{Code: "bad_request", Message: "the form could not be read"}})
 		return
 	}
-	client := clientAddr(r)
+	client := u.d.Proxies.ClientAddr(r.RemoteAddr, r.Header.Values("X-Forwarded-For"))
 	s, err := u.d.SignIn.Handle(r.Context(), accounts.SignIn{Token: r.PostForm.Get("token"), Client: client})
 	if err != nil {
 		e := app.AsError(err)
@@ -217,14 +216,4 @@ func (u *UI) home(w http.ResponseWriter, r *http.Request, c *caller) {
 func (u *UI) forbidden(w http.ResponseWriter, r *http.Request, c *caller, perm string) {
 	u.render(w, r, http.StatusForbidden, "message", c, messagePage{Heading: "Not allowed",
 		Text: "This page needs the permission " + perm + ", which the token you signed in with does not have."})
-}
-
-// clientAddr is the address of the request's peer (the connection's, not
-// a header a client can set).
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -8,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codelotse/codelotse/adapters/web"
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/accounts"
+	"github.com/codelotse/codelotse/domain/netpolicy"
+	"github.com/rs/zerolog"
 )
 
 var newTokenValue = regexp.MustCompile(`<code id="new-token-value">(clt_[A-Za-z0-9_-]+)</code>`)
@@ -104,9 +108,14 @@ func TestSignInRateLimited(t *testing.T) {
 			t.Fatalf("failed sign-in %d = %d", i+1, p.status)
 		}
 	}
-	p := b.post("/ui/login", url.Values{"token": {good}})
-	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" || strings.Contains(p.body, good) {
+	p := b.post("/ui/login", url.Values{"token": {"clt_wrong-again"}})
+	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" || strings.Contains(p.body, "clt_wrong") {
 		t.Fatalf("past the limit = %d, Retry-After %q", p.status, p.header.Get("Retry-After"))
+	}
+	// A correct token is never refused because of failures: the limited
+	// client signs in with it.
+	if p := b.post("/ui/login", url.Values{"token": {good}}); p.status != http.StatusSeeOther {
+		t.Fatalf("the correct token from the limited client = %d, want 303", p.status)
 	}
 	// Another client address signs in with the correct token meanwhile.
 	req := newFormRequest("/ui/login", url.Values{"token": {good}})
@@ -114,8 +123,64 @@ func TestSignInRateLimited(t *testing.T) {
 	if rec := serve(h.ui, req); rec.Code != http.StatusSeeOther {
 		t.Errorf("the correct token from another client = %d\n%s", rec.Code, rec.Body)
 	}
+	// Another client's failures are its own: not limited by the first's.
+	req = newFormRequest("/ui/login", url.Values{"token": {"clt_other"}})
+	req.RemoteAddr, req.Header["Origin"] = "192.0.2.9:40000", []string{h.base}
+	if rec := serve(h.ui, req); rec.Code != http.StatusUnauthorized {
+		t.Errorf("another client's wrong token = %d, want 401", rec.Code)
+	}
 	h.clock.advance(accounts.AuthFailureWindow + time.Second)
 	if p = b.post("/ui/login", url.Values{"token": {good}}); p.status != http.StatusSeeOther {
 		t.Errorf("after the window = %d", p.status)
+	}
+}
+
+// TestSignInClientBehindTrustedProxies: the sign-in's limit counts the
+// client QUAVON_TRUSTED_PROXIES makes of a request (the API's function):
+// a trusted proxy's X-Forwarded-For names it, a forged one from a peer
+// outside the list is ignored.
+func TestSignInClientBehindTrustedProxies(t *testing.T) {
+	h := newHarness(t, openGates)
+	good := h.token(app.PermTenantManage)
+	d := h.deps()
+	var err error
+	if d.Proxies, err = netpolicy.ParseTrustedProxies("10.0.0.0/8"); err != nil {
+		t.Fatal(err)
+	}
+	ui, err := web.New(web.PublicURL(h.base), d, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	signIn := func(peer, xff, token string) int {
+		req := newFormRequest("/ui/login", url.Values{"token": {token}})
+		req.RemoteAddr, req.Header["Origin"] = peer, []string{h.base}
+		if xff != "" {
+			req.Header.Set("X-Forwarded-For", xff)
+		}
+		return serve(ui, req).Code
+	}
+	for i := range accounts.MaxAuthFailuresPerClient {
+		if code := signIn("10.0.0.1:40000", "198.51.100.7", fmt.Sprintf("clt_%08d", i)); code != http.StatusUnauthorized {
+			t.Fatalf("failed sign-in %d = %d", i+1, code)
+		}
+	}
+	if code := signIn("10.0.0.2:40000", "198.51.100.7", "clt_probe"); code != http.StatusTooManyRequests {
+		t.Errorf("the forwarded client through another proxy = %d, want 429", code)
+	}
+	if code := signIn("10.0.0.1:40000", "198.51.100.8", "clt_probe"); code != http.StatusUnauthorized {
+		t.Errorf("another client behind the proxy = %d, want 401", code)
+	}
+	if code := signIn("10.0.0.1:40000", "198.51.100.7", good); code != http.StatusSeeOther {
+		t.Errorf("the limited client's correct token = %d, want 303", code)
+	}
+	// A peer outside the list: its failures are its own, whatever it claims.
+	for i := range accounts.MaxAuthFailuresPerClient {
+		_ = signIn("192.0.2.66:40000", fmt.Sprintf("203.0.113.%d", i), fmt.Sprintf("clt_%08d", i+100))
+	}
+	if code := signIn("192.0.2.66:40000", "203.0.113.200", "clt_probe"); code != http.StatusTooManyRequests {
+		t.Errorf("the untrusted peer claiming a new client = %d, want 429", code)
+	}
+	if code := signIn("10.0.0.1:40000", "203.0.113.1", "clt_probe"); code != http.StatusUnauthorized {
+		t.Errorf("an address the untrusted peer named = %d, want 401 (not limited)", code)
 	}
 }

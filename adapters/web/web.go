@@ -27,6 +27,7 @@ import (
 	"github.com/codelotse/codelotse/app/registry"
 	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/rs/zerolog"
 )
 
@@ -82,6 +83,9 @@ type Deps struct {
 	GetReview        *review.GetReviewHandler
 	ListReviews      *review.ListReviewsHandler
 	ListReviewCalls  *review.ListReviewCallsHandler
+	// Proxies decide which address is a sign-in's client
+	// (QUAVON_TRUSTED_PROXIES); the zero value trusts none.
+	Proxies netpolicy.TrustedProxies
 }
 
 // UI is the web interface's handler, mounted at /ui/ (and / redirecting

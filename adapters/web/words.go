@@ -25,7 +25,7 @@ var codeWords = map[app.Code]string{
 	app.CodeNotFound:                "This item no longer exists in your organisation.",
 	app.CodeNameTaken:               "Another server already has this name. Choose another one.",
 	app.CodeTooManyServers:          "Your organisation has registered the most servers it may. Delete one first.",
-	app.CodeDiscoveryThrottled:      "The tools of this server were fetched a moment ago. Wait a little and try again.",
+	app.CodeDiscoveryThrottled:      "The tools were fetched or tested a moment ago. Wait a little and try again.",
 	app.CodeValidationFailed:        "Some fields need a change before this can be saved.",
 	app.CodeNotSignedOff:            "MCP context awaits the security sign-off: nothing can be changed yet.",
 	app.CodeInstanceDisabled:        "MCP context is switched off on this instance: an operator must allow it before anything can be changed.",

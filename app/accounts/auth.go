@@ -51,23 +51,33 @@ func NewAuthenticateHandler(d Deps) *AuthenticateHandler { return &AuthenticateH
 // [ports.ErrNotFound]; other errors are the store's.
 //
 // Failed authentications are counted per client address and per token
-// prefix ([AuthLimiter]); past the limit the answer is rate_limited with
-// the time to wait, before the token is looked up.
+// prefix ([AuthLimiter]). The limit applies to failures only: a correct
+// token is accepted whatever other attempts from its client (or with
+// tokens that start alike) did, so nobody locks a token's owner out by
+// failing from the owner's address or its proxy. Past the limit a failed
+// attempt answers rate_limited with the time to wait instead of
+// unauthenticated: a malformed token before any hashing or lookup, a
+// well-formed one after the one SHA-256 and indexed lookup every request
+// costs. Every refused attempt counts, and a success resets nothing, so
+// a client that holds one valid token cannot use it to go on guessing.
+// (A token has 256 bits: the limit bounds the load and the noise of
+// guessing, not its odds.)
 func (h *AuthenticateHandler) Handle(ctx context.Context, q Authenticate) (ports.Principal, error) {
 	token := q.Token
-	if wait := h.d.Limiter.Wait(q.Client, token); wait > 0 {
-		// A refused attempt counts too: a client that keeps trying
-		// reaches its own limit whatever the prefix.
+	failed := func(err error) error {
+		wait := h.d.Limiter.Wait(q.Client, token)
 		h.d.Limiter.Failed(q.Client, token)
-		return ports.Principal{}, &app.Error{Code: app.CodeRateLimited, Message: "too many failed authentications from this client; retry later", RetryAfter: wait}
+		if wait > 0 {
+			return &app.Error{Code: app.CodeRateLimited, Message: "too many failed authentications from this client; retry later", RetryAfter: wait}
+		}
+		return err
 	}
 	if len(token) != tokenLen || !strings.HasPrefix(token, TokenPrefix) {
-		h.d.Limiter.Failed(q.Client, token)
-		return ports.Principal{}, fmt.Errorf("malformed token: %w", ports.ErrNotFound)
+		return ports.Principal{}, failed(fmt.Errorf("malformed token: %w", ports.ErrNotFound))
 	}
 	p, err := h.d.Accounts.LookupToken(ctx, TokenHash(token))
 	if errors.Is(err, ports.ErrNotFound) {
-		h.d.Limiter.Failed(q.Client, token)
+		return ports.Principal{}, failed(fmt.Errorf("look up token: %w", err))
 	}
 	if err != nil {
 		return ports.Principal{}, fmt.Errorf("look up token: %w", err)

@@ -15,15 +15,17 @@ const (
 	AuthFailureWindow = time.Minute
 	// MaxAuthFailuresPerClient (the default; QUAVON_AUTH_FAILURE_LIMIT
 	// sets another) failed authentications from one client
-	// address (an IPv6 address by its /64) in a window; further attempts
-	// from it answer rate_limited until the window ends, a correct token
-	// included. Other clients are not affected.
+	// address (an IPv6 address by its /64) in a window; further failed
+	// attempts from it answer rate_limited until the window ends. A
+	// correct token is never refused: the limit applies to failures only.
+	// Other clients are not affected.
 	MaxAuthFailuresPerClient = 20
 	// MaxAuthFailuresPerPrefix failed authentications with tokens that
 	// start alike (the first [TokenPrefixLen] characters) in a window;
-	// further attempts with that prefix answer rate_limited for every
-	// client that failed in the window, while a client without failures
-	// (the token's owner elsewhere) still gets in.
+	// further failed attempts with that prefix answer rate_limited for
+	// every client that failed in the window, while a client without
+	// failures still gets an unauthenticated answer (and a correct
+	// token, from anywhere, gets in).
 	MaxAuthFailuresPerPrefix = 10
 	// TokenPrefixLen is how much of a presented token keys the prefix
 	// count: "clt_" and 8 characters of the secret (48 bits).

@@ -171,8 +171,9 @@ func TestParseLifetime(t *testing.T) {
 
 // TestAuthLimiter: failed authentications past the limit answer
 // rate_limited with the time to wait, per client address (an IPv6 /64)
-// and per token prefix; a correct token still works for other clients,
-// and the window ends.
+// and per token prefix; a correct token is never refused because of
+// failures (its own client's included), a success resets nothing, and
+// the window ends.
 func TestAuthLimiter(t *testing.T) {
 	ctx := context.Background()
 	store := portfake.NewAccounts()
@@ -198,16 +199,33 @@ func TestAuthLimiter(t *testing.T) {
 				t.Fatalf("attempt %d already limited", i+1)
 			}
 		}
-		err := try("198.51.100.7", good)
-		if e := app.AsError(err); e.Code != app.CodeRateLimited || e.RetryAfter <= 0 || e.RetryAfter > accounts.AuthFailureWindow {
-			t.Fatalf("past the limit, a correct token from that client = %v (retry after %v), want rate_limited", err, e.RetryAfter)
+		wrong := good[:len(good)-1] + "x"
+		if good[len(good)-1] == 'x' {
+			wrong = good[:len(good)-1] + "y"
+		}
+		for _, bad := range []string{wrong, "junk"} {
+			err := try("198.51.100.7", bad)
+			if e := app.AsError(err); e.Code != app.CodeRateLimited || e.RetryAfter <= 0 || e.RetryAfter > accounts.AuthFailureWindow {
+				t.Fatalf("past the limit, a wrong token %q from that client = %v (retry after %v), want rate_limited", bad, err, e.RetryAfter)
+			}
+		}
+		// A correct token is never refused because of failures, its
+		// own client's included; and a success resets nothing.
+		if err := try("198.51.100.7", good); err != nil {
+			t.Fatalf("past the limit, the correct token from that client = %v, want accepted", err)
+		}
+		if err := try("198.51.100.7", wrong); restCode(err) != app.CodeRateLimited {
+			t.Errorf("a wrong token after a success from the limited client = %v, want still rate_limited", err)
 		}
 		if err := try("198.51.100.8", good); err != nil {
 			t.Errorf("another client with the correct token = %v", err)
 		}
+		if err := try("198.51.100.8", wrong); err == nil || restCode(err) == app.CodeRateLimited {
+			t.Errorf("another client's wrong token = %v, want unauthenticated (not limited)", err)
+		}
 		clock.At = clock.At.Add(accounts.AuthFailureWindow)
-		if err := try("198.51.100.7", good); err != nil {
-			t.Errorf("after the window = %v", err)
+		if err := try("198.51.100.7", wrong); restCode(err) == app.CodeRateLimited {
+			t.Errorf("after the window a wrong token = %v, want no longer limited", err)
 		}
 	})
 
@@ -217,11 +235,14 @@ func TestAuthLimiter(t *testing.T) {
 		for i := range accounts.MaxAuthFailuresPerClient {
 			_ = try("2001:db8:1:2::"+string(rune('a'+i%6)), "junk")
 		}
-		if err := try("2001:db8:1:2:ffff::1", good); restCode(err) != app.CodeRateLimited {
+		if err := try("2001:db8:1:2:ffff::1", "junk"); restCode(err) != app.CodeRateLimited {
 			t.Errorf("another address of the same /64 = %v, want rate_limited", err)
 		}
-		if err := try("2001:db8:1:3::1", good); err != nil {
-			t.Errorf("another /64 = %v", err)
+		if err := try("2001:db8:1:2:ffff::1", good); err != nil {
+			t.Errorf("the correct token from the limited /64 = %v, want accepted", err)
+		}
+		if err := try("2001:db8:1:3::1", "junk"); restCode(err) == app.CodeRateLimited {
+			t.Errorf("another /64 = %v, want not limited", err)
 		}
 	})
 
@@ -241,9 +262,13 @@ func TestAuthLimiter(t *testing.T) {
 		if err := try("203.0.113.1", guess(20)); restCode(err) != app.CodeRateLimited {
 			t.Errorf("a further guess at the prefix from a failing client = %v, want rate_limited", err)
 		}
-		// The owner, from an address without failures, still gets in.
+		// The owner gets in, from an address without failures or from
+		// one of the failing ones.
 		if err := try("192.0.2.50", good); err != nil {
 			t.Errorf("the correct token from a clean client = %v", err)
+		}
+		if err := try("203.0.113.1", good); err != nil {
+			t.Errorf("the correct token from a client that failed at its prefix = %v", err)
 		}
 	})
 }

@@ -270,6 +270,7 @@ func TestConnectRefusals(t *testing.T) {
 			e.oauth.RegisterErr = ports.ErrOAuthRejected
 		}, startErr: app.CodeServerUnauthorized},
 		{name: "no S256", setup: func(t *testing.T, e *env) { e.oauth.Metadata.CodeChallengeMethods = []string{"plain"} }, startErr: app.CodeProtocolError},
+		{name: "no PKCE methods announced", setup: func(t *testing.T, e *env) { e.oauth.Metadata.CodeChallengeMethods = nil }, startErr: app.CodeProtocolError},
 		{name: "metadata unusable", setup: func(t *testing.T, e *env) { e.oauth.DiscoverErr = ports.ErrOAuthMetadata }, startErr: app.CodeProtocolError},
 		{name: "authorization server blocked", setup: func(t *testing.T, e *env) { e.oauth.DiscoverErr = ports.ErrAddressBlocked }, startErr: app.CodeServerUnreachable},
 		{name: "keys unavailable at start", setup: func(t *testing.T, e *env) { e.cipher.Keys = nil }, startErr: app.CodeKeysUnavailable},

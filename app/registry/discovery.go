@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/limits"
@@ -34,6 +35,60 @@ const (
 func remoteFailure(err error) (apiErr *app.Error, lastError string) {
 	code, lastError := app.RemoteFailure(err)
 	return &app.Error{Code: code, Message: "discovery failed: " + string(code), Cause: err}, lastError
+}
+
+// claimDiscovery takes the server's discovery claim in the database
+// (ports.ServerRepo.ClaimDiscovery): at most one live listing per
+// limits.DiscoveryInterval and server, discovery and connection test
+// together, across replicas (a discovery's claim is the server's
+// lastDiscoveryAt, a test's is not). Refused, it is discovery_throttled
+// with the time to wait.
+func (d DiscoveryDeps) claimDiscovery(ctx context.Context, tenantID, id string, l ports.Listing) error {
+	var (
+		claimed    bool
+		retryAfter = limits.DiscoveryInterval
+	)
+	err := d.Tenants.InTenant(ctx, tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		var err error
+		claimed, retryAfter, err = tx.Servers().ClaimDiscovery(ctx, id, limits.DiscoveryInterval, l)
+		return err
+	})
+	if err != nil {
+		return srvStoreError(err)
+	}
+	if !claimed {
+		return throttled("this server was discovered or tested less than 10 s ago", retryAfter)
+	}
+	return nil
+}
+
+// claimConnectionTest counts a connection test of an unsaved server
+// against the tenant's limit (limits.MaxConnectionTests per
+// limits.ConnectionTestWindow, in the database, across replicas).
+// Refused, it is discovery_throttled with the time to wait.
+func (d DiscoveryDeps) claimConnectionTest(ctx context.Context, tenantID string) error {
+	var (
+		claimed    bool
+		retryAfter = limits.ConnectionTestWindow
+	)
+	err := d.Tenants.InTenant(ctx, tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		var err error
+		claimed, retryAfter, err = tx.Servers().ClaimConnectionTest(ctx, limits.MaxConnectionTests, limits.ConnectionTestWindow)
+		return err
+	})
+	if err != nil {
+		return srvStoreError(err)
+	}
+	if !claimed {
+		return throttled("the tenant tested 6 unsaved servers in the last minute", retryAfter)
+	}
+	return nil
+}
+
+// throttled is discovery_throttled with a Retry-After of at least a
+// second.
+func throttled(msg string, retryAfter time.Duration) error {
+	return &app.Error{Code: app.CodeDiscoveryThrottled, Message: msg, RetryAfter: max(retryAfter, time.Second)}
 }
 
 // target reads a server and opens its credential inside the tenant; the
@@ -234,20 +289,8 @@ func (h *DiscoverServerHandler) Handle(ctx context.Context, p ports.Principal, c
 	if err != nil {
 		return nil, err
 	}
-	var (
-		claimed    bool
-		retryAfter = limits.DiscoveryInterval
-	)
-	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
-		var err error
-		claimed, retryAfter, err = tx.Servers().ClaimDiscovery(ctx, id, limits.DiscoveryInterval)
-		return err
-	})
-	if err != nil {
-		return nil, srvStoreError(err)
-	}
-	if !claimed {
-		return nil, &app.Error{Code: app.CodeDiscoveryThrottled, Message: "discovery ran for this server less than 10 s ago", RetryAfter: max(retryAfter, 1)}
+	if err := h.d.claimDiscovery(ctx, p.TenantID, id, ports.ListingDiscovery); err != nil {
+		return nil, err
 	}
 	s, target, err := h.d.target(ctx, p.TenantID, id)
 	if err != nil {

@@ -26,7 +26,10 @@ type TestServer struct {
 
 // TestConnectionHandler tests connections: it connects and lists the
 // tools through the guarded transport, like a discovery, and stores
-// nothing (no lastError, no listing, no audit event, no throttle claim).
+// nothing of the outcome (no lastError, no listing, no audit event).
+// Every live listing is throttled: a registered server's test takes the
+// discovery claim, an unsaved server's test counts against the tenant's
+// limit on such tests.
 type TestConnectionHandler struct {
 	s ServerDeps
 	d DiscoveryDeps
@@ -38,13 +41,18 @@ func NewTestConnectionHandler(s ServerDeps, d DiscoveryDeps) *TestConnectionHand
 }
 
 // Handle tests a registered server with its stored credential, after the
-// same gates as a discovery.
+// same gates as a discovery and under the same claim (at most one live
+// listing per limits.DiscoveryInterval and server, discovery or test;
+// discovery_throttled otherwise).
 func (h *TestConnectionHandler) Handle(ctx context.Context, p ports.Principal, cmd TestServer) (ConnectionResult, error) {
 	if err := h.d.Gates.Check(); err != nil {
 		return ConnectionResult{}, err
 	}
 	id, err := srvParseID(cmd.ID)
 	if err != nil {
+		return ConnectionResult{}, err
+	}
+	if err := h.d.claimDiscovery(ctx, p.TenantID, id, ports.ListingTest); err != nil {
 		return ConnectionResult{}, err
 	}
 	_, target, err := h.d.target(ctx, p.TenantID, id)
@@ -61,7 +69,9 @@ func (h *TestConnectionHandler) Handle(ctx context.Context, p ports.Principal, c
 // and save-time address checks as the registration (validation_failed,
 // endpoint_not_public), without the acknowledgement, since a test sends
 // nothing of a review. Nothing is stored and the credential is never
-// sealed.
+// sealed. A test that passes those checks counts against the tenant's
+// limit (limits.MaxConnectionTests per limits.ConnectionTestWindow,
+// discovery_throttled past it) before anything is sent.
 func (h *TestConnectionHandler) HandleNew(ctx context.Context, p ports.Principal, cmd CreateServer) (ConnectionResult, error) {
 	if err := h.s.Gates.Check(); err != nil {
 		return ConnectionResult{}, err
@@ -84,13 +94,16 @@ func (h *TestConnectionHandler) HandleNew(ctx context.Context, p ports.Principal
 	if err := h.s.checkTokenURL(ctx, cred); err != nil {
 		return ConnectionResult{}, err
 	}
+	if err := h.d.claimConnectionTest(ctx, p.TenantID); err != nil {
+		return ConnectionResult{}, err
+	}
 	// A fresh id, so the connector's token cache never mixes the test
 	// with a registered server.
 	s, err := server.NewServer(h.s.NewID(), p.TenantID, name, u, cred, true, h.s.Clock.Now())
 	if err != nil {
 		return ConnectionResult{}, srvDomainError(err)
 	}
-	return h.list(ctx, ports.MCPTarget{ServerID: s.ID(), URL: s.URL(), Credential: cred}), nil
+	return h.list(ctx, ports.MCPTarget{ServerID: s.ID(), TenantID: p.TenantID, URL: s.URL(), Credential: cred}), nil
 }
 
 func (h *TestConnectionHandler) list(ctx context.Context, t ports.MCPTarget) ConnectionResult {

@@ -3,7 +3,10 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,6 +40,17 @@ func TestE2EPerToolApprovalAndConnectionTests(t *testing.T) {
 	}
 	r = c.do("POST", "/v1/mcp/servers/test", map[string]any{"name": "wiki", "url": "http://x.example/mcp", "auth": map[string]any{"type": "none"}})
 	expect(t, "test of an http URL", r, http.StatusUnprocessableEntity, "validation_failed")
+	// Six tests of unsaved servers a minute per tenant (the refused one
+	// above does not count); the seventh is throttled.
+	for i := range 5 {
+		r = c.do("POST", "/v1/mcp/servers/test", body)
+		expect(t, fmt.Sprintf("unsaved test %d", i+2), r, http.StatusOK, "")
+	}
+	r = c.do("POST", "/v1/mcp/servers/test", body)
+	expect(t, "a seventh unsaved test within a minute", r, http.StatusConflict, "discovery_throttled")
+	if ra, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || ra < 1 || ra > 60 {
+		t.Errorf("Retry-After %q, want 1 to 60 seconds", r.Header.Get("Retry-After"))
+	}
 
 	id := registerServer(t, c, "wiki", p.url(), "")
 	g := c.do("GET", "/v1/mcp/servers/"+id, nil)
@@ -51,6 +65,24 @@ func TestE2EPerToolApprovalAndConnectionTests(t *testing.T) {
 	if g := c.do("GET", "/v1/mcp/servers/"+id, nil); g.Body["lastDiscoveryAt"] != nil || g.Body["status"] != "never_discovered" {
 		t.Errorf("a test recorded a discovery: %s", g.Raw)
 	}
+	// The test took the discovery's claim (CONTRACT §8): a discovery or
+	// another test right after it is throttled.
+	r = c.do("POST", "/v1/mcp/servers/"+id+"/discover", nil)
+	expect(t, "discover right after a test", r, http.StatusConflict, "discovery_throttled")
+	r = c.do("POST", "/v1/mcp/servers/"+id+"/test", nil)
+	expect(t, "test right after a test", r, http.StatusConflict, "discovery_throttled")
+	if r.Header.Get("Retry-After") == "" {
+		t.Error("a throttled test without Retry-After")
+	}
+	db := in.db()
+	// rewind ends the server's 10 s claim window, so the test need not wait.
+	rewind := func() {
+		t.Helper()
+		if _, err := db.Exec(context.Background(), "UPDATE mcp_servers SET last_listing_at = last_listing_at - interval '1 minute' WHERE id = $1", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewind()
 	s := c.do("PUT", "/v1/mcp/servers/"+id+"/tools", map[string]any{"tools": []any{
 		map[string]any{"name": "search", "description": "Search."}, map[string]any{"name": "lookup", "description": "Look up."}}})
 	expect(t, "save", s, http.StatusOK, "")
@@ -113,6 +145,7 @@ func TestE2EPerToolApprovalAndConnectionTests(t *testing.T) {
 
 	// A connection that fails is a 200 with the code.
 	p.Close()
+	rewind()
 	r = c.do("POST", "/v1/mcp/servers/"+id+"/test", nil)
 	expect(t, "test a closed server", r, http.StatusOK, "")
 	if r.Body["ok"] != false || r.Body["code"] != "server_unreachable" {

@@ -40,6 +40,11 @@ func TestE2ETokenLifecycle(t *testing.T) {
 	}
 	for _, bad := range [][]string{
 		{"tokens", "create", "--tenant", tenantID, "--permissions", "repo:manage", "--expires-in", "forever"},
+		// A lifetime of zero or less is refused, never a token that does not expire.
+		{"tokens", "create", "--tenant", tenantID, "--permissions", "repo:manage", "--expires-in", "0d"},
+		{"tokens", "create", "--tenant", tenantID, "--permissions", "repo:manage", "--expires-in", "0h"},
+		{"tokens", "create", "--tenant", tenantID, "--permissions", "repo:manage", "--expires-in", "0m"},
+		{"tokens", "create", "--tenant", tenantID, "--permissions", "repo:manage", "--expires-in", "-1d"},
 		{"tokens", "create", "--tenant", tenantID, "--permissions", "repo:manage", "--label", "a\nb"},
 		{"tokens", "list", "--tenant", "acme"},
 		{"tokens", "revoke"},
@@ -115,8 +120,9 @@ func TestE2ETokenLifecycle(t *testing.T) {
 	}
 
 	// Failed bearer authentications from this client: 429 with
-	// Retry-After past the limit (on B only, which it blocks for this
-	// address for a minute), logged with the client address.
+	// Retry-After past the limit (on B only, which counts this address's
+	// failures for a minute), logged with the client address; a correct
+	// token is never refused because of them.
 	// (B saw three failures above: the revoked and the expired tokens.)
 	for i := range 17 {
 		bad := &client{in: b, token: fmt.Sprintf("clt_%02d", i) + strings.Repeat("x", 41)}
@@ -124,11 +130,12 @@ func TestE2ETokenLifecycle(t *testing.T) {
 			t.Fatalf("failure %d = %d", i+4, r.Status)
 		}
 	}
-	limited := (&client{in: b, token: admin.token}).do("GET", "/v1/mcp/status", nil)
+	limited := (&client{in: b, token: "clt_zz" + strings.Repeat("x", 41)}).do("GET", "/v1/mcp/status", nil)
 	expect(t, "past the limit", limited, 429, "rate_limited")
 	if limited.Header.Get("Retry-After") == "" {
 		t.Errorf("429 without Retry-After")
 	}
+	expect(t, "the correct token on B meanwhile", (&client{in: b, token: admin.token}).do("GET", "/v1/mcp/status", nil), 200, "")
 	expect(t, "the same token on A meanwhile", admin.do("GET", "/v1/mcp/status", nil), 200, "")
 	if logs := b.logs.String(); !regexp.MustCompile(`"client":"127\.0\.0\.1"[^\n]*"message":"authentication failed"`).MatchString(logs) {
 		t.Errorf("no failed authentication logged with the client address")

@@ -70,6 +70,10 @@ func provideKeyRing(cfg config.Config) (*crypto.KeyRing, error) {
 
 func provideGates(cfg config.Config) app.Gates { return app.NewGates(cfg.Instance, cfg.Edition) }
 
+// provideTrustedProxies are the proxies whose X-Forwarded-For names the
+// client of an API request or a web sign-in (QUAVON_TRUSTED_PROXIES).
+func provideTrustedProxies(cfg config.Config) netpolicy.TrustedProxies { return cfg.TrustedProxies }
+
 func provideRules(cfg config.Config) netpolicy.Rules {
 	return netpolicy.NewRules(cfg.Edition, cfg.PrivateHosts)
 }
@@ -166,7 +170,7 @@ type service struct {
 
 // provideProbeServer serves only /healthz, /readyz and /metrics.
 func provideProbeServer(addr httpapi.Addr, log zerolog.Logger, ready ports.Readiness, gates app.Gates, m *httpapi.MetricsRoutes, hm httpapi.HTTPMetrics) *httpapi.Server {
-	return httpapi.NewServer(addr, log, ready, nil, gates, []httpapi.Routes{m}, hm)
+	return httpapi.NewServer(addr, log, ready, nil, gates, netpolicy.TrustedProxies{}, []httpapi.Routes{m}, hm)
 }
 
 // provideAuthLimiter counts failed authentications of this process
@@ -179,7 +183,7 @@ func provideAuthLimiter(cfg config.Config, clock ports.Clock) *accounts.AuthLimi
 // resolver, and the three sources of what differs between two runs, each
 // injected the same way into every use case: the clock (ports.Clock), new
 // ids (ports.NewID) and randomness (ports.Random).
-var baseSet = wire.NewSet(provideGates, provideRules, provideResolver, provideClock, provideNewID, provideRand, scannerSet)
+var baseSet = wire.NewSet(provideGates, provideRules, provideTrustedProxies, provideResolver, provideClock, provideNewID, provideRand, scannerSet)
 
 // appSet builds every use case the API serves, module by module.
 var appSet = wire.NewSet(

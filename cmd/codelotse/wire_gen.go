@@ -57,6 +57,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	}
 	authenticateHandler := accounts.NewAuthenticateHandler(deps)
 	gates := provideGates(cfg)
+	trustedProxies := provideTrustedProxies(cfg)
 	resolver := provideResolver()
 	rules := provideRules(cfg)
 	newID := provideNewID()
@@ -205,6 +206,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		GetReview:        getReviewHandler,
 		ListReviews:      listReviewsHandler,
 		ListReviewCalls:  listReviewCallsHandler,
+		Proxies:          trustedProxies,
 	}
 	ui, err := web.New(publicURL, webDeps, log)
 	if err != nil {
@@ -216,7 +218,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler, findings)
 	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
 	v := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
-	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v, metricsRegistry)
+	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, trustedProxies, v, metricsRegistry)
 	pool := providePool(db)
 	model, err := provideModel(cfg, log)
 	if err != nil {
@@ -283,6 +285,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	}
 	authenticateHandler := accounts.NewAuthenticateHandler(deps)
 	gates := provideGates(cfg)
+	trustedProxies := provideTrustedProxies(cfg)
 	resolver := provideResolver()
 	rules := provideRules(cfg)
 	newID := provideNewID()
@@ -431,6 +434,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		GetReview:        getReviewHandler,
 		ListReviews:      listReviewsHandler,
 		ListReviewCalls:  listReviewCallsHandler,
+		Proxies:          trustedProxies,
 	}
 	ui, err := web.New(publicURL, webDeps, log)
 	if err != nil {
@@ -442,7 +446,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler, findings)
 	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
 	v := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
-	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, v, metricsRegistry)
+	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, trustedProxies, v, metricsRegistry)
 	return server, func() {
 		cleanup()
 	}, nil

@@ -168,6 +168,15 @@ func TestDefaultProfile(t *testing.T) {
 	if problems := checkAirgapEgress(objs, airgapProfile); len(problems) == 0 {
 		t.Error("the default profile passes the air-gap egress check; the check sees nothing")
 	}
+	// No proxy is trusted by default: X-Forwarded-For is ignored until
+	// the operator names the ingress's networks.
+	for _, p := range pods(objs) {
+		for _, c := range p.spec.Containers {
+			if got := envValue(c, "QUAVON_TRUSTED_PROXIES"); got != "" {
+				t.Errorf("%s/%s: QUAVON_TRUSTED_PROXIES = %q by default, want empty", p.name, c.Name, got)
+			}
+		}
+	}
 }
 
 func TestAirgapProfile(t *testing.T) {
@@ -233,6 +242,8 @@ func TestRefusesBadValues(t *testing.T) {
 		{"misspelt key", []string{"mcpcontext=allowed"}, "additional properties 'mcpcontext' not allowed"},
 		{"extraEnv overrides the database", []string{"api.extraEnv[0].name=QUAVON_DATABASE_URL", "api.extraEnv[0].value=postgres://x"}, "api.extraEnv may not set QUAVON_DATABASE_URL"},
 		{"extraEnv overrides the switch", []string{"worker.extraEnv[0].name=QUAVON_MCP_CONTEXT", "worker.extraEnv[0].value=allowed"}, "worker.extraEnv may not set QUAVON_MCP_CONTEXT"},
+		{"trusted proxy not a CIDR", []string{"trustedProxies={ingress-nginx}"}, "at '/trustedProxies/0'"},
+		{"extraEnv overrides the trusted proxies", []string{"api.extraEnv[0].name=QUAVON_TRUSTED_PROXIES", "api.extraEnv[0].value=0.0.0.0/0"}, "api.extraEnv may not set QUAVON_TRUSTED_PROXIES"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -246,10 +257,12 @@ func TestRefusesBadValues(t *testing.T) {
 
 func TestValuesReachTheContainers(t *testing.T) {
 	objs := mustRender(t, nil, "mcpContext=allowed", "edition=enterprise", "privateHosts={wiki.internal,jira.internal}",
+		"trustedProxies={10.244.0.0/16,fd00::/8}",
 		"otel.endpoint=http://otel-collector:4318", "api.replicas=3", "worker.replicas=5",
 		"api.extraEnv[0].name=QUAVON_MCP_CALL_TIMEOUT_MS", "api.extraEnv[0].value=5000")
 	want := map[string]string{"QUAVON_MCP_CONTEXT": "allowed", "QUAVON_EDITION": "enterprise",
-		"QUAVON_MCP_PRIVATE_HOSTS": "wiki.internal,jira.internal", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel-collector:4318"}
+		"QUAVON_MCP_PRIVATE_HOSTS": "wiki.internal,jira.internal", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel-collector:4318",
+		"QUAVON_TRUSTED_PROXIES": "10.244.0.0/16,fd00::/8"}
 	for _, p := range pods(objs) {
 		for _, c := range p.spec.Containers {
 			for name, v := range want {

@@ -65,8 +65,14 @@ const (
 	ResultPromptChars = 8000
 	// CallTimeout is MCP_CALL_TIMEOUT_MS: each HTTP request to an MCP server.
 	CallTimeout = 10 * time.Second
-	// DiscoveryInterval is the least time between two discoveries of one server.
+	// DiscoveryInterval is the least time between two discoveries of one
+	// server (a connection test of a registered server takes the same
+	// claim).
 	DiscoveryInterval = 10 * time.Second
+	// MaxConnectionTests is how many connection tests of unsaved servers
+	// a tenant may make per ConnectionTestWindow.
+	MaxConnectionTests   = 6
+	ConnectionTestWindow = time.Minute
 	// FinderMaxSteps and FinderWallClock bound the finder step.
 	FinderMaxSteps  = 8
 	FinderWallClock = 240 * time.Second

@@ -41,6 +41,7 @@ func TestThreatAnalysisLimits(t *testing.T) {
 		{"MaxReviewRequestBody", limits.MaxReviewRequestBody, 8 * 1024 * 1024},
 		{"BoundaryBytes (128-bit boundaries)", limits.BoundaryBytes, 16},
 		{"DefaultRetentionDays", limits.DefaultRetentionDays, 90},
+		{"MaxConnectionTests (tests of unsaved servers per tenant and window)", limits.MaxConnectionTests, 6},
 	}
 	for _, tt := range sizes {
 		if tt.got != tt.want {
@@ -53,6 +54,7 @@ func TestThreatAnalysisLimits(t *testing.T) {
 	}{
 		{"CallTimeout (per HTTP request to an MCP server)", limits.CallTimeout, 10 * time.Second},
 		{"DiscoveryInterval (between discoveries of one server)", limits.DiscoveryInterval, 10 * time.Second},
+		{"ConnectionTestWindow (of MaxConnectionTests)", limits.ConnectionTestWindow, time.Minute},
 		{"FinderWallClock", limits.FinderWallClock, 240 * time.Second},
 	}
 	for _, tt := range durations {

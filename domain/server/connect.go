@@ -54,7 +54,8 @@ var (
 	// ErrMetadataIncomplete: the metadata names no issuer, authorization
 	// endpoint or token endpoint.
 	ErrMetadataIncomplete = errors.New("the authorization server's metadata lacks its issuer or an endpoint")
-	// ErrPKCEUnsupported: the metadata lists PKCE methods without S256.
+	// ErrPKCEUnsupported: the metadata lists no PKCE methods, or none is
+	// S256.
 	ErrPKCEUnsupported = errors.New("the authorization server does not support PKCE with S256")
 	// ErrRegistrationNotAllowed: the operator does not allow dynamic
 	// client registration at this issuer.
@@ -168,8 +169,10 @@ type AuthorizationServer struct {
 	RegistrationEndpoint URL
 	// IssParameterSupported: the callback must carry RFC 9207's iss.
 	IssParameterSupported bool
-	// CodeChallengeMethods are the PKCE methods; S256 must be among them,
-	// or the list empty (which many servers leave it).
+	// CodeChallengeMethods are the metadata's
+	// code_challenge_methods_supported; S256 must be among them (the MCP
+	// authorization spec: a client refuses an authorization server whose
+	// metadata lacks the list, or S256 in it).
 	CodeChallengeMethods []string
 }
 
@@ -182,13 +185,19 @@ func (a AuthorizationServer) complete() bool {
 // CheckFor checks the authorization server for a connection of a
 // credential bound to boundIssuer ("" when none is bound yet): the bound
 // issuer's and nobody else's ([ErrOtherIssuer]), complete metadata
-// ([ErrMetadataIncomplete]), PKCE with S256 ([ErrPKCEUnsupported]).
+// ([ErrMetadataIncomplete]), PKCE with S256 announced
+// ([ErrPKCEUnsupported]: the list absent or empty, or without S256).
 func (a AuthorizationServer) CheckFor(boundIssuer string) error {
 	if boundIssuer != "" && a.Issuer != boundIssuer {
 		return ErrOtherIssuer
 	}
 	if !a.complete() {
 		return ErrMetadataIncomplete
+	}
+	// The MCP authorization spec: a metadata document that lists no
+	// methods is refused too (it used to be tolerated).
+	if len(a.CodeChallengeMethods) == 0 {
+		return ErrPKCEUnsupported
 	}
 	if len(a.CodeChallengeMethods) > 0 && !slices.Contains(a.CodeChallengeMethods, "S256") {
 		return ErrPKCEUnsupported

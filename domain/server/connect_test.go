@@ -336,7 +336,8 @@ func TestAuthorizationServerCheckFor(t *testing.T) {
 		{name: "the bound issuer", bound: pcIssuer},
 		{name: "no issuer bound yet: any", bound: "", edit: func(a *server.AuthorizationServer) { a.Issuer = "https://other.example" }},
 		{name: "S256 alone", bound: pcIssuer, edit: func(a *server.AuthorizationServer) { a.CodeChallengeMethods = []string{"S256"} }},
-		{name: "no PKCE methods listed", bound: pcIssuer, edit: func(a *server.AuthorizationServer) { a.CodeChallengeMethods = nil }},
+		{name: "no PKCE methods listed", bound: pcIssuer, edit: func(a *server.AuthorizationServer) { a.CodeChallengeMethods = nil }, want: server.ErrPKCEUnsupported},
+		{name: "an empty list of PKCE methods", bound: pcIssuer, edit: func(a *server.AuthorizationServer) { a.CodeChallengeMethods = []string{} }, want: server.ErrPKCEUnsupported},
 
 		{name: "another issuer than the bound one", bound: pcIssuer, edit: func(a *server.AuthorizationServer) { a.Issuer = "https://evil.example" }, want: server.ErrOtherIssuer},
 		{name: "the bound issuer with a path below", bound: pcIssuer, edit: func(a *server.AuthorizationServer) { a.Issuer = pcIssuer + "/tenant" }, want: server.ErrOtherIssuer},

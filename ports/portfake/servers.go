@@ -25,8 +25,13 @@ type Servers struct {
 	Calls    *Calls
 	// Err, when set, is returned by every call (a failing database).
 	Err error
-	// Clock is the database's clock for ClaimDiscovery.
+	// Clock is the database's clock for ClaimDiscovery and
+	// ClaimConnectionTest.
 	Clock ports.Clock
+	// Claims are the times of the servers' last discovery claims.
+	Claims map[string]time.Time
+	// Tests are the times of the tenant's counted connection tests.
+	Tests []time.Time
 }
 
 func NewServers() *Servers {
@@ -139,9 +144,11 @@ func (r *Servers) Credential(_ context.Context, id string) ([]byte, error) {
 	return bytes.Clone(r.Creds[id]), nil
 }
 
-// ClaimDiscovery grants a claim when the last discovery is at least
-// interval older than the fake's clock (nil: always the zero time).
-func (r *Servers) ClaimDiscovery(_ context.Context, id string, interval time.Duration) (bool, time.Duration, error) {
+// ClaimDiscovery grants a claim when the last claim of the server (a
+// discovery's or a test's) is at least interval older than the fake's
+// clock (nil: always the zero time); a discovery's is its
+// lastDiscoveryAt too.
+func (r *Servers) ClaimDiscovery(_ context.Context, id string, interval time.Duration, l ports.Listing) (bool, time.Duration, error) {
 	if r.Err != nil {
 		return false, 0, r.Err
 	}
@@ -150,10 +157,38 @@ func (r *Servers) ClaimDiscovery(_ context.Context, id string, interval time.Dur
 		return false, 0, ports.ErrNotFound
 	}
 	now := r.claimNow()
-	if last := s.LastDiscoveryAt(); !last.IsZero() && now.Sub(last) < interval {
+	last, claimed := r.Claims[id]
+	if !claimed {
+		last, claimed = s.LastDiscoveryAt(), !s.LastDiscoveryAt().IsZero()
+	}
+	if claimed && now.Sub(last) < interval {
 		return false, interval - now.Sub(last), nil
 	}
-	s.RecordDiscovery(now, s.LastError())
+	if r.Claims == nil {
+		r.Claims = map[string]time.Time{}
+	}
+	r.Claims[id] = now
+	if l == ports.ListingDiscovery {
+		s.RecordDiscovery(now, s.LastError())
+	}
+	return true, 0, nil
+}
+
+// ClaimConnectionTest grants a test while fewer than max of the tenant's
+// tests are younger than window by the fake's clock.
+func (r *Servers) ClaimConnectionTest(_ context.Context, max int, window time.Duration) (bool, time.Duration, error) {
+	if r.Err != nil {
+		return false, 0, r.Err
+	}
+	now := r.claimNow()
+	r.Tests = slices.DeleteFunc(r.Tests, func(at time.Time) bool { return now.Sub(at) >= window })
+	if len(r.Tests) >= max {
+		if len(r.Tests) == 0 {
+			return false, window, nil
+		}
+		return false, window - now.Sub(slices.MinFunc(r.Tests, time.Time.Compare)), nil
+	}
+	r.Tests = append(r.Tests, now)
 	return true, 0, nil
 }
 

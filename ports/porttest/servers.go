@@ -77,7 +77,7 @@ func ServerRepo(t *testing.T, open Open) {
 				isErr(t, "Update "+id, err, ports.ErrNotFound)
 				_, err = r.Credential(ctx, id)
 				isErr(t, "Credential "+id, err, ports.ErrNotFound)
-				_, _, err = r.ClaimDiscovery(ctx, id, time.Hour)
+				_, _, err = r.ClaimDiscovery(ctx, id, time.Hour, ports.ListingDiscovery)
 				isErr(t, "ClaimDiscovery "+id, err, ports.ErrNotFound)
 				isErr(t, "Delete "+id, r.Delete(ctx, id), ports.ErrNotFound)
 				list, err := r.List(ctx)
@@ -412,13 +412,14 @@ func ServerRepo(t *testing.T, open Open) {
 		h := open(t)
 		tenant := h.tenant(t)
 		id := h.seedServer(t, tenant, "wiki", nil)
+		l := ports.ListingDiscovery
 		claim := func(interval time.Duration) (bool, time.Duration) {
 			t.Helper()
 			var ok bool
 			var after time.Duration
 			h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
 				var err error
-				ok, after, err = tx.Servers().ClaimDiscovery(ctx, id, interval)
+				ok, after, err = tx.Servers().ClaimDiscovery(ctx, id, interval, l)
 				return err
 			})
 			return ok, after
@@ -447,6 +448,89 @@ func ServerRepo(t *testing.T, open Open) {
 		time.Sleep(60 * time.Millisecond)
 		if ok, after := claim(50 * time.Millisecond); !ok {
 			t.Errorf("claim after the interval passed refused (retry after %v)", after)
+		}
+
+		// A test's claim shares the interval and leaves lastDiscoveryAt.
+		lastDiscovery := func() time.Time {
+			t.Helper()
+			var at time.Time
+			h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+				s, err := tx.Servers().Get(ctx, id)
+				at = s.LastDiscoveryAt()
+				return err
+			})
+			return at
+		}
+		discovered := lastDiscovery()
+		l = ports.ListingTest
+		if ok, after := claim(time.Hour); ok || after <= time.Hour-time.Minute {
+			t.Errorf("a test's claim within a discovery's interval = %v, retry after %v; want refused", ok, after)
+		}
+		time.Sleep(60 * time.Millisecond)
+		if ok, after := claim(50 * time.Millisecond); !ok {
+			t.Errorf("a test's claim after the interval passed refused (retry after %v)", after)
+		}
+		if at := lastDiscovery(); !at.Equal(discovered) {
+			t.Errorf("a test's claim moved lastDiscoveryAt from %v to %v", discovered, at)
+		}
+		l = ports.ListingDiscovery
+		if ok, after := claim(time.Hour); ok || after <= time.Hour-time.Minute {
+			t.Errorf("a discovery's claim within a test's interval = %v, retry after %v; want refused", ok, after)
+		}
+		time.Sleep(60 * time.Millisecond)
+		if ok, _ := claim(50 * time.Millisecond); !ok || !lastDiscovery().After(discovered) {
+			t.Error("a discovery's claim after a test's interval refused, or lastDiscoveryAt not moved")
+		}
+		// A never-discovered server: its first test holds a discovery off.
+		id = h.seedServer(t, tenant, "fresh", nil)
+		l = ports.ListingTest
+		if ok, after := claim(time.Hour); !ok {
+			t.Fatalf("the first test's claim of a new server refused (retry after %v)", after)
+		}
+		l = ports.ListingDiscovery
+		if ok, after := claim(time.Hour); ok || after <= time.Hour-time.Minute {
+			t.Errorf("a discovery right after the first test = %v, retry after %v; want refused", ok, after)
+		}
+		if !lastDiscovery().IsZero() {
+			t.Errorf("lastDiscoveryAt = %v after a test's claim only, want zero", lastDiscovery())
+		}
+	})
+
+	t.Run("ClaimConnectionTest grants max tests per window and tenant by the store's clock", func(t *testing.T) {
+		h := open(t)
+		tenant, other := h.tenant(t), h.tenant(t)
+		claim := func(tenant string, max int, window time.Duration) (bool, time.Duration) {
+			t.Helper()
+			var ok bool
+			var after time.Duration
+			h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+				var err error
+				ok, after, err = tx.Servers().ClaimConnectionTest(ctx, max, window)
+				return err
+			})
+			return ok, after
+		}
+		for i := range 3 {
+			if ok, after := claim(tenant, 3, time.Hour); !ok || after != 0 {
+				t.Fatalf("claim %d of 3 = %v, %v; want granted", i+1, ok, after)
+			}
+		}
+		ok, after := claim(tenant, 3, time.Hour)
+		if ok || after <= time.Hour-time.Minute || after > time.Hour {
+			t.Errorf("claim over the limit = %v, retry after %v; want refused, just under 1h", ok, after)
+		}
+		if ok, after := claim(other, 3, time.Hour); !ok {
+			t.Errorf("another tenant's first claim refused (retry after %v): the count is per tenant", after)
+		}
+		if ok, _ := claim(tenant, 4, time.Hour); !ok {
+			t.Error("claim under a higher limit refused")
+		}
+		time.Sleep(60 * time.Millisecond)
+		if ok, after := claim(tenant, 1, 50*time.Millisecond); !ok {
+			t.Errorf("claim after the window passed refused (retry after %v)", after)
+		}
+		if ok, after := claim(tenant, 1, 50*time.Millisecond); ok || after <= 0 || after > 50*time.Millisecond {
+			t.Errorf("second claim within the short window = %v, retry after %v; want refused within 50ms", ok, after)
 		}
 	})
 }
