@@ -9,8 +9,10 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/registry"
+	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
+	"github.com/codelotse/codelotse/ports/portfake"
 )
 
 // rotatingConnector is a connector in front of a code-flow server whose
@@ -69,10 +71,12 @@ func TestConnectionTestOfARotatingServerStoresNothing(t *testing.T) {
 	conn := &rotatingConnector{next: rotated, fakeConnector: &fakeConnector{tools: map[string][]ports.ListedTool{
 		"https://wiki.example.com/mcp": {def(t, "search", "Search the wiki.", flatSchema, readOnly)},
 	}}}
-	dd := registry.DiscoveryDeps{Tenants: e.tenants, Cipher: e.cipher, Connector: conn, Clock: e.clock, Gates: srvOpenGates}
+	dd := registry.DiscoveryDeps{Tenants: e.tenants, Cipher: e.cipher, Connector: conn, Clock: e.clock, Gates: srvOpenGates,
+		Findings: registry.NewFindings(portfake.Scanner{})}
 	h := registry.NewTestConnectionHandler(e.serverEnv.deps, dd)
 
 	repo := e.repos[srvTenantA]
+	repo.Clock = e.clock // the database's clock of the discovery claim
 	row, rowCopy := repo.Rows[id], *repo.Rows[id]
 	sealed := bytes.Clone(repo.Creds[id])
 	auditBefore := len(e.audit(srvTenantA))
@@ -99,6 +103,8 @@ func TestConnectionTestOfARotatingServerStoresNothing(t *testing.T) {
 	}
 
 	// The control of the test above: a discovery saves the rotation.
+	// (After the test's discovery claim has passed.)
+	e.clock.At = e.clock.At.Add(limits.DiscoveryInterval)
 	if _, err := registry.NewDiscoverServerHandler(dd).Handle(context.Background(), srvPrincipalA, registry.DiscoverServer{ID: id}); err != nil {
 		t.Fatalf("discovery of the rotating server = %v", err)
 	}
