@@ -75,59 +75,27 @@ func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd Sa
 	if err != nil {
 		return nil, err
 	}
-	live := make(map[string]ports.ListedTool, len(defs))
-	for _, lt := range defs {
-		live[lt.Name] = lt
-	}
-	// A tool the stored allowlist has as changed, or whose live definition
-	// differs from its pinned one, is kept as stored: a save never
-	// approves a changed definition (that is ApproveTool's, one tool at a
-	// time). It is not checked against the live definition either.
-	kept := map[string]bool{}
-	for _, snap := range s.Tools() {
-		lt, listed := live[snap.Name()]
-		if s.ToolStatus(snap.Name()).State == server.ToolChanged || listed && (lt.Err != nil || !snap.Matches(lt.Definition)) {
-			kept[snap.Name()] = true
-		}
-	}
 	sc, err := h.d.scope(ctx, p.TenantID, id, defs)
 	if err != nil {
 		return nil, err
 	}
 	now := h.d.Clock.Now()
-	fresh := map[string]tool.Snapshot{}
-	confirmed := map[string]any{}
-	unconfirmed := map[string]string{}
-	names := make([]string, 0, len(cmd.Tools))
-	for i, c := range cmd.Tools {
-		names = append(names, c.Name)
-		if kept[c.Name] {
-			continue
-		}
-		lt, ok := live[c.Name]
-		if !ok {
-			return nil, app.Fail(app.CodeUnknownTool, fmt.Sprintf("the server does not offer a tool named %q", c.Name))
-		}
-		a := h.d.assess(s, lt, sc)
-		snap, err := pin(s.Name().String(), a, lt, c, "", now)
-		if err != nil {
-			return nil, err
-		}
-		if len(a.Findings) > 0 {
-			if !c.ConfirmFindings {
-				unconfirmed[fmt.Sprintf("tools[%d].confirmFindings", i)] = findingsReason(a.Findings)
-			}
-			confirmed[c.Name] = findingCodes(a.Findings)
-		}
-		fresh[c.Name] = snap
+	live := make(map[string]ports.ListedTool, len(defs))
+	for _, lt := range defs {
+		live[lt.Name] = lt
 	}
-	if len(unconfirmed) > 0 {
-		return nil, app.Invalid(unconfirmed)
+	kept := keptTools(s, live)
+	fresh, confirmed, err := h.d.pinChoices(s, live, kept, sc, cmd.Tools, now)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(cmd.Tools))
+	for i, c := range cmd.Tools {
+		names[i] = c.Name
 	}
 	var (
-		saved      *server.Server
-		keptNames  []string
-		errChanged = app.Fail(app.CodeUnknownTool, "the allowlist changed during the save: discover the server again and choose its tools")
+		saved     *server.Server
+		keptNames []string
 	)
 	err = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		var err error
@@ -139,27 +107,10 @@ func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd Sa
 				return ports.CredentialUpdate{}, app.Fail(app.CodeUnknownTool, "the server's URL changed during the save: discover the server again and choose its tools")
 			}
 			cur.ObserveTools(liveTools(defs))
-			stored := map[string]tool.Snapshot{}
-			for _, t := range cur.Tools() {
-				stored[t.Name()] = t
-			}
-			snaps := make([]tool.Snapshot, 0, len(names))
-			keptNames = keptNames[:0]
-			for _, name := range names {
-				old, has := stored[name]
-				switch {
-				case has && (kept[name] || cur.ToolStatus(name).State == server.ToolChanged):
-					// Kept as stored: still changed, or approved meanwhile.
-					snaps = append(snaps, old)
-					if cur.ToolStatus(name).State == server.ToolChanged {
-						keptNames = append(keptNames, name)
-					}
-				case kept[name]:
-					// Removed meanwhile: its live definition was never checked.
-					return ports.CredentialUpdate{}, errChanged
-				default:
-					snaps = append(snaps, fresh[name])
-				}
+			var snaps []tool.Snapshot
+			snaps, keptNames, err = allowlistOf(cur, names, kept, fresh)
+			if err != nil {
+				return ports.CredentialUpdate{}, err
 			}
 			if err := cur.ReplaceTools(snaps, now); err != nil {
 				return ports.CredentialUpdate{}, err
@@ -186,6 +137,88 @@ func (h *SaveToolsHandler) Handle(ctx context.Context, p ports.Principal, cmd Sa
 		return nil, srvStoreError(err)
 	}
 	return saved, nil
+}
+
+// keptTools are the allowlisted tools of s a save keeps as stored: the
+// ones stored as changed, and the ones whose live definition differs
+// from their pin. A save never approves a changed definition (that is
+// ApproveTool's, one tool at a time), and does not check it against the
+// live definition either.
+func keptTools(s *server.Server, live map[string]ports.ListedTool) map[string]bool {
+	kept := map[string]bool{}
+	for _, snap := range s.Tools() {
+		lt, listed := live[snap.Name()]
+		if s.ToolStatus(snap.Name()).State == server.ToolChanged || listed && (lt.Err != nil || !snap.Matches(lt.Definition)) {
+			kept[snap.Name()] = true
+		}
+	}
+	return kept
+}
+
+// pinChoices pins every choice that is not kept from the live listing
+// (pin's rules; unknown_tool when the server does not list it) and
+// returns the snapshots and, per tool with findings, their codes. Every
+// chosen tool with findings but without confirmFindings is named in one
+// validation_failed.
+func (d DiscoveryDeps) pinChoices(s *server.Server, live map[string]ports.ListedTool, kept map[string]bool, sc Scope, choices []ToolChoice, now time.Time) (map[string]tool.Snapshot, map[string]any, error) {
+	fresh := map[string]tool.Snapshot{}
+	confirmed := map[string]any{}
+	unconfirmed := map[string]string{}
+	for i, c := range choices {
+		if kept[c.Name] {
+			continue
+		}
+		lt, ok := live[c.Name]
+		if !ok {
+			return nil, nil, app.Fail(app.CodeUnknownTool, fmt.Sprintf("the server does not offer a tool named %q", c.Name))
+		}
+		a := d.assess(s, lt, sc)
+		snap, err := pin(s.Name().String(), a, lt, c, "", now)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(a.Findings) > 0 {
+			if !c.ConfirmFindings {
+				unconfirmed[fmt.Sprintf("tools[%d].confirmFindings", i)] = findingsReason(a.Findings)
+			}
+			confirmed[c.Name] = findingCodes(a.Findings)
+		}
+		fresh[c.Name] = snap
+	}
+	if len(unconfirmed) > 0 {
+		return nil, nil, app.Invalid(unconfirmed)
+	}
+	return fresh, confirmed, nil
+}
+
+// allowlistOf is the new allowlist of cur, the server as stored when the
+// save commits: each name's fresh snapshot, or the stored one of a kept
+// tool (still changed, or approved meanwhile), and the names kept as
+// changed. A kept tool removed meanwhile fails the save: its live
+// definition was never checked.
+func allowlistOf(cur *server.Server, names []string, kept map[string]bool, fresh map[string]tool.Snapshot) ([]tool.Snapshot, []string, error) {
+	stored := map[string]tool.Snapshot{}
+	for _, t := range cur.Tools() {
+		stored[t.Name()] = t
+	}
+	snaps := make([]tool.Snapshot, 0, len(names))
+	var keptNames []string
+	for _, name := range names {
+		old, has := stored[name]
+		changed := cur.ToolStatus(name).State == server.ToolChanged
+		switch {
+		case has && (kept[name] || changed):
+			snaps = append(snaps, old)
+			if changed {
+				keptNames = append(keptNames, name)
+			}
+		case kept[name]:
+			return nil, nil, app.Fail(app.CodeUnknownTool, "the allowlist changed during the save: discover the server again and choose its tools")
+		default:
+			snaps = append(snaps, fresh[name])
+		}
+	}
+	return snaps, keptNames, nil
 }
 
 // checkChoices applies the request's own rules before any network access.

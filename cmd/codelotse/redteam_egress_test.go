@@ -85,11 +85,14 @@ func vectorEncodedEgress(t *testing.T, s *redTeam) {
 	random := canary[len("ghp_RedTeamCanary"):]
 	piece, next := random[:9], random[9:18]
 	var parts []any
-	parts = append(parts, toolTurn(call(tool, queryArgs("cache eviction")), call(tool, queryArgs("ticket "+piece))))
+	// The harmless query and the piece in turns of their own: judged the
+	// other way round, the junction of the piece and "cache" can hold ten
+	// characters of the canary, and the harmless query is rightly blocked.
+	parts = append(parts, toolTurn(call(tool, queryArgs("cache eviction"))), toolTurn(call(tool, queryArgs("ticket "+piece))))
 	enc := encodings(canary)
-	for i := 0; i < len(enc); i += 3 {
+	for i := 0; i < len(enc); i += 4 {
 		var cs []map[string]any
-		for _, v := range enc[i:min(i+3, len(enc))] {
+		for _, v := range enc[i:min(i+4, len(enc))] {
 			cs = append(cs, call(tool, queryArgs(v)))
 		}
 		parts = append(parts, toolTurn(cs...))
