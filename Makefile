@@ -12,7 +12,7 @@ COVERAGE_MIN := 90
 # depend on it (a change of the service's go.mod may need a tidy there).
 MODULES  := . deploy loadtest scalebench adapters/secrets/benchcompare
 
-.PHONY: help build run stop demo image screenshots test test-all check fmt vet archlint test-unit conformance interop test-go test-signedoff test-deploy cover-domain bench-smoke lint lint-openapi generate check-generate schema-corpus bench loadtest soak fuzz mutants scalebench clean
+.PHONY: help build run stop demo image screenshots test test-all check fmt vet archlint bigfiles test-unit conformance interop test-go test-signedoff test-deploy cover-domain bench-smoke lint lint-openapi generate check-generate schema-corpus bench loadtest soak fuzz mutants scalebench clean
 .DEFAULT_GOAL := help
 
 ## help: this list.
@@ -72,7 +72,12 @@ test-all: lint test-go test-signedoff test-deploy cover-domain bench-smoke
 # fills the core the longest test package leaves idle), each one's output
 # printed whole when it ends.
 check:
-	@$(MAKE) --no-print-directory -j 5 --output-sync=target fmt vet archlint check-generate test-unit
+	@$(MAKE) --no-print-directory -j 5 --output-sync=target fmt vet archlint check-generate test-unit bigfiles
+
+## bigfiles: fail when a tracked file outside testdata/ is over 1 MB (build outputs belong in no commit).
+bigfiles:
+	@big=$$(git ls-files -z | grep -zv '/testdata/' | xargs -0 -r stat -c '%s %n' 2>/dev/null | awk '$$1 > 1000000 { print }'); \
+		if [ -n "$$big" ]; then echo "tracked files over 1 MB (build outputs or unshrunk images?):"; echo "$$big"; exit 1; fi
 
 ## fmt: fail when gofmt would change a Go file.
 fmt:
@@ -136,7 +141,7 @@ cover-domain:
 	@$(GO) tool cover -func=coverage-domain.out | awk -v min=$(COVERAGE_MIN) '/^total:/ { sub("%","",$$3); printf "domain coverage: %s%% (floor %s%%)\n", $$3, min; if ($$3+0 < min) exit 1 }'
 
 ## lint: check-generate, fmt, vet (deploy/ too), archlint, tidy go.mod files, lint-openapi.
-lint: check-generate fmt vet archlint
+lint: check-generate fmt vet archlint bigfiles
 	cd deploy && $(GO) vet ./...
 	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff >/dev/null) || { echo "$$m/go.mod is not tidy: run go mod tidy there"; exit 1; }; done
 	@$(MAKE) --no-print-directory lint-openapi
