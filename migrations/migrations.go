@@ -2,7 +2,10 @@
 // embedded in the binary and applied by bun/migrate.
 //
 // Files are named YYYYMMDDHHMMSS_name.tx.up.sql with a matching
-// .tx.down.sql; each runs in its own transaction. The migrations create the
+// .tx.down.sql; each runs in its own transaction. A migration that has
+// landed on main is listed in shipped.sha256 and never changes again (a
+// fix is a new migration, whose version sorts after every shipped one);
+// the package's tests hold both rules. The migrations create the
 // tenant tables with forced row-level security and the cluster-wide NOLOGIN
 // role codelotse_tenant that tenant-scoped queries run as.
 package migrations

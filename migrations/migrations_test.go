@@ -1,7 +1,10 @@
 package migrations_test
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"io/fs"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -69,6 +72,69 @@ func TestNoPlaceholders(t *testing.T) {
 		b, _ := fs.ReadFile(migrations.FS, f)
 		if strings.Contains(string(b), "?") {
 			t.Errorf("%s contains '?', which bun formats as a placeholder", f)
+		}
+	}
+}
+
+// shippedEntry is one line of shipped.sha256.
+type shippedEntry struct{ sum, file string }
+
+func readShipped(t *testing.T) []shippedEntry {
+	t.Helper()
+	b, err := os.ReadFile("shipped.sha256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []shippedEntry
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		sum, file, ok := strings.Cut(line, "  ")
+		if !ok || len(sum) != 64 {
+			t.Fatalf("shipped.sha256: malformed line %q", line)
+		}
+		out = append(out, shippedEntry{sum, file})
+	}
+	return out
+}
+
+// TestShippedMigrationsAreUnchanged: an installation has run every
+// migration that landed on main, so none may change or disappear; a fix
+// is a new migration. The manifest is append-only and in version order.
+func TestShippedMigrationsAreUnchanged(t *testing.T) {
+	last := ""
+	for _, e := range readShipped(t) {
+		b, err := fs.ReadFile(migrations.FS, e.file)
+		if err != nil {
+			t.Errorf("%s: shipped, but not embedded (%v)", e.file, err)
+			continue
+		}
+		if sum := fmt.Sprintf("%x", sha256.Sum256(b)); sum != e.sum {
+			t.Errorf("%s: changed after it shipped (sha256 %s, shipped %s): write a new migration instead", e.file, sum, e.sum)
+		}
+		if v := e.file[:14]; v < last {
+			t.Errorf("%s: listed after version %s", e.file, last)
+		} else {
+			last = v
+		}
+	}
+}
+
+// TestNewMigrationsSortAfterTheShipped: a migration not yet in the
+// manifest must sort after every shipped one, or an installation that
+// has run the later ones would skip it.
+func TestNewMigrationsSortAfterTheShipped(t *testing.T) {
+	shipped := map[string]bool{}
+	last := ""
+	for _, e := range readShipped(t) {
+		shipped[e.file] = true
+		last = max(last, e.file[:14])
+	}
+	files, _ := fs.Glob(migrations.FS, "*.sql")
+	for _, f := range files {
+		if !shipped[f] && f[:14] <= last {
+			t.Errorf("%s: new, but its version does not sort after the last shipped one (%s)", f, last)
 		}
 	}
 }
