@@ -65,8 +65,8 @@ type ServerRepo interface {
 	// List returns the tenant's servers ordered by name.
 	List(ctx context.Context) ([]*server.Server, error)
 	// Update reads the server locked (SELECT … FOR UPDATE), passes it to fn,
-	// and stores what fn returns. fn returns a new encrypted credential, or
-	// nil to keep the stored one (KeepCredential) — see [CredentialUpdate].
+	// and stores what fn returns: the zero [CredentialUpdate] keeps the
+	// stored credential, Replace stores Encrypted in its place.
 	// ErrNotFound when missing, ErrNameTaken on a rename to a used name.
 	Update(ctx context.Context, id string, fn func(s *server.Server) (CredentialUpdate, error)) (*server.Server, error)
 	// Delete removes a server (its call records go with it) or ErrNotFound.

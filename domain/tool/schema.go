@@ -108,29 +108,14 @@ func (s Schema) find(name []byte) int {
 
 // CheckSchema accepts only the flat schemas the threat analysis allows
 // (MC4): "type": "object" with at most [limits.MaxSchemaProperties]
-// properties named ^[A-Za-z0-9_]+$, each of type string, number, integer or
-// boolean, or a string enum of at most [limits.MaxEnumValues] distinct
-// strings. Allowed besides:
-//
-//   - top level: "$schema" (a string), "title", "description" (strings),
-//     "required" (distinct names of existing properties) and
-//     "additionalProperties": false; a missing "properties" means none;
-//   - per property: "title", "description" (strings; never shown to the
-//     model), "enum" (with "type": "string" or without "type", all values
-//     strings of at most [limits.MaxArgumentStringLen] characters),
-//     "default" if it is itself a valid argument for the property
-//     (pydantic-based servers emit it for every optional parameter; it is
-//     never shown to the model nor sent), and "x-mcp-header" (protocol
-//     2026-07-28: the client also sends the argument as the HTTP header
-//     Mcp-Param-<name>) under the go-sdk's rules: on a property whose
-//     "type" is string, integer or boolean, a non-empty HTTP token
-//     (RFC 9110 tchar), no two properties naming the same header
-//     case-insensitively. The value is part of the canonical schema, so
-//     the pinning hash covers it.
-//
-// Every other keyword is refused, including constraints we would not
-// enforce ("format", "pattern", "minLength"…): a schema is either fully
-// understood or unsupported. Errors are [*UnsupportedError].
+// properties named ^[A-Za-z0-9_]+$, each of type string, number, integer
+// or boolean (alone or with "null"), constrained only by keywords the
+// service enforces on every call: enum and const, numeric bounds and
+// multipleOf, string lengths, pattern, the checked formats, local
+// references, and the protocol's x-mcp-header. docs/schemas.md is the
+// table of each keyword, what it means and what is refused. Every other
+// keyword is refused: a schema is either fully understood or
+// unsupported. Errors are [*UnsupportedError].
 func CheckSchema(raw json.RawMessage) (Schema, error) {
 	p := getParser()
 	defer p.release()
