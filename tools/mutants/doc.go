@@ -28,14 +28,14 @@ const (
 // docCommand is the command that rewrites the doc, printed when it is stale.
 const docCommand = "go run ./tools/mutants -doc docs/sign-off.md"
 
-// writeDoc rewrites the generated tables of the doc at file from muts,
-// and leaves the file untouched when nothing changes.
-func writeDoc(file string, muts []Mutant) error {
+// writeDoc rewrites the generated tables of the doc at file from muts and
+// the run, and leaves the file untouched when nothing changes.
+func writeDoc(file string, muts []Mutant, run Run) error {
 	old, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
-	doc, err := renderDoc(old, muts)
+	doc, err := renderDoc(old, muts, run)
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -45,13 +45,14 @@ func writeDoc(file string, muts []Mutant) error {
 	return os.WriteFile(file, doc, 0o644)
 }
 
-// renderDoc returns doc with its generated tables written from muts: the
-// counts per row, in the order of the row sections, and each row
-// section's table of mutants, in the order of the catalogue. A row of
+// renderDoc returns doc with its generated tables written from muts and
+// the outcomes of run: the counts per row, in the order of the row
+// sections, and each row section's table of mutants, in the order of the
+// catalogue, with its last outcome. A row of
 // the catalogue without a section, a row section without mutants, and
 // markers out of place are errors: the prose of a row is a person's to
 // write, and the generator owns only what its markers enclose.
-func renderDoc(doc []byte, muts []Mutant) ([]byte, error) {
+func renderDoc(doc []byte, muts []Mutant, run Run) ([]byte, error) {
 	byRow := map[string][]Mutant{}
 	var catalogueRows []string
 	for _, m := range muts {
@@ -145,9 +146,9 @@ func renderDoc(doc []byte, muts []Mutant) ([]byte, error) {
 		b := blocks[k]
 		var table []string
 		if b.row == "" {
-			table = countsTable(docRows, byRow)
+			table = countsTable(docRows, byRow, run)
 		} else {
-			table = mutantsTable(byRow[b.row])
+			table = mutantsTable(byRow[b.row], run)
 		}
 		body := append(append([]string{""}, table...), "")
 		out = append(out[:b.at+1], append(body, out[b.at+1:]...)...)
@@ -155,42 +156,63 @@ func renderDoc(doc []byte, muts []Mutant) ([]byte, error) {
 	return []byte(strings.Join(out, "\n")), nil
 }
 
-// countsTable: per row, the mutants, those the catalogue claims killed
-// (all but the equivalent ones: make mutants fails on a survivor or on a
-// killed mutant marked equivalent) and the equivalent ones.
-func countsTable(rows []string, byRow map[string][]Mutant) []string {
+// countsTable: which run, then per row the mutants and their outcomes
+// in it; a mutant the run did not apply is "not run".
+func countsTable(rows []string, byRow map[string][]Mutant, run Run) []string {
 	t := []string{
-		"| row | mutants | killed | equivalent |",
-		"| --- | ---: | ---: | ---: |",
+		run.heading(),
+		"",
+		"| row | mutants | killed | equivalent | survived or broken | not run |",
+		"| --- | ---: | ---: | ---: | ---: | ---: |",
 	}
-	var all, allEquivalent int
+	var all [5]int
 	for _, r := range rows {
-		equivalent := 0
+		var n [5]int
+		n[0] = len(byRow[r])
 		for _, m := range byRow[r] {
-			if m.Equivalent != "" {
-				equivalent++
-			}
+			n[outcomeColumn(run.Outcomes[m.ID])]++
 		}
-		n := len(byRow[r])
-		all += n
-		allEquivalent += equivalent
-		t = append(t, fmt.Sprintf("| %s | %d | %d | %d |", cell(r), n, n-equivalent, equivalent))
+		for i := range n {
+			all[i] += n[i]
+		}
+		t = append(t, fmt.Sprintf("| %s | %d | %d | %d | %d | %d |", cell(r), n[0], n[1], n[2], n[3], n[4]))
 	}
-	return append(t, fmt.Sprintf("| **all** | **%d** | **%d** | **%d** |", all, all-allEquivalent, allEquivalent))
+	return append(t, fmt.Sprintf("| **all** | **%d** | **%d** | **%d** | **%d** | **%d** |", all[0], all[1], all[2], all[3], all[4]))
 }
 
-// mutantsTable: one line per mutant of a row, in the catalogue's order.
-func mutantsTable(muts []Mutant) []string {
+// outcomeColumn is the counts' column of an outcome.
+func outcomeColumn(outcome string) int {
+	switch outcome {
+	case "killed":
+		return 1
+	case "equivalent":
+		return 2
+	case "":
+		return 4
+	}
+	return 3 // survived, broken
+}
+
+// mutantsTable: one line per mutant of a row, in the catalogue's order,
+// with its outcome in the run.
+func mutantsTable(muts []Mutant, run Run) []string {
 	t := []string{
-		"| id | what the mutant does | file | tests |",
-		"| --- | --- | --- | --- |",
+		"| id | what the mutant does | file | tests | last run |",
+		"| --- | --- | --- | --- | --- |",
 	}
 	for _, m := range muts {
 		what := m.What
 		if m.Equivalent != "" {
 			what += " — **equivalent**: " + m.Equivalent
 		}
-		t = append(t, fmt.Sprintf("| %s | %s | %s | %s |", code(m.ID), cell(what), code(m.File), tests(m)))
+		outcome := run.Outcomes[m.ID]
+		switch outcome {
+		case "":
+			outcome = "not run"
+		case "survived", "broken":
+			outcome = "**" + outcome + "**"
+		}
+		t = append(t, fmt.Sprintf("| %s | %s | %s | %s | %s |", code(m.ID), cell(what), code(m.File), tests(m), outcome))
 	}
 	return t
 }

@@ -7,11 +7,33 @@ import (
 	"testing"
 )
 
+// TestTheLastRunCoversTheCatalogue runs in make test: a mutant added to
+// the catalogue fails here until a full run (make mutants) has applied
+// it, so the sign-off page never counts a mutant no run has seen.
+func TestTheLastRunCoversTheCatalogue(t *testing.T) {
+	muts, err := load("catalogue.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := readRun("results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missing := run.missing(muts); len(missing) > 0 {
+		t.Errorf("the last full run (%s) has no outcome of %d mutants: run make mutants, then %s: %s", run.Date, len(missing), docCommand, strings.Join(missing, ", "))
+	}
+}
+
 // TestSignOffDocIsUpToDate runs in make test: docs/sign-off.md's tables
-// are the ones the catalogue gives, so a mutant added, moved or marked
-// equivalent without regenerating the doc fails here.
+// are the ones the catalogue and the last full run give, so a mutant
+// added, moved or marked equivalent, or a new run, without regenerating
+// the doc fails here.
 func TestSignOffDocIsUpToDate(t *testing.T) {
 	muts, err := load("catalogue.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := readRun("results.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +41,7 @@ func TestSignOffDocIsUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := renderDoc(have, muts)
+	want, err := renderDoc(have, muts, run)
 	if err != nil {
 		t.Fatalf("docs/sign-off.md cannot be generated from the catalogue:\n%v", err)
 	}
@@ -30,7 +52,11 @@ func TestSignOffDocIsUpToDate(t *testing.T) {
 
 // sample is a catalogue of two rows: the first has a Helm mutant (a dir),
 // an equivalent one with a pipe in its reason, one without a run and
-// one with build tags.
+// one with build tags. sampleRun killed a-one, let a-helm survive,
+// found a-eq equivalent and never applied z-one.
+var sampleRun = Run{Commit: "0123456789abcdef0123", Date: "2026-12-02T00:00:00Z",
+	Outcomes: map[string]string{"a-one": "killed", "a-helm": "survived", "a-eq": "equivalent"}}
+
 var sample = []Mutant{
 	{ID: "a-one", Row: "B1", What: "first", File: "x/a.go", Package: "./x/", Run: "^(TestA|TestB)$"},
 	{ID: "a-helm", Row: "B1", What: "chart", File: "deploy/helm/c/t.tpl", Package: "./helm/", Dir: "deploy", Run: "^TestAirgap$"},
@@ -73,37 +99,38 @@ Prose after.
 // the sections, a row's mutants the order of the catalogue, the prose
 // stays byte for byte, and a second run changes nothing.
 func TestRenderDocWritesTablesAndKeepsProse(t *testing.T) {
-	got, err := renderDoc([]byte(sampleDoc), sample)
+	got, err := renderDoc([]byte(sampleDoc), sample, sampleRun)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "# Title\n\nProse before.\n\n" +
 		countsBegin + "\n\n" +
-		"| row | mutants | killed | equivalent |\n" +
-		"| --- | ---: | ---: | ---: |\n" +
-		"| A2 | 1 | 1 | 0 |\n" +
-		"| B1 | 3 | 2 | 1 |\n" +
-		"| **all** | **4** | **3** | **1** |\n\n" +
+		"From the last full run, `make mutants` on commit `0123456789ab` (a clean tree), 2026-12-02T00:00:00Z.\n\n" +
+		"| row | mutants | killed | equivalent | survived or broken | not run |\n" +
+		"| --- | ---: | ---: | ---: | ---: | ---: |\n" +
+		"| A2 | 1 | 0 | 0 | 0 | 1 |\n" +
+		"| B1 | 3 | 1 | 1 | 1 | 0 |\n" +
+		"| **all** | **4** | **1** | **1** | **1** | **1** |\n\n" +
 		generatedEnd + "\n\n" +
 		"## A2\n\n**Controls.** kept as written.\n\n" +
 		rowBegin + "\n\n" +
-		"| id | what the mutant does | file | tests |\n" +
-		"| --- | --- | --- | --- |\n" +
-		"| `z-one` | other | `y/b.go` | `./y/` `-tags signedoff` `^TestC$` |\n\n" +
+		"| id | what the mutant does | file | tests | last run |\n" +
+		"| --- | --- | --- | --- | --- |\n" +
+		"| `z-one` | other | `y/b.go` | `./y/` `-tags signedoff` `^TestC$` | not run |\n\n" +
 		generatedEnd + "\n\n" +
 		"## B1\n\n**Controls.** kept too.\n\n" +
 		rowBegin + "\n\n" +
-		"| id | what the mutant does | file | tests |\n" +
-		"| --- | --- | --- | --- |\n" +
-		"| `a-one` | first | `x/a.go` | `./x/` `^(TestA\\|TestB)$` |\n" +
-		"| `a-helm` | chart | `deploy/helm/c/t.tpl` | `deploy/helm/` `^TestAirgap$` |\n" +
-		"| `a-eq` | same — **equivalent**: a \\| b cannot tell | `x/a.go` | `./x/` (whole package) |\n\n" +
+		"| id | what the mutant does | file | tests | last run |\n" +
+		"| --- | --- | --- | --- | --- |\n" +
+		"| `a-one` | first | `x/a.go` | `./x/` `^(TestA\\|TestB)$` | killed |\n" +
+		"| `a-helm` | chart | `deploy/helm/c/t.tpl` | `deploy/helm/` `^TestAirgap$` | **survived** |\n" +
+		"| `a-eq` | same — **equivalent**: a \\| b cannot tell | `x/a.go` | `./x/` (whole package) | equivalent |\n\n" +
 		generatedEnd + "\n\n" +
 		"## Notes\n\nProse after.\n"
 	if string(got) != want {
 		t.Errorf("renderDoc: %s\n\ngot:\n%s", docDiff(got, []byte(want)), got)
 	}
-	again, err := renderDoc(got, sample)
+	again, err := renderDoc(got, sample, sampleRun)
 	if err != nil || string(again) != string(got) {
 		t.Errorf("a second render changes the doc (%v): %s", err, docDiff(again, got))
 	}
@@ -133,7 +160,7 @@ func TestRenderDocRefuses(t *testing.T) {
 		{"an unknown marker", counts + row("A2") + row("B1") + "<!-- generated by tools/mutants: something else -->\n" + generatedEnd + "\n", "unknown marker"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := renderDoc([]byte(c.doc), sample)
+			got, err := renderDoc([]byte(c.doc), sample, sampleRun)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("renderDoc = %v, %q; want an error with %q", err, got, c.want)
 			}
@@ -148,25 +175,25 @@ func TestWriteDocRewritesOnlyTheTables(t *testing.T) {
 	if err := os.WriteFile(file, []byte(sampleDoc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeDoc(file, sample); err != nil {
+	if err := writeDoc(file, sample, sampleRun); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := renderDoc([]byte(sampleDoc), sample)
+	want, _ := renderDoc([]byte(sampleDoc), sample, sampleRun)
 	if string(got) != string(want) {
 		t.Errorf("writeDoc wrote %s", docDiff(got, want))
 	}
-	stale := strings.Replace(string(got), "| B1 | 3 | 2 | 1 |", "| B1 | 4 | 3 | 1 |", 1)
+	stale := strings.Replace(string(got), "| B1 | 3 | 1 | 1 | 1 | 0 |", "| B1 | 3 | 3 | 0 | 0 | 0 |", 1)
 	if stale == string(got) {
 		t.Fatal("the sample has no B1 count to spoil")
 	}
 	if err := os.WriteFile(file, []byte(stale), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeDoc(file, sample); err != nil {
+	if err := writeDoc(file, sample, sampleRun); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(file); string(got) != string(want) {

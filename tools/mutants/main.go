@@ -78,13 +78,14 @@ func main() {
 	catalogue := flag.String("catalogue", "tools/mutants/catalogue.json", "the catalogue of mutants")
 	only := flag.String("only", "", "comma-separated mutant IDs to run (default: all)")
 	list := flag.Bool("list", false, "list the catalogue and exit")
-	doc := flag.String("doc", "", "rewrite this doc's generated tables (docs/sign-off.md) from the catalogue and exit")
+	doc := flag.String("doc", "", "rewrite this doc's generated tables (docs/sign-off.md) from the catalogue and the results and exit")
+	resultsPath := flag.String("results", resultsFile, "the results a full run writes and -doc reads")
 	flag.Parse()
 	var err error
 	if *doc != "" {
-		err = generateDoc(*catalogue, *doc, *only != "" || *list)
+		err = generateDoc(*catalogue, *resultsPath, *doc, *only != "" || *list)
 	} else {
-		err = run(*catalogue, *only, *list)
+		err = run(*catalogue, *resultsPath, *only, *list)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mutants:", err)
@@ -92,8 +93,9 @@ func main() {
 	}
 }
 
-// generateDoc rewrites doc's tables from the whole catalogue.
-func generateDoc(catalogue, doc string, otherFlags bool) error {
+// generateDoc rewrites doc's tables from the whole catalogue and the
+// outcomes of the last full run.
+func generateDoc(catalogue, results, doc string, otherFlags bool) error {
 	if otherFlags {
 		return errors.New("-doc renders the whole catalogue: it takes neither -only nor -list")
 	}
@@ -101,10 +103,17 @@ func generateDoc(catalogue, doc string, otherFlags bool) error {
 	if err != nil {
 		return err
 	}
-	return writeDoc(doc, muts)
+	r, err := readRun(results)
+	if err != nil {
+		return err
+	}
+	return writeDoc(doc, muts, r)
 }
 
-func run(catalogue, only string, list bool) error {
+// run applies the mutants (all, or the -only ones) and reports per row;
+// a full run also records every outcome in the results file, survivors
+// included, so the sign-off page shows them.
+func run(catalogue, results, only string, list bool) error {
 	muts, err := load(catalogue)
 	if err != nil {
 		return err
@@ -124,7 +133,7 @@ func run(catalogue, only string, list bool) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	var results []result
+	var outcomes []result
 	for i, m := range muts {
 		r := apply(m, tmp)
 		fmt.Printf("[%d/%d] %-8s %-5s %-32s %s (%s)\n", i+1, len(muts), r.outcome, m.Row, m.ID, m.What, r.took.Round(time.Second))
@@ -134,9 +143,15 @@ func run(catalogue, only string, list bool) error {
 		case "equivalent":
 			fmt.Printf("        equivalent: %s\n", m.Equivalent)
 		}
-		results = append(results, r)
+		outcomes = append(outcomes, r)
 	}
-	return report(results)
+	if only == "" {
+		if err := writeRun(results, newRun(outcomes, time.Now())); err != nil {
+			return err
+		}
+		fmt.Printf("outcomes written to %s: run %s to render docs/sign-off.md\n", results, docCommand)
+	}
+	return report(outcomes)
 }
 
 // load reads the catalogue and checks that IDs are unique and every

@@ -82,3 +82,27 @@ func TestReportCountsEquivalentApart(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRoundTrip: the results a full run writes are read back as
+// written, and a results file with a field this tool does not know is
+// refused rather than half read.
+func TestRunRoundTrip(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "results.json")
+	want := Run{Commit: "abc", Dirty: true, Date: "2026-12-02T00:00:00Z", Outcomes: map[string]string{"a": "killed", "b": "survived"}}
+	if err := writeRun(file, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readRun(file)
+	if err != nil || got.Commit != want.Commit || got.Dirty != want.Dirty || got.Date != want.Date || len(got.Outcomes) != 2 || got.Outcomes["b"] != "survived" {
+		t.Errorf("readRun = %+v, %v; want %+v", got, err, want)
+	}
+	if m := got.missing([]Mutant{{ID: "a"}, {ID: "c"}}); len(m) != 1 || m[0] != "c" {
+		t.Errorf("missing = %v, want [c]", m)
+	}
+	if err := os.WriteFile(file, []byte(`{"commit":"x","extra":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readRun(file); err == nil {
+		t.Error("a results file with an unknown field was read")
+	}
+}
