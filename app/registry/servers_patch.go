@@ -45,33 +45,10 @@ func (h *PatchServerHandler) Handle(ctx context.Context, p ports.Principal, cmd 
 	if err != nil {
 		return nil, err
 	}
-	if cmd.Name == nil && cmd.URL == nil && cmd.Auth == nil && cmd.Acknowledged == nil && cmd.Enabled == nil {
-		return nil, app.Invalid(map[string]string{"body": "must set at least one of name, url, auth, acknowledged, enabled"})
-	}
-
-	var patch server.Patch
-	fields := srvFieldErrors{}
-	if cmd.Name != nil {
-		n, err := server.ParseName(*cmd.Name)
-		fields.add(err)
-		patch.Name = &n
-	}
-	if cmd.URL != nil {
-		u, err := server.ParseURL(*cmd.URL)
-		fields.add(err)
-		patch.URL = &u
-	}
-	if cmd.Auth != nil {
-		c, err := cmd.Auth.credential()
-		if !fields.add(err) {
-			return nil, err
-		}
-		patch.Credential = &c
-	}
-	if err := fields.err(); err != nil {
+	patch, err := cmd.patch()
+	if err != nil {
 		return nil, err
 	}
-	patch.Acknowledged, patch.Enabled = cmd.Acknowledged, cmd.Enabled
 
 	// The address check runs before the transaction, so no DNS lookup
 	// happens while the row is locked; its answer counts only if the URL
@@ -129,4 +106,32 @@ func (h *PatchServerHandler) Handle(ctx context.Context, p ports.Principal, cmd 
 		return nil, srvStoreError(err)
 	}
 	return updated, nil
+}
+
+// patch reads the command's fields into the domain's patch
+// (validation_failed naming every bad field; at least one must be set).
+func (cmd PatchServer) patch() (server.Patch, error) {
+	if cmd.Name == nil && cmd.URL == nil && cmd.Auth == nil && cmd.Acknowledged == nil && cmd.Enabled == nil {
+		return server.Patch{}, app.Invalid(map[string]string{"body": "must set at least one of name, url, auth, acknowledged, enabled"})
+	}
+	patch := server.Patch{Acknowledged: cmd.Acknowledged, Enabled: cmd.Enabled}
+	fields := srvFieldErrors{}
+	if cmd.Name != nil {
+		n, err := server.ParseName(*cmd.Name)
+		fields.add(err)
+		patch.Name = &n
+	}
+	if cmd.URL != nil {
+		u, err := server.ParseURL(*cmd.URL)
+		fields.add(err)
+		patch.URL = &u
+	}
+	if cmd.Auth != nil {
+		c, err := cmd.Auth.credential()
+		if !fields.add(err) {
+			return server.Patch{}, err
+		}
+		patch.Credential = &c
+	}
+	return patch, fields.err()
 }
