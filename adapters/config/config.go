@@ -141,57 +141,58 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.LogLevel, err = zerolog.ParseLevel(get("QUAVON_LOG_LEVEL", "info")); err != nil || c.LogLevel == zerolog.NoLevel {
 		errs = append(errs, &Error{"QUAVON_LOG_LEVEL", "must be trace, debug, info, warn, error, fatal, panic or disabled"})
 	}
-	if v := getenv("QUAVON_MCP_CALL_TIMEOUT_MS"); v != "" {
-		ms, err := strconv.Atoi(v)
-		if err != nil || ms < 1 || time.Duration(ms)*time.Millisecond > limits.CallTimeout {
-			errs = append(errs, &Error{"QUAVON_MCP_CALL_TIMEOUT_MS", fmt.Sprintf("must be 1 to %d", limits.CallTimeout.Milliseconds())})
-		} else {
-			c.CallTimeout = time.Duration(ms) * time.Millisecond
-		}
-	}
-	if v := getenv("QUAVON_WORKER_CONCURRENCY"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxWorkerConcurrency {
-			errs = append(errs, &Error{"QUAVON_WORKER_CONCURRENCY", fmt.Sprintf("must be 1 to %d", MaxWorkerConcurrency)})
-		} else {
-			c.WorkerConcurrency = n
-		}
-	}
-	if v := getenv("QUAVON_AUTH_FAILURE_LIMIT"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxAuthFailureLimit {
-			errs = append(errs, &Error{"QUAVON_AUTH_FAILURE_LIMIT", fmt.Sprintf("must be 1 to %d", MaxAuthFailureLimit)})
-		} else {
-			c.AuthFailureLimit = n
-		}
-	}
+	maxMS := int(limits.CallTimeout.Milliseconds())
+	c.CallTimeout = time.Duration(intVar(getenv, "QUAVON_MCP_CALL_TIMEOUT_MS", 1, maxMS, maxMS, &errs)) * time.Millisecond
+	c.WorkerConcurrency = intVar(getenv, "QUAVON_WORKER_CONCURRENCY", 1, MaxWorkerConcurrency, 0, &errs)
+	c.AuthFailureLimit = intVar(getenv, "QUAVON_AUTH_FAILURE_LIMIT", 1, MaxAuthFailureLimit, 0, &errs)
 	if c.OAuthDCRIssuers, err = parseIssuers(getenv("QUAVON_MCP_OAUTH_DCR_ISSUERS")); err != nil {
 		errs = append(errs, &Error{"QUAVON_MCP_OAUTH_DCR_ISSUERS", "must be comma-separated https issuer URLs (no user info, query or fragment)"})
 	}
 	if c.TrustedProxies, err = netpolicy.ParseTrustedProxies(getenv("QUAVON_TRUSTED_PROXIES")); err != nil {
 		errs = append(errs, &Error{"QUAVON_TRUSTED_PROXIES", "must be comma-separated CIDRs (10.0.0.0/8, fd00::/8) or addresses"})
 	}
-	c.LLM = LLM{
-		Provider:  get("QUAVON_LLM_PROVIDER", "openai"),
+	c.LLM = loadLLM(getenv, get("QUAVON_LLM_PROVIDER", "openai"), &errs)
+	if len(errs) > 0 {
+		return c, errs
+	}
+	return c, nil
+}
+
+// intVar reads the optional integer setting name, lo to hi; def when it
+// is unset or wrong (a wrong one is added to errs).
+func intVar(getenv func(string) string, name string, lo, hi, def int, errs *Errors) int {
+	v := getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		*errs = append(*errs, &Error{name, fmt.Sprintf("must be %d to %d", lo, hi)})
+		return def
+	}
+	return n
+}
+
+// loadLLM reads the model endpoint's settings for provider.
+func loadLLM(getenv func(string) string, provider string, errs *Errors) LLM {
+	l := LLM{
+		Provider:  provider,
 		BaseURL:   getenv("QUAVON_LLM_BASE_URL"),
 		APIKey:    getenv("QUAVON_LLM_API_KEY"),
 		Model:     getenv("QUAVON_LLM_MODEL"),
 		Script:    getenv("QUAVON_LLM_SCRIPT"),
 		ScriptLog: getenv("QUAVON_LLM_SCRIPT_LOG"),
 	}
-	switch c.LLM.Provider {
+	switch l.Provider {
 	case "openai":
 	case "scripted":
-		if c.LLM.Script == "" {
-			errs = append(errs, &Error{"QUAVON_LLM_SCRIPT", "is required when QUAVON_LLM_PROVIDER is scripted"})
+		if l.Script == "" {
+			*errs = append(*errs, &Error{"QUAVON_LLM_SCRIPT", "is required when QUAVON_LLM_PROVIDER is scripted"})
 		}
 	default:
-		errs = append(errs, &Error{"QUAVON_LLM_PROVIDER", "must be openai or scripted"})
+		*errs = append(*errs, &Error{"QUAVON_LLM_PROVIDER", "must be openai or scripted"})
 	}
-	if len(errs) > 0 {
-		return c, errs
-	}
-	return c, nil
+	return l
 }
 
 // Errors is every problem Load found; its text is one line, so a startup
