@@ -263,24 +263,41 @@ const (
 //
 // A patch that changes nothing leaves updatedAt alone.
 func (s *Server) Apply(p Patch, now time.Time) ([]string, error) {
+	urlChanged, err := s.check(p)
+	if err != nil {
+		return nil, err
+	}
+	changed := s.apply(p, urlChanged, now)
+	if len(changed) > 0 {
+		s.updatedAt = now
+	}
+	return changed, nil
+}
+
+// check applies Apply's rules to p before anything changes, and reports
+// whether p moves the server to another URL.
+func (s *Server) check(p Patch) (urlChanged bool, err error) {
 	if p.Name != nil && p.Name.IsZero() {
-		return nil, &field.Error{Field: "name", Reason: "is required"}
+		return false, &field.Error{Field: "name", Reason: "is required"}
 	}
 	if p.URL != nil && p.URL.IsZero() {
-		return nil, &field.Error{Field: "url", Reason: "is required"}
+		return false, &field.Error{Field: "url", Reason: "is required"}
 	}
 	if p.Credential != nil && p.Credential.IsZero() {
-		return nil, &field.Error{Field: "auth", Reason: "is required"}
+		return false, &field.Error{Field: "auth", Reason: "is required"}
 	}
-	urlChanged := p.URL != nil && *p.URL != s.url
-	ack := p.Acknowledged != nil && *p.Acknowledged
-	if urlChanged && !ack {
-		return nil, ErrAcknowledgementRequired
+	urlChanged = p.URL != nil && *p.URL != s.url
+	if urlChanged && (p.Acknowledged == nil || !*p.Acknowledged) {
+		return false, ErrAcknowledgementRequired
 	}
 	if urlChanged && p.Credential == nil && s.HasCredential() && (p.URL.Host() != s.url.Host() || s.credKind.IsOAuth()) {
-		return nil, ErrCredentialRequired
+		return false, ErrCredentialRequired
 	}
+	return urlChanged, nil
+}
 
+// apply changes s as the checked p says and names the changed fields.
+func (s *Server) apply(p Patch, urlChanged bool, now time.Time) []string {
 	var changed []string
 	if p.Name != nil && *p.Name != s.name {
 		s.name = *p.Name
@@ -294,6 +311,7 @@ func (s *Server) Apply(p Patch, now time.Time) ([]string, error) {
 		s.credKind, s.credHint, s.oauth = p.Credential.Kind(), p.Credential.Hint(), p.Credential.View()
 		changed = append(changed, ChangedAuth)
 	}
+	ack := p.Acknowledged != nil && *p.Acknowledged
 	switch {
 	case urlChanged || (ack && !s.Acknowledged()):
 		s.acknowledgedAt = now
@@ -306,18 +324,15 @@ func (s *Server) Apply(p Patch, now time.Time) ([]string, error) {
 		s.enabled = *p.Enabled
 		changed = append(changed, ChangedEnabled)
 	}
-	if urlChanged && len(s.tools) > 0 {
-		s.tools = []tool.Snapshot{}
-		changed = append(changed, ChangedTools)
-	}
 	if urlChanged {
+		if len(s.tools) > 0 {
+			s.tools = []tool.Snapshot{}
+			changed = append(changed, ChangedTools)
+		}
 		// Another endpoint: nothing of what the old one listed holds.
 		s.states, s.listed = nil, nil
 	}
-	if len(changed) > 0 {
-		s.updatedAt = now
-	}
-	return changed, nil
+	return changed
 }
 
 // RecordDiscovery notes a discovery at time at; lastError is its fixed
