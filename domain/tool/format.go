@@ -153,13 +153,7 @@ func isURI(s string) bool {
 	if colon < 1 {
 		return false
 	}
-	scheme := s[:colon]
-	if !(scheme[0] >= 'a' && scheme[0] <= 'z' || scheme[0] >= 'A' && scheme[0] <= 'Z') {
-		return false
-	}
-	if !allBytes(scheme, func(c byte) bool {
-		return isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '+' || c == '-' || c == '.'
-	}) {
+	if !isScheme(s[:colon]) {
 		return false
 	}
 	rest := s[colon+1:]
@@ -171,13 +165,23 @@ func isURI(s string) bool {
 				return false
 			}
 			i += 2
-		case isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || strings.IndexByte("-._~:/?#[]@!$&'()*+,;=", c) >= 0:
+		case isDigit(c) || isAlpha(c) || strings.IndexByte("-._~:/?#[]@!$&'()*+,;=", c) >= 0:
 		default:
 			return false
 		}
 	}
 	return true
 }
+
+// isScheme is RFC 3986's scheme: a letter, then letters, digits, "+",
+// "-" and ".".
+func isScheme(s string) bool {
+	return isAlpha(s[0]) && allBytes(s, func(c byte) bool {
+		return isDigit(c) || isAlpha(c) || c == '+' || c == '-' || c == '.'
+	})
+}
+
+func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // isIPv4 is the dotted-quad form, no leading zeros.
 func isIPv4(s string) bool {
