@@ -276,9 +276,7 @@ func UnmarshalCredentialSecret(b []byte) (Credential, error) {
 	if err := d.Decode(&j); err != nil || d.More() {
 		return Credential{}, &field.Error{Field: "auth", Reason: "stored credential is malformed"}
 	}
-	oauthSet := j.TokenURL != "" || j.ClientID != "" || j.ClientSecret != "" || j.Scopes != nil ||
-		j.Issuer != "" || j.RefreshToken != "" || j.ConnectedBy != "" || j.ConnectedAt != nil ||
-		j.AccessToken != "" || j.AccessExp != nil
+	oauthSet := j.TokenURL != "" || j.ClientID != "" || j.ClientSecret != "" || j.Scopes != nil || j.connectionSet()
 	staticSet := j.Token != "" || j.Name != "" || j.Value != ""
 	switch j.Type {
 	case KindOAuthClientCredentials.s, KindOAuthAuthorizationCode.s:
@@ -310,6 +308,11 @@ func UnmarshalCredentialSecret(b []byte) (Credential, error) {
 	return Credential{}, &field.Error{Field: "auth", Reason: "stored credential is malformed"}
 }
 
+// connectionSet reports a field only a connection or an issuer sets.
+func (j secretJSON) connectionSet() bool {
+	return j.Issuer != "" || j.RefreshToken != "" || j.ConnectedBy != "" || j.ConnectedAt != nil || j.AccessToken != "" || j.AccessExp != nil
+}
+
 // unmarshalOAuth rebuilds an OAuth credential through its constructors,
 // so a stored value obeys the same rules as a new one.
 func unmarshalOAuth(j secretJSON) (Credential, error) {
@@ -317,7 +320,7 @@ func unmarshalOAuth(j secretJSON) (Credential, error) {
 	var c Credential
 	var err error
 	if j.Type == KindOAuthClientCredentials.s {
-		if j.Issuer != "" || j.RefreshToken != "" || j.ConnectedBy != "" || j.ConnectedAt != nil || j.AccessToken != "" || j.AccessExp != nil {
+		if j.connectionSet() {
 			return Credential{}, malformed
 		}
 		c, err = NewOAuthClientCredentials(j.TokenURL, j.ClientID, j.ClientSecret, j.Scopes)
@@ -326,8 +329,14 @@ func unmarshalOAuth(j secretJSON) (Credential, error) {
 		}
 		return c, nil
 	}
-	// The issuer the admin named, a registration or a connection pinned.
-	c, err = newOAuthAuthorizationCode(j.ClientID, j.ClientSecret, j.Issuer, j.Scopes)
+	return unmarshalCodeFlow(j)
+}
+
+// unmarshalCodeFlow is unmarshalOAuth of an authorization-code credential:
+// the issuer the admin named, a registration or a connection pinned.
+func unmarshalCodeFlow(j secretJSON) (Credential, error) {
+	malformed := &field.Error{Field: "auth", Reason: "stored credential is malformed"}
+	c, err := newOAuthAuthorizationCode(j.ClientID, j.ClientSecret, j.Issuer, j.Scopes)
 	if err != nil {
 		return Credential{}, malformed
 	}
