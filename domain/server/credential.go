@@ -316,20 +316,18 @@ func (j secretJSON) connectionSet() bool {
 // unmarshalOAuth rebuilds an OAuth credential through its constructors,
 // so a stored value obeys the same rules as a new one.
 func unmarshalOAuth(j secretJSON) (Credential, error) {
-	malformed := &field.Error{Field: "auth", Reason: "stored credential is malformed"}
-	var c Credential
-	var err error
-	if j.Type == KindOAuthClientCredentials.s {
-		if j.connectionSet() {
-			return Credential{}, malformed
-		}
-		c, err = NewOAuthClientCredentials(j.TokenURL, j.ClientID, j.ClientSecret, j.Scopes)
-		if err != nil {
-			return Credential{}, malformed
-		}
-		return c, nil
+	if j.Type != KindOAuthClientCredentials.s {
+		return unmarshalCodeFlow(j)
 	}
-	return unmarshalCodeFlow(j)
+	malformed := &field.Error{Field: "auth", Reason: "stored credential is malformed"}
+	if j.connectionSet() {
+		return Credential{}, malformed
+	}
+	c, err := NewOAuthClientCredentials(j.TokenURL, j.ClientID, j.ClientSecret, j.Scopes)
+	if err != nil {
+		return Credential{}, malformed
+	}
+	return c, nil
 }
 
 // unmarshalCodeFlow is unmarshalOAuth of an authorization-code credential:
