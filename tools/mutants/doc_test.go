@@ -7,10 +7,9 @@ import (
 	"testing"
 )
 
-// TestTheLastRunCoversTheCatalogue runs in make test: a mutant added to
-// the catalogue fails here until a full run (make mutants) has applied
-// it, so the sign-off page never counts a mutant no run has seen.
-func TestTheLastRunCoversTheCatalogue(t *testing.T) {
+// catalogueAndRun reads the repository's catalogue and last full run.
+func catalogueAndRun(t *testing.T) ([]Mutant, Run) {
+	t.Helper()
 	muts, err := load("catalogue.json")
 	if err != nil {
 		t.Fatal(err)
@@ -19,6 +18,14 @@ func TestTheLastRunCoversTheCatalogue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return muts, run
+}
+
+// TestTheLastRunCoversTheCatalogue runs in make test: a mutant added to
+// the catalogue fails here until a full run (make mutants) has applied
+// it, so the sign-off page never counts a mutant no run has seen.
+func TestTheLastRunCoversTheCatalogue(t *testing.T) {
+	muts, run := catalogueAndRun(t)
 	if missing := run.missing(muts); len(missing) > 0 {
 		t.Errorf("the last full run (%s) has no outcome of %d mutants: run make mutants, then %s: %s", run.Date, len(missing), docCommand, strings.Join(missing, ", "))
 	}
@@ -29,14 +36,7 @@ func TestTheLastRunCoversTheCatalogue(t *testing.T) {
 // added, moved or marked equivalent, or a new run, without regenerating
 // the doc fails here.
 func TestSignOffDocIsUpToDate(t *testing.T) {
-	muts, err := load("catalogue.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := readRun("results.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	muts, run := catalogueAndRun(t)
 	have, err := os.ReadFile(filepath.Join("..", "..", "docs", "sign-off.md"))
 	if err != nil {
 		t.Fatal(err)

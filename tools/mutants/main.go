@@ -133,6 +133,8 @@ func run(catalogue, results, only string, list bool) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	// The commit and the tree are read before the run: what was tested.
+	record := newRun(nil, time.Now())
 	var outcomes []result
 	for i, m := range muts {
 		r := apply(m, tmp)
@@ -146,7 +148,10 @@ func run(catalogue, results, only string, list bool) error {
 		outcomes = append(outcomes, r)
 	}
 	if only == "" {
-		if err := writeRun(results, newRun(outcomes, time.Now())); err != nil {
+		for _, o := range outcomes {
+			record.Outcomes[o.m.ID] = o.outcome
+		}
+		if err := writeRun(results, record); err != nil {
 			return err
 		}
 		fmt.Printf("outcomes written to %s: run %s to render docs/sign-off.md\n", results, docCommand)

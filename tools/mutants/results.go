@@ -24,7 +24,8 @@ type Run struct {
 	Outcomes map[string]string `json:"outcomes"`
 }
 
-// newRun records results against the repository's HEAD.
+// newRun records results against the repository's HEAD as it is now,
+// dated now.
 func newRun(results []result, now time.Time) Run {
 	r := Run{Date: now.UTC().Format(time.RFC3339), Outcomes: map[string]string{}}
 	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
