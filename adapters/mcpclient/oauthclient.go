@@ -75,28 +75,34 @@ func (c *OAuthClient) Discover(ctx context.Context, serverURL server.URL, issuer
 	return md, nil
 }
 
-func (c *OAuthClient) discover(ctx context.Context, serverURL server.URL, want string) (ports.OAuthMetadata, *failure) {
-	if serverURL.IsZero() {
-		return ports.OAuthMetadata{}, metadataError("no server URL")
-	}
-	e := c.egress()
-	probe, f := e.send(ctx, oauthRequest{
+// resourceMetadataURLs are where the server's protected-resource
+// metadata may be: the resource_metadata of its 401 challenge to an
+// initialize probe, or else RFC 9728's well-known URLs on its origin.
+func (c *OAuthClient) resourceMetadataURLs(ctx context.Context, serverURL server.URL) ([]string, *failure) {
+	probe, f := c.egress().send(ctx, oauthRequest{
 		method: http.MethodPost, url: serverURL, jsonBody: []byte(initializeProbe),
 		header: map[string]string{"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"},
 	})
 	if f != nil && !errors.Is(f, ports.ErrResponseTooLarge) {
-		return ports.OAuthMetadata{}, f
+		return nil, f
 	}
-	var candidates []string
 	if probe != nil && probe.status == http.StatusUnauthorized {
 		// Followed only on the server's own origin (MC13): a challenge
 		// that points elsewhere is ignored for the well-known URLs.
 		if rm := resourceMetadataURL(probe.header.Values("WWW-Authenticate")); rm != "" && sameOrigin(rm, serverURL.Origin()) {
-			candidates = append(candidates, rm)
+			return []string{rm}, nil
 		}
 	}
-	if len(candidates) == 0 {
-		candidates = wellKnownResourceURLs(serverURL)
+	return wellKnownResourceURLs(serverURL), nil
+}
+
+func (c *OAuthClient) discover(ctx context.Context, serverURL server.URL, want string) (ports.OAuthMetadata, *failure) {
+	if serverURL.IsZero() {
+		return ports.OAuthMetadata{}, metadataError("no server URL")
+	}
+	candidates, f := c.resourceMetadataURLs(ctx, serverURL)
+	if f != nil {
+		return ports.OAuthMetadata{}, f
 	}
 	prm, f := c.protectedResource(ctx, candidates, serverURL.String())
 	if f != nil {

@@ -312,14 +312,7 @@ func (c *Connector) requestToken(ctx context.Context, serverID string, resource 
 	}
 	ans, err := parseTokenResponse(resp.status, resp.body)
 	if err != nil {
-		var te *tokenError
-		if errors.As(err, &te) && te.status < 500 {
-			f = fail(ports.ErrServerUnauthorized, te)
-		} else if errors.As(err, &te) {
-			f = fail(ports.ErrServerUnreachable, te)
-		} else {
-			f = fail(ports.ErrProtocol, err)
-		}
+		f = tokenFailure(err)
 		c.opts.Logger.Debug().Err(f.cause).Str("code", f.code.Error()).Str("server", serverID).Msg("oauth token request refused")
 		return cachedToken{}, f
 	}
@@ -347,6 +340,20 @@ func (c *Connector) requestToken(ctx context.Context, serverID string, resource 
 		e.cred = rotated
 	}
 	return e, nil
+}
+
+// tokenFailure is the failure of a token answer that was not a token:
+// the authorization server's refusal (a 4xx error), its own failure (a
+// 5xx), or an answer that is no token response at all.
+func tokenFailure(err error) *failure {
+	var te *tokenError
+	switch {
+	case errors.As(err, &te) && te.status < 500:
+		return fail(ports.ErrServerUnauthorized, te)
+	case errors.As(err, &te):
+		return fail(ports.ErrServerUnreachable, te)
+	}
+	return fail(ports.ErrProtocol, err)
 }
 
 // errorKind names an error of the app's saver by type only: its text is
