@@ -2,10 +2,14 @@
 // embedded in the binary and applied by bun/migrate.
 //
 // Files are named YYYYMMDDHHMMSS_name.tx.up.sql with a matching
-// .tx.down.sql; each runs in its own transaction. A migration that has
-// landed on main is listed in shipped.sha256 and never changes again (a
-// fix is a new migration, whose version sorts after every shipped one);
-// the package's tests hold both rules. The migrations create the
+// .tx.down.sql, each run in its own transaction, or without .tx when a
+// statement cannot run in one. A migration that has landed on main is
+// listed in shipped.sha256 and never changes again (a fix is a new
+// migration, whose version sorts after every shipped one); a new one
+// builds and drops indexes CONCURRENTLY (so without .tx) and adds CHECK
+// and FOREIGN KEY constraints NOT VALID, validated in a later one, so a
+// large installation is not locked for the length of a scan. The
+// package's tests hold these rules. The migrations create the
 // tenant tables with forced row-level security and the cluster-wide NOLOGIN
 // role codelotse_tenant that tenant-scoped queries run as.
 package migrations

@@ -12,7 +12,7 @@ import (
 	"github.com/codelotse/codelotse/migrations"
 )
 
-var nameRE = regexp.MustCompile(`^(\d{14})_([a-z0-9_]+)\.tx\.(up|down)\.sql$`)
+var nameRE = regexp.MustCompile(`^(\d{14})_([a-z0-9_]+)(?:\.tx)?\.(up|down)\.sql$`)
 
 func TestFileNames(t *testing.T) {
 	files, err := fs.Glob(migrations.FS, "*.sql")
@@ -27,7 +27,7 @@ func TestFileNames(t *testing.T) {
 	for _, f := range files {
 		m := nameRE.FindStringSubmatch(f)
 		if m == nil {
-			t.Errorf("%s: want YYYYMMDDHHMMSS_name.tx.up.sql or .tx.down.sql", f)
+			t.Errorf("%s: want YYYYMMDDHHMMSS_name[.tx].up.sql or [.tx].down.sql", f)
 			continue
 		}
 		p := versions[m[1]]
@@ -135,6 +135,80 @@ func TestNewMigrationsSortAfterTheShipped(t *testing.T) {
 	for _, f := range files {
 		if !shipped[f] && f[:14] <= last {
 			t.Errorf("%s: new, but its version does not sort after the last shipped one (%s)", f, last)
+		}
+	}
+}
+
+// lockingSQL are statements that, on a large installation, hold a lock
+// for as long as they scan or build: an index built or dropped without
+// CONCURRENTLY (and CONCURRENTLY cannot run in a transaction), and a
+// CHECK or FOREIGN KEY constraint added without NOT VALID (validate it in
+// a later migration, which takes a weaker lock).
+var lockingSQL = []struct {
+	re  *regexp.Regexp
+	why string
+}{
+	{regexp.MustCompile(`(?is)\b(?:CREATE\s+(?:UNIQUE\s+)?INDEX|DROP\s+INDEX)\s+\w+`), "builds or drops an index without CONCURRENTLY"},
+	{regexp.MustCompile(`(?is)\bADD\s+CONSTRAINT\s+\S+\s+(CHECK|FOREIGN\s+KEY)\b[^;]*;`), "adds a constraint that scans the table"},
+}
+
+// TestNewMigrationsLockBriefly: a migration not yet shipped builds its
+// indexes CONCURRENTLY outside a transaction (a file without .tx) and
+// adds constraints NOT VALID. The shipped ones stay as they ran.
+func TestNewMigrationsLockBriefly(t *testing.T) {
+	shipped := map[string]bool{}
+	for _, e := range readShipped(t) {
+		shipped[e.file] = true
+	}
+	files, _ := fs.Glob(migrations.FS, "*.up.sql")
+	for _, f := range files {
+		if shipped[f] {
+			continue
+		}
+		b, _ := fs.ReadFile(migrations.FS, f)
+		if problems := lockingStatements(string(b), strings.Contains(f, ".tx.")); len(problems) > 0 {
+			t.Errorf("%s: %s", f, strings.Join(problems, "; "))
+		}
+	}
+}
+
+// lockingStatements names what in sql would hold a long lock.
+func lockingStatements(sql string, inTx bool) []string {
+	var out []string
+	for _, l := range lockingSQL {
+		for _, m := range l.re.FindAllString(sql, -1) {
+			if strings.Contains(strings.ToUpper(m), "CONCURRENTLY") || strings.Contains(strings.ToUpper(m), "NOT VALID") {
+				continue
+			}
+			out = append(out, l.why)
+		}
+	}
+	if inTx && regexp.MustCompile(`(?i)\bCONCURRENTLY\b`).MatchString(sql) {
+		out = append(out, "uses CONCURRENTLY inside a transaction (name it without .tx)")
+	}
+	return out
+}
+
+func TestLockingStatements(t *testing.T) {
+	for _, tt := range []struct {
+		sql  string
+		inTx bool
+		want int
+	}{
+		{"CREATE INDEX reviews_at ON review_runs (created_at);", true, 1},
+		{"CREATE UNIQUE INDEX IF NOT EXISTS x ON t (a);", true, 1},
+		{"DROP INDEX reviews_at;", true, 1},
+		{"CREATE INDEX CONCURRENTLY reviews_at ON review_runs (created_at);", false, 0},
+		{"DROP INDEX CONCURRENTLY IF EXISTS reviews_at;", false, 0},
+		{"CREATE INDEX CONCURRENTLY x ON t (a);", true, 1},
+		{"ALTER TABLE t ADD CONSTRAINT c CHECK (a > 0);", true, 1},
+		{"ALTER TABLE t ADD CONSTRAINT c CHECK (a > 0) NOT VALID;", true, 0},
+		{"ALTER TABLE t ADD CONSTRAINT f FOREIGN KEY (a) REFERENCES u (id);", true, 1},
+		{"ALTER TABLE t ADD COLUMN a int;", true, 0},
+		{"ALTER TABLE t VALIDATE CONSTRAINT c;", true, 0},
+	} {
+		if got := lockingStatements(tt.sql, tt.inTx); len(got) != tt.want {
+			t.Errorf("lockingStatements(%q, %v) = %v, want %d problems", tt.sql, tt.inTx, got, tt.want)
 		}
 	}
 }
