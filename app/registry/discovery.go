@@ -44,22 +44,10 @@ func remoteFailure(err error) (apiErr *app.Error, lastError string) {
 // lastDiscoveryAt, a test's is not). Refused, it is discovery_throttled
 // with the time to wait.
 func (d DiscoveryDeps) claimDiscovery(ctx context.Context, tenantID, id string, l ports.Listing) error {
-	var (
-		claimed    bool
-		retryAfter = limits.DiscoveryInterval
-	)
-	err := d.Tenants.InTenant(ctx, tenantID, func(ctx context.Context, tx ports.TenantTx) error {
-		var err error
-		claimed, retryAfter, err = tx.Servers().ClaimDiscovery(ctx, id, limits.DiscoveryInterval, l)
-		return err
-	})
-	if err != nil {
-		return srvStoreError(err)
-	}
-	if !claimed {
-		return throttled("this server was discovered or tested less than 10 s ago", retryAfter)
-	}
-	return nil
+	return d.claim(ctx, tenantID, limits.DiscoveryInterval, "this server was discovered or tested less than 10 s ago",
+		func(ctx context.Context, r ports.ServerRepo) (bool, time.Duration, error) {
+			return r.ClaimDiscovery(ctx, id, limits.DiscoveryInterval, l)
+		})
 }
 
 // claimConnectionTest counts a connection test of an unsaved server
@@ -67,20 +55,31 @@ func (d DiscoveryDeps) claimDiscovery(ctx context.Context, tenantID, id string, 
 // limits.ConnectionTestWindow, in the database, across replicas).
 // Refused, it is discovery_throttled with the time to wait.
 func (d DiscoveryDeps) claimConnectionTest(ctx context.Context, tenantID string) error {
+	return d.claim(ctx, tenantID, limits.ConnectionTestWindow, "the tenant tested 6 unsaved servers in the last minute",
+		func(ctx context.Context, r ports.ServerRepo) (bool, time.Duration, error) {
+			return r.ClaimConnectionTest(ctx, limits.MaxConnectionTests, limits.ConnectionTestWindow)
+		})
+}
+
+// claim takes one of the tenant's throttling claims in its own
+// transaction; refused, it is discovery_throttled with msg and the time
+// to wait (window when the store names none).
+func (d DiscoveryDeps) claim(ctx context.Context, tenantID string, window time.Duration, msg string,
+	take func(context.Context, ports.ServerRepo) (bool, time.Duration, error)) error {
 	var (
 		claimed    bool
-		retryAfter = limits.ConnectionTestWindow
+		retryAfter = window
 	)
 	err := d.Tenants.InTenant(ctx, tenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		var err error
-		claimed, retryAfter, err = tx.Servers().ClaimConnectionTest(ctx, limits.MaxConnectionTests, limits.ConnectionTestWindow)
+		claimed, retryAfter, err = take(ctx, tx.Servers())
 		return err
 	})
 	if err != nil {
 		return srvStoreError(err)
 	}
 	if !claimed {
-		return throttled("the tenant tested 6 unsaved servers in the last minute", retryAfter)
+		return throttled(msg, retryAfter)
 	}
 	return nil
 }
