@@ -25,7 +25,7 @@ func Fold(s string) []byte {
 		s = norm.NFKC.String(s)
 	}
 	for _, r := range s {
-		r = untag(r)
+		r = Untag(r)
 		switch {
 		case r < utf8.RuneSelf:
 			if c := asciiFold[r]; c != 0 {
@@ -64,7 +64,7 @@ func appendSkeleton(out []byte, r rune) []byte {
 func plain(s string) []byte {
 	out := make([]byte, 0, len(s))
 	for _, r := range s {
-		r = untag(r)
+		r = Untag(r)
 		if r < utf8.RuneSelf {
 			if c := byte(r) | 0x20; c >= 'a' && c <= 'z' {
 				out = append(out, c)
@@ -76,9 +76,9 @@ func plain(s string) []byte {
 	return out
 }
 
-// untag reads a Unicode tag character (U+E0020–U+E007E) as the ASCII
-// character it mirrors.
-func untag(r rune) rune {
+// Untag reads a Unicode tag character (U+E0020–U+E007E) as the ASCII
+// character it mirrors (ASCII smuggling); any other rune is itself.
+func Untag(r rune) rune {
 	if r >= 0xE0020 && r <= 0xE007E {
 		return r - 0xE0000
 	}
@@ -134,7 +134,7 @@ func FoldWords(s string) string {
 	var seen map[rune][]byte // skeletons of this text's non-ASCII runes
 	gap := false
 	for _, r := range s {
-		r = untag(r)
+		r = Untag(r)
 		var add []byte
 		switch {
 		case r < utf8.RuneSelf && asciiFold[r] != 0:

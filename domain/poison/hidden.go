@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/codelotse/codelotse/domain/egress"
 	"github.com/codelotse/codelotse/domain/tool"
 )
 
@@ -37,8 +38,8 @@ func tagged(s string, i int) string {
 		if !isTag(r) {
 			break
 		}
-		if r >= 0xE0020 && r <= 0xE007E {
-			read.WriteRune(r - 0xE0000)
+		if a := egress.Untag(r); a != r {
+			read.WriteRune(a)
 		}
 		if read.Len() >= MaxExcerptRunes {
 			break

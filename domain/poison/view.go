@@ -34,8 +34,8 @@ func shownText(s string) string {
 		return s
 	}
 	return strings.Map(func(r rune) rune {
-		if r >= 0xE0020 && r <= 0xE007E {
-			return r - 0xE0000
+		if a := egress.Untag(r); a != r {
+			return a
 		}
 		if tool.Invisible(r) {
 			return -1
