@@ -134,7 +134,7 @@ func run(catalogue, results, only string, list bool) error {
 	}
 	defer os.RemoveAll(tmp)
 	// The commit and the tree are read before the run: what was tested.
-	record := newRun(nil, time.Now())
+	record := newRun(time.Now())
 	var outcomes []result
 	for i, m := range muts {
 		r := apply(m, tmp)

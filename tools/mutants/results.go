@@ -24,18 +24,15 @@ type Run struct {
 	Outcomes map[string]string `json:"outcomes"`
 }
 
-// newRun records results against the repository's HEAD as it is now,
-// dated now.
-func newRun(results []result, now time.Time) Run {
+// newRun starts the record of a run on the repository's HEAD as it is
+// now, dated now, with no outcome yet.
+func newRun(now time.Time) Run {
 	r := Run{Date: now.UTC().Format(time.RFC3339), Outcomes: map[string]string{}}
 	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
 		r.Commit = strings.TrimSpace(string(out))
 	}
 	if out, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil {
 		r.Dirty = len(bytes.TrimSpace(out)) > 0
-	}
-	for _, res := range results {
-		r.Outcomes[res.m.ID] = res.outcome
 	}
 	return r
 }
