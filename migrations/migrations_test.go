@@ -152,6 +152,8 @@ var lockingSQL = []struct {
 	{regexp.MustCompile(`(?is)\bADD\s+CONSTRAINT\s+\S+\s+(CHECK|FOREIGN\s+KEY)\b[^;]*;`), "adds a constraint that scans the table"},
 }
 
+var concurrently = regexp.MustCompile(`(?i)\bCONCURRENTLY\b`)
+
 // TestNewMigrationsLockBriefly: a migration not yet shipped builds its
 // indexes CONCURRENTLY outside a transaction (a file without .tx) and
 // adds constraints NOT VALID. The shipped ones stay as they ran.
@@ -177,13 +179,13 @@ func lockingStatements(sql string, inTx bool) []string {
 	var out []string
 	for _, l := range lockingSQL {
 		for _, m := range l.re.FindAllString(sql, -1) {
-			if strings.Contains(strings.ToUpper(m), "CONCURRENTLY") || strings.Contains(strings.ToUpper(m), "NOT VALID") {
+			if concurrently.MatchString(m) || strings.Contains(strings.ToUpper(m), "NOT VALID") {
 				continue
 			}
 			out = append(out, l.why)
 		}
 	}
-	if inTx && regexp.MustCompile(`(?i)\bCONCURRENTLY\b`).MatchString(sql) {
+	if inTx && concurrently.MatchString(sql) {
 		out = append(out, "uses CONCURRENTLY inside a transaction (name it without .tx)")
 	}
 	return out
