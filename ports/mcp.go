@@ -54,8 +54,8 @@ type MCPSession interface {
 	// returned, also one whose definition cannot be read (Err set), so
 	// discovery can show it as unsupported.
 	ListTools(ctx context.Context) ([]ListedTool, error)
-	// CallTool calls a tool with JSON-object arguments.
-	CallTool(ctx context.Context, name string, args json.RawMessage) (ToolResult, error)
+	// CallTool calls a tool with arguments its schema admitted.
+	CallTool(ctx context.Context, name string, args tool.Arguments) (ToolResult, error)
 	Close() error
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/mcpclient/oauthpeer"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/tool/tooltest"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -121,7 +122,7 @@ func TestOneNewTokenPerOperationWhatever401sFollow(t *testing.T) {
 	srv.revoke()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := s.CallTool(ctx, "search", json.RawMessage(`{"query":"x"}`))
+	res, err := s.CallTool(ctx, "search", tooltest.Args(`{"query":"x"}`))
 	if !errors.Is(err, ports.ErrServerUnauthorized) {
 		t.Errorf("CallTool = %+v, %v; want server_unauthorized", res, err)
 	}

@@ -40,6 +40,7 @@ import (
 	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
+	"github.com/codelotse/codelotse/domain/tool/tooltest"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -192,17 +193,18 @@ func TestEverythingServerDiscoverAllowlistAndCall(t *testing.T) {
 
 	// Call the allowlisted echo with arguments the snapshot accepts.
 	args := json.RawMessage(`{"message":"hello from codelotse"}`)
-	if err := snaps["echo"].Schema().Validate(args); err != nil {
+	checked, err := snaps["echo"].Schema().Check(args)
+	if err != nil {
 		t.Fatalf("echo arguments: %v", err)
 	}
-	out, err := s.CallTool(ctx, "echo", args)
+	out, err := s.CallTool(ctx, "echo", checked)
 	if err != nil {
 		t.Fatalf("CallTool(echo): %v", err)
 	}
 	if out.IsError || out.Dropped != 0 || strings.Join(out.Texts, "|") != "Echo: hello from codelotse" {
 		t.Errorf("CallTool(echo) = %+v, want the text %q", out, "Echo: hello from codelotse")
 	}
-	out, err = s.CallTool(ctx, "get-sum", json.RawMessage(`{"a":2,"b":40}`))
+	out, err = s.CallTool(ctx, "get-sum", tooltest.Args(`{"a":2,"b":40}`))
 	if err != nil || out.IsError || strings.Join(out.Texts, "|") != "The sum of 2 and 40 is 42." {
 		t.Errorf("CallTool(get-sum) = %+v, %v", out, err)
 	}

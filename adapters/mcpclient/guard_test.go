@@ -23,6 +23,7 @@ import (
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/tool/tooltest"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -307,7 +308,7 @@ func TestCapsTheResponseSize(t *testing.T) {
 				}
 				wantCode(t, err, tt.want)
 				// The failure broke the connection; later calls keep the code.
-				_, err = s.CallTool(context.Background(), "big", nil)
+				_, err = s.CallTool(context.Background(), "big", tooltest.Args(""))
 				wantCode(t, err, tt.want)
 			})
 		}
@@ -444,7 +445,7 @@ func TestAbortsSlowServers(t *testing.T) {
 				if tt.during == "list" {
 					_, err = s.ListTools(ctx)
 				} else {
-					_, err = s.CallTool(ctx, "search", json.RawMessage(`{"query":"x"}`))
+					_, err = s.CallTool(ctx, "search", tooltest.Args(`{"query":"x"}`))
 				}
 			}
 			wantCode(t, err, ports.ErrTimeout)

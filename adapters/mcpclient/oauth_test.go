@@ -19,6 +19,7 @@ import (
 
 	"github.com/codelotse/codelotse/adapters/mcpclient/oauthpeer"
 	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/tool/tooltest"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -132,7 +133,7 @@ func TestClientCredentialsTokenGoesOnlyToTheMCPServer(t *testing.T) {
 		if _, err := s.ListAll(ctx); err != nil {
 			t.Fatalf("ListAll: %v", err)
 		}
-		res, err := s.CallTool(ctx, "echo", []byte(`{"text":"hi"}`))
+		res, err := s.CallTool(ctx, "echo", tooltest.Args(`{"text":"hi"}`))
 		if err != nil || len(res.Texts) != 1 || res.Texts[0] != "hi" {
 			t.Fatalf("CallTool = %+v, %v", res, err)
 		}

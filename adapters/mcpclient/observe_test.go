@@ -2,7 +2,6 @@ package mcpclient
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/tool/tooltest"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -107,14 +107,14 @@ func TestTracesAndTimesEveryOperationWithoutTenantData(t *testing.T) {
 	if _, err := s.ListTools(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.CallTool(context.Background(), "search", json.RawMessage(`{"query":"`+canary+`"}`))
+	res, err := s.CallTool(context.Background(), "search", tooltest.Args(`{"query":"`+canary+`"}`))
 	if err != nil || !strings.Contains(strings.Join(res.Texts, ""), canary) {
 		t.Fatalf("CallTool = %+v, %v; the result must carry the canary for this test to mean anything", res, err)
 	}
-	if _, err := s.CallTool(context.Background(), "broken", nil); err != nil {
+	if _, err := s.CallTool(context.Background(), "broken", tooltest.Args("")); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = s.CallTool(context.Background(), "missing", nil)
+	_, _ = s.CallTool(context.Background(), "missing", tooltest.Args(""))
 	_ = s.Close()
 
 	byName := map[string]sdktrace.ReadOnlySpan{}

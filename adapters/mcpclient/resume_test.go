@@ -14,6 +14,7 @@ import (
 
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/server"
+	"github.com/codelotse/codelotse/domain/tool/tooltest"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -116,7 +117,7 @@ func TestResumesClosedStreamsWithinTheCallsBounds(t *testing.T) {
 			defer s.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			res, err := s.CallTool(ctx, "search", json.RawMessage(`{"query":"x"}`))
+			res, err := s.CallTool(ctx, "search", tooltest.Args(`{"query":"x"}`))
 			if tt.want == nil {
 				if err != nil || len(res.Texts) != 1 || res.Texts[0] != tt.text {
 					t.Fatalf("CallTool = %+v, %v; want %q", res, err, tt.text)
@@ -163,7 +164,7 @@ func TestResumesAGoSDKServersClosedStream(t *testing.T) {
 	c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), 5*time.Second)
 	sess := openSession(t, c, ts, server.NoCredential(), limits.ReviewResponseCap)
 	defer sess.Close()
-	res, err := sess.CallTool(context.Background(), "test_reconnection", nil)
+	res, err := sess.CallTool(context.Background(), "test_reconnection", tooltest.Args(""))
 	if err != nil || len(res.Texts) != 1 || res.Texts[0] != "after the reconnection" {
 		t.Fatalf("CallTool = %+v, %v", res, err)
 	}

@@ -1,7 +1,6 @@
 package mcpclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -142,21 +141,16 @@ func annotationsJSON(a *mcp.ToolAnnotations) json.RawMessage {
 	return b
 }
 
-// errArguments is a caller error: the arguments are not a JSON object.
-var errArguments = errors.New("mcpclient: tool arguments must be a JSON object")
-
 // CallTool implements [ports.MCPSession]: text items and structuredContent
 // are kept; images, audio, resources and links are counted in Dropped. A
 // result that asks for input (multi-round-trip) is ErrProtocol: this
 // client fulfils no input request.
-func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage) (ports.ToolResult, error) {
-	args = bytes.TrimSpace(args)
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
-	if args[0] != '{' || !json.Valid(args) {
-		return ports.ToolResult{}, errArguments
-	}
+func (s *Session) CallTool(ctx context.Context, name string, args tool.Arguments) (ports.ToolResult, error) {
+	return s.call(ctx, name, args.Canonical())
+}
+
+// call is CallTool with arguments as JSON bytes.
+func (s *Session) call(ctx context.Context, name string, args json.RawMessage) (ports.ToolResult, error) {
 	var res *mcp.CallToolResult
 	err := s.do(ctx, "tools/call", func(ctx context.Context) error {
 		var err error

@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/adapters/postgres/pgtest"
 	"github.com/codelotse/codelotse/adapters/web"
@@ -29,8 +32,6 @@ import (
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/codelotse/codelotse/ports/portfake"
-	"github.com/google/uuid"
-	"github.com/rs/zerolog"
 )
 
 // These tests drive the web interface through httptest against the real
@@ -97,7 +98,7 @@ func (f *fakeMCP) ListTools(context.Context) ([]ports.ListedTool, error) {
 	return append([]ports.ListedTool{}, f.tools...), nil
 }
 
-func (f *fakeMCP) CallTool(context.Context, string, json.RawMessage) (ports.ToolResult, error) {
+func (f *fakeMCP) CallTool(context.Context, string, tool.Arguments) (ports.ToolResult, error) {
 	return ports.ToolResult{}, nil
 }
 

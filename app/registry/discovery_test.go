@@ -52,7 +52,7 @@ func (s *fakeSession) ListTools(context.Context) ([]ports.ListedTool, error) {
 	return s.c.tools[s.url], nil
 }
 
-func (s *fakeSession) CallTool(context.Context, string, json.RawMessage) (ports.ToolResult, error) {
+func (s *fakeSession) CallTool(context.Context, string, tool.Arguments) (ports.ToolResult, error) {
 	return ports.ToolResult{}, fmt.Errorf("fake: not used")
 }
 

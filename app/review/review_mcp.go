@@ -2,8 +2,6 @@ package review
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -352,7 +350,8 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 	r := t.run
 	start := r.deps.Clock.Now()
 	ctx, span := startCall(ctx, t.snap.Name())
-	rec := ports.ToolCall{ServerID: t.srv.ID(), Tool: t.snap.Name(), RequestBytes: len(args), ArgumentsHash: argumentsHash(args)}
+	checked, invalid := t.snap.Schema().Check(args)
+	rec := ports.ToolCall{ServerID: t.srv.ID(), Tool: t.snap.Name(), RequestBytes: checked.Len(), ArgumentsHash: checked.Hash()}
 	finish := func(status dreview.CallStatus, answer string) string {
 		endCall(span, status)
 		rec.Status = status
@@ -377,23 +376,17 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 	}
 	defer res.Release() // no-op after Commit
 
-	if err := t.snap.Schema().Validate(args); err != nil {
-		return finish(dreview.CallInvalidArguments, refusal(string(dreview.CallInvalidArguments)+": "+argumentReason(err)))
+	if invalid != nil {
+		return finish(dreview.CallInvalidArguments, refusal(string(dreview.CallInvalidArguments)+": "+argumentReason(invalid)))
 	}
-	sent, err := tool.Canonicalize(args)
-	if err != nil {
-		return finish(dreview.CallInvalidArguments, refusal(string(dreview.CallInvalidArguments)))
-	}
-	rec.RequestBytes = len(sent)
-	values := stringValues(sent)
-	if hiddenCharacters(values) {
+	if hiddenCharacters(checked.Strings()) {
 		return finish(dreview.CallInvalidArguments, refusal(string(dreview.CallInvalidArguments)+": the arguments hold invisible, format or direction characters"))
 	}
-	if !r.admit(sent, values) {
+	if !r.admit(checked) {
 		return finish(dreview.CallBlocked, refusal(string(dreview.CallBlocked)+": the arguments look like a secret or personal data; nothing was sent"))
 	}
 
-	out, err := t.session.CallTool(ctx, t.snap.Name(), sent)
+	out, err := t.session.CallTool(ctx, t.snap.Name(), checked)
 	switch {
 	case errors.Is(err, ports.ErrResponseTooLarge):
 		// The server made the run read a whole reservation's worth.
@@ -560,38 +553,6 @@ func hex4(s string, i int) (rune, bool) {
 	return rune(v), err == nil
 }
 
-// argumentsHash is the SHA-256 of the arguments as they would be sent (the
-// canonical JSON), or of the raw bytes when they are not JSON.
-func argumentsHash(args json.RawMessage) string {
-	b, err := tool.Canonicalize(args)
-	if err != nil {
-		b = args
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// stringValues are the decoded string values of the arguments as sent,
-// in the order of their keys.
-func stringValues(sent []byte) []string {
-	var args map[string]any
-	if json.Unmarshal(sent, &args) != nil {
-		return nil
-	}
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var values []string
-	for _, k := range keys {
-		if s, ok := args[k].(string); ok {
-			values = append(values, s)
-		}
-	}
-	return values
-}
-
 // hiddenCharacters reports an argument holding a character a reader
 // cannot see or that reorders what they see: no search term needs one.
 func hiddenCharacters(values []string) bool {
@@ -608,11 +569,11 @@ func hiddenCharacters(values []string) bool {
 // scanner finds nothing in any of their decoded views either, and no view
 // holds enough of a value the run has seen, alone or with the run's
 // earlier arguments (egress.Taint.Check).
-func (r *mcpRun) admit(sent []byte, values []string) bool {
-	if len(r.deps.Scanner.Scan(string(sent))) > 0 {
+func (r *mcpRun) admit(args tool.Arguments) bool {
+	if len(r.deps.Scanner.Scan(string(args.Canonical()))) > 0 {
 		return false
 	}
-	return r.taint.Check(values, func(view string) bool { return len(r.deps.Scanner.Scan(view)) == 0 })
+	return r.taint.Check(args.Strings(), func(view string) bool { return len(r.deps.Scanner.Scan(view)) == 0 })
 }
 
 // see adds the secret-like values of a text the model can read to the

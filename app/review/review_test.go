@@ -16,6 +16,9 @@ import (
 
 	dreview "github.com/codelotse/codelotse/domain/review"
 
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/review"
 	"github.com/codelotse/codelotse/domain/gate"
@@ -25,8 +28,6 @@ import (
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/codelotse/codelotse/ports/portfake"
-	"github.com/google/go-cmp/cmp"
-	"go.uber.org/goleak"
 )
 
 // --- fakes ---------------------------------------------------------------
@@ -179,11 +180,11 @@ type mcpFakeSession struct {
 func (s *mcpFakeSession) ListTools(context.Context) ([]ports.ListedTool, error) {
 	return s.f.tools, nil
 }
-func (s *mcpFakeSession) CallTool(_ context.Context, name string, args json.RawMessage) (ports.ToolResult, error) {
+func (s *mcpFakeSession) CallTool(_ context.Context, name string, args tool.Arguments) (ports.ToolResult, error) {
 	s.f.mu.Lock()
-	s.f.sent = append(s.f.sent, string(args))
+	s.f.sent = append(s.f.sent, string(args.Canonical()))
 	s.f.mu.Unlock()
-	return s.f.answer(name, args)
+	return s.f.answer(name, args.Canonical())
 }
 func (s *mcpFakeSession) Close() error {
 	if !s.closed.Swap(true) {

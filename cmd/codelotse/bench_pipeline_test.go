@@ -384,7 +384,7 @@ func (c benchConnector) Open(context.Context, ports.MCPTarget, int64) (ports.MCP
 type benchSession benchConnector
 
 func (s benchSession) ListTools(context.Context) ([]ports.ListedTool, error) { return s.tools, nil }
-func (s benchSession) CallTool(context.Context, string, json.RawMessage) (ports.ToolResult, error) {
+func (s benchSession) CallTool(context.Context, string, tool.Arguments) (ports.ToolResult, error) {
 	return s.result, nil
 }
 func (s benchSession) Close() error { return nil }

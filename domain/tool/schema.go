@@ -366,25 +366,48 @@ func orUnknown(s string) string {
 	return s
 }
 
-// Validate checks tool-call arguments strictly, like a strict zod object:
-// args must be one JSON object without duplicate keys, with no key the
-// schema does not name, every required key present, every value of exactly
-// its type (an integer is any number with an integral value, so 3.0 passes
-// and 3.5 does not; null is no value of any type), enum values in their
-// enum, and every string at most [limits.MaxArgumentStringLen] characters
-// (runes after JSON decoding). Errors are [*ArgumentError] and never contain
-// argument values or unknown keys.
-func (s Schema) Validate(args json.RawMessage) error {
+// Check reads tool-call arguments once and checks them strictly, like a
+// strict zod object: args must be one JSON object without duplicate keys,
+// with no key the schema does not name, every required key present, every
+// value of exactly its type (an integer is any number with an integral
+// value, so 3.0 passes and 3.5 does not; null is no value of any type),
+// enum values in their enum, and every string at most
+// [limits.MaxArgumentStringLen] characters (runes after JSON decoding).
+// Errors are [*ArgumentError] and never contain argument values or unknown
+// keys; the Arguments returned with one hold only the hash and length.
+func (s Schema) Check(args json.RawMessage) (Arguments, error) {
 	p := getParser()
 	defer p.release()
 	root, fail := p.parse(args)
 	switch fail.code {
 	case failNone:
 	case failDuplicate:
-		return &ArgumentError{Reason: "duplicate argument"}
+		return recordOf(args), &ArgumentError{Reason: "duplicate argument"}
 	default:
-		return &ArgumentError{Reason: "not valid JSON"}
+		return recordOf(args), &ArgumentError{Reason: "not valid JSON"}
 	}
+	canonical := p.canonical(root)
+	if err := s.check(p, root); err != nil {
+		return recordOf(canonical), err
+	}
+	a := recordOf(canonical)
+	a.canonical = canonical
+	for j := range p.nodes[root].n {
+		if _, v := p.member(root, j, true); p.nodes[v].kind == kindString {
+			a.strings = append(a.strings, string(p.str(v)))
+		}
+	}
+	return a, nil
+}
+
+// Validate is [Schema.Check] without its value.
+func (s Schema) Validate(args json.RawMessage) error {
+	_, err := s.Check(args)
+	return err
+}
+
+// check applies the schema to the object at root.
+func (s Schema) check(p *parser, root int) error {
 	if p.nodes[root].kind != kindObject {
 		return &ArgumentError{Reason: "must be a JSON object"}
 	}
