@@ -241,3 +241,38 @@ func mustDef(b *testing.B, t benchRawTool) tool.Definition {
 	}
 	return d
 }
+
+// BenchmarkJSONReaders reads the JSON a discovery of 200 tools reads
+// (each tool's schema and annotations once, as NewDefinition does) two
+// ways: "floor" is jsontext's own canonical form of each document (RFC
+// 8785), the least a discovery computes of what it pins; "reader" is this
+// package's reader building its tree (reader_bench_test.go).
+// docs/BENCHMARKS.md sets BenchmarkDiscovery200Tools/discovery against
+// the floor (at most 2×).
+func BenchmarkJSONReaders(b *testing.B) {
+	var docs [][]byte
+	var n int
+	for _, t := range benchTools(200) {
+		docs = append(docs, t.schema, t.annotations)
+		n += len(t.schema) + len(t.annotations)
+	}
+	for _, r := range []struct {
+		name string
+		read func([]byte) bool
+	}{{"floor", tool.CanonicalizeJSONText}, {"reader", tool.ReadTree}} {
+		for _, d := range docs {
+			if !r.read(d) {
+				b.Fatalf("%s refused %s", r.name, d)
+			}
+		}
+		b.Run(r.name, func(b *testing.B) {
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, d := range docs {
+					r.read(d)
+				}
+			}
+		})
+	}
+}

@@ -1,34 +1,32 @@
 package tool
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
 	"sync"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // The JSON reader behind [Canonicalize], [CheckSchema], [NewDefinition]
-// and [Schema.Validate]: one hand-written pass over the bytes checks the
-// syntax, UTF-8, surrogate escapes, numbers, duplicate keys and depth, and
-// builds a flat tree (nodes and child indexes in two slices, strings as
-// spans of the input). The canonical form, the schema check and the hash
-// are then computed from that tree without reading the input again.
+// and [Schema.Check]: jsontext reads the syntax; this file builds a flat
+// tree from its tokens (nodes and child indexes in two slices, strings as
+// spans of the input or decoded into one buffer), checks what jsontext
+// leaves to its caller (surrogates, number range, duplicate keys, depth)
+// and writes the canonical form (RFC 8785) from the tree, so the schema
+// rule, the canonical form and the hash read the input once.
 //
-// Its refusals are those of the encoding/json-based reader it replaced
-// (kept as the oracle of the differential fuzz test), in the same order of
-// precedence: a syntax error or invalid UTF-8 anywhere is ErrInvalidJSON;
-// else a lone surrogate escape anywhere; else the first, in document
-// order, of a number out of range, a duplicate key or nesting deeper than
-// MaxJSONDepth. Error values are built only by a caller that returns
-// them ([parseFailure.err]).
-
-// maxSyntaxDepth is encoding/json's nesting limit: deeper input is a
-// syntax error there, so it is here.
-const maxSyntaxDepth = 10000
+// The order of precedence of a refusal: a syntax error or invalid UTF-8
+// anywhere is ErrInvalidJSON; else a lone surrogate escape anywhere; else
+// the first, in document order, of a number out of range, a duplicate key
+// or nesting deeper than MaxJSONDepth. Error values are built only by a
+// caller that returns them ([parseFailure.err]).
 
 type kind uint8
 
@@ -118,7 +116,8 @@ func (f parseFailure) problem() string {
 // the same slices.
 type parser struct {
 	src   []byte
-	i     int
+	buf   bytes.Buffer
+	dec   *jsontext.Decoder
 	nodes []jnode
 	kids  []int
 	stack []int  // children of the containers being read
@@ -130,7 +129,11 @@ type parser struct {
 	failPos int
 }
 
-var parsers = sync.Pool{New: func() any { return new(parser) }}
+var parsers = sync.Pool{New: func() any {
+	p := new(parser)
+	p.dec = jsontext.NewDecoder(&p.buf)
+	return p
+}}
 
 // maxPooledNodes keeps a parser that read a huge input out of the pool,
 // so one hostile document does not pin its memory.
@@ -143,21 +146,30 @@ func (p *parser) release() {
 		return
 	}
 	p.src = nil
+	p.buf.Reset()
+	p.dec.Reset(&p.buf)
 	parsers.Put(p)
 }
 
 // parse reads src, which must be exactly one JSON value with optional
 // white space around it, and returns the index of its root node.
 func (p *parser) parse(src []byte) (int, parseFailure) {
-	p.src, p.i = src, 0
+	p.src = src
 	p.nodes, p.kids, p.stack, p.strs = p.nodes[:0], p.kids[:0], p.stack[:0], p.strs[:0]
 	p.lone, p.fail, p.failPos = false, parseFailure{}, 0
-	p.skipSpace()
+	if !utf8.Valid(src) {
+		return 0, parseFailure{code: failSyntax}
+	}
+	p.buf.Reset()
+	p.buf.Write(src)
+	// Duplicate names and surrogates are this reader's to refuse, after
+	// any syntax error (precedence above).
+	p.dec.Reset(&p.buf, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	root := p.value(0)
 	if root < 0 {
 		return 0, parseFailure{code: failSyntax}
 	}
-	if p.skipSpace(); p.i != len(src) {
+	if _, err := p.dec.ReadToken(); err != io.EOF {
 		return 0, parseFailure{code: failSyntax}
 	}
 	if p.lone {
@@ -177,157 +189,80 @@ func (p *parser) refuse(code failCode, pos, offset int) {
 	}
 }
 
-func (p *parser) skipSpace() {
-	for p.i < len(p.src) {
-		switch p.src[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
-
 func (p *parser) add(n jnode) int {
 	p.nodes = append(p.nodes, n)
 	return len(p.nodes) - 1
 }
 
-// value reads one value at p.i; depth is the nesting of its container.
-// It returns -1 on a syntax error.
+// value reads the next value; depth is the nesting of its container. It
+// returns -1 on a syntax error.
 func (p *parser) value(depth int) int {
-	if p.i >= len(p.src) {
-		return -1
-	}
-	switch c := p.src[p.i]; {
-	case c == '{':
-		return p.object(depth + 1)
-	case c == '[':
-		return p.array(depth + 1)
-	case c == '"':
+	// For a container or a literal, pos is the offset before the white
+	// space and separator ahead of it: no other value starts in between,
+	// so the order of refusals is that of the values' first bytes.
+	pos := int(p.dec.InputOffset())
+	switch p.dec.PeekKind() {
+	case '"':
 		return p.string()
-	case c == '-' || c >= '0' && c <= '9':
+	case '0':
 		return p.number()
-	case c == 't':
-		return p.literal("true", jnode{kind: kindBool, b: true})
-	case c == 'f':
-		return p.literal("false", jnode{kind: kindBool})
-	case c == 'n':
-		return p.literal("null", jnode{kind: kindNull})
+	case '[', '{':
+		return p.container(pos, depth+1)
 	}
-	return -1
-}
-
-func (p *parser) literal(word string, n jnode) int {
-	if len(p.src)-p.i < len(word) || string(p.src[p.i:p.i+len(word)]) != word {
+	tok, err := p.dec.ReadToken()
+	if err != nil {
 		return -1
 	}
-	n.pos, n.end = p.i, p.i+len(word)
-	p.i += len(word)
+	n := jnode{kind: kindNull, pos: pos, end: int(p.dec.InputOffset())}
+	if k := tok.Kind(); k == 't' || k == 'f' {
+		n.kind, n.b = kindBool, k == 't'
+	}
 	return p.add(n)
 }
 
-// open starts a container at p.i.
-func (p *parser) open(depth int) (pos, base int, ok bool) {
-	pos = p.i
-	if depth > maxSyntaxDepth {
-		return 0, 0, false
-	}
+// container reads an array or an object.
+func (p *parser) container(pos, depth int) int {
 	if depth > MaxJSONDepth {
 		p.refuse(failDepth, pos, 0)
 	}
-	p.i++
-	p.skipSpace()
-	return pos, len(p.stack), true
-}
-
-func (p *parser) array(depth int) int {
-	pos, base, ok := p.open(depth)
-	if !ok {
+	open, err := p.dec.ReadToken()
+	if err != nil {
 		return -1
 	}
-	if p.i < len(p.src) && p.src[p.i] == ']' {
-		p.i++
-		return p.add(jnode{kind: kindArray, lo: len(p.kids), pos: pos, end: p.i})
+	closing := jsontext.Kind(']')
+	if open.Kind() == '{' {
+		closing = '}'
 	}
-	for {
+	base := len(p.stack)
+	for p.dec.PeekKind() != closing {
 		v := p.value(depth)
 		if v < 0 {
 			return -1
 		}
 		p.stack = append(p.stack, v)
-		p.skipSpace()
-		if p.i >= len(p.src) {
-			return -1
-		}
-		c := p.src[p.i]
-		p.i++
-		if c == ']' {
-			break
-		}
-		if c != ',' {
-			return -1
-		}
-		p.skipSpace()
 	}
-	lo := len(p.kids)
-	p.kids = append(p.kids, p.stack[base:]...)
-	p.stack = p.stack[:base]
-	return p.add(jnode{kind: kindArray, lo: lo, n: len(p.kids) - lo, pos: pos, end: p.i})
-}
-
-func (p *parser) object(depth int) int {
-	pos, base, ok := p.open(depth)
-	if !ok {
+	if _, err := p.dec.ReadToken(); err != nil {
 		return -1
 	}
-	if p.i < len(p.src) && p.src[p.i] == '}' {
-		p.i++
-		return p.add(jnode{kind: kindObject, lo: len(p.kids), pos: pos, end: p.i})
-	}
-	for {
-		if p.i >= len(p.src) || p.src[p.i] != '"' {
-			return -1
-		}
-		k := p.string()
-		if k < 0 {
-			return -1
-		}
-		p.skipSpace()
-		if p.i >= len(p.src) || p.src[p.i] != ':' {
-			return -1
-		}
-		p.i++
-		p.skipSpace()
-		v := p.value(depth)
-		if v < 0 {
-			return -1
-		}
-		p.stack = append(p.stack, k, v)
-		p.skipSpace()
-		if p.i >= len(p.src) {
-			return -1
-		}
-		c := p.src[p.i]
-		p.i++
-		if c == '}' {
-			break
-		}
-		if c != ',' {
-			return -1
-		}
-		p.skipSpace()
-	}
-	lo := len(p.kids)
-	n := (len(p.stack) - base) / 2
+	n := jnode{kind: kindArray, lo: len(p.kids), n: len(p.stack) - base, pos: pos, end: int(p.dec.InputOffset())}
 	p.kids = append(p.kids, p.stack[base:]...)
 	p.stack = p.stack[:base]
+	if closing == '}' {
+		n.kind, n.n = kindObject, n.n/2
+		p.sortMembers(n.lo, n.n)
+	}
+	return p.add(n)
+}
+
+// sortMembers appends the member ordinals of the object whose n pairs
+// start at kids[lo], sorted by key (RFC 8785), and refuses a duplicate.
+func (p *parser) sortMembers(lo, n int) {
 	for m := range n {
 		p.kids = append(p.kids, m)
 	}
 	pairs, order := p.kids[lo:lo+2*n], p.kids[lo+2*n:lo+3*n]
 	// Stable, so that among equal keys the second in input order follows
-	// the first: that one is where the old reader saw the duplicate.
+	// the first: the duplicate is the second.
 	slices.SortStableFunc(order, func(a, b int) int {
 		return compareUTF16(p.str(pairs[2*a]), p.str(pairs[2*b]))
 	})
@@ -338,191 +273,65 @@ func (p *parser) object(depth int) int {
 			p.refuse(failDuplicate, k.pos, k.end)
 		}
 	}
-	return p.add(jnode{kind: kindObject, lo: lo, n: n, pos: pos, end: p.i})
 }
 
-// string reads a string at p.i (the opening quote).
+// string reads a string: a span of the input, or decoded into p.strs when
+// it has escapes.
 func (p *parser) string() int {
-	pos := p.i
-	p.i++
-	start := p.i
-	for p.i < len(p.src) {
-		c := p.src[p.i]
-		switch {
-		case c == '"':
-			p.i++
-			return p.add(jnode{kind: kindString, lo: start, hi: p.i - 1, pos: pos, end: p.i})
-		case c == '\\':
-			return p.escaped(pos, start)
-		case c < 0x20:
-			return -1
-		case c < utf8.RuneSelf:
-			p.i++
-		default:
-			r, size := utf8.DecodeRune(p.src[p.i:])
-			if r == utf8.RuneError && size == 1 {
-				return -1
-			}
-			p.i += size
-		}
-	}
-	return -1
-}
-
-// escaped finishes a string that has escapes, decoding it into p.strs.
-func (p *parser) escaped(pos, start int) int {
-	lo := len(p.strs)
-	p.strs = append(p.strs, p.src[start:p.i]...)
-	for p.i < len(p.src) {
-		c := p.src[p.i]
-		switch {
-		case c == '"':
-			p.i++
-			return p.add(jnode{kind: kindString, esc: true, lo: lo, hi: len(p.strs), pos: pos, end: p.i})
-		case c == '\\':
-			if p.i+1 >= len(p.src) {
-				return -1
-			}
-			e := p.src[p.i+1]
-			p.i += 2
-			switch e {
-			case '"', '\\', '/':
-				p.strs = append(p.strs, e)
-			case 'b':
-				p.strs = append(p.strs, '\b')
-			case 'f':
-				p.strs = append(p.strs, '\f')
-			case 'n':
-				p.strs = append(p.strs, '\n')
-			case 'r':
-				p.strs = append(p.strs, '\r')
-			case 't':
-				p.strs = append(p.strs, '\t')
-			case 'u':
-				r, ok := hex4(p.src, p.i)
-				if !ok {
-					return -1
-				}
-				p.i += 4
-				if utf16.IsSurrogate(r) {
-					r = p.lowSurrogate(r)
-				}
-				p.strs = utf8.AppendRune(p.strs, r)
-			default:
-				return -1
-			}
-		case c < 0x20:
-			return -1
-		case c < utf8.RuneSelf:
-			p.strs = append(p.strs, c)
-			p.i++
-		default:
-			r, size := utf8.DecodeRune(p.src[p.i:])
-			if r == utf8.RuneError && size == 1 {
-				return -1
-			}
-			p.strs = append(p.strs, p.src[p.i:p.i+size]...)
-			p.i += size
-		}
-	}
-	return -1
-}
-
-// lowSurrogate completes the high surrogate hi with the \u escape at p.i,
-// or notes a lone surrogate (and leaves a malformed escape to the syntax
-// check of the next round).
-func (p *parser) lowSurrogate(hi rune) rune {
-	if hi < 0xdc00 && p.i+6 <= len(p.src) && p.src[p.i] == '\\' && p.src[p.i+1] == 'u' {
-		if lo, ok := hex4(p.src, p.i+2); ok && lo >= 0xdc00 && lo <= 0xdfff {
-			p.i += 6
-			return utf16.DecodeRune(hi, lo)
-		}
-	}
-	p.lone = true
-	return utf8.RuneError
-}
-
-func hex4(b []byte, i int) (rune, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
-
-// number reads a number at p.i.
-func (p *parser) number() int {
-	src, pos := p.src, p.i
-	i := pos
-	if src[i] == '-' {
-		i++
-	}
-	digits := i
-	switch {
-	case i < len(src) && src[i] == '0':
-		i++
-	case i < len(src) && src[i] >= '1' && src[i] <= '9':
-		for i < len(src) && src[i] >= '0' && src[i] <= '9' {
-			i++
-		}
-	default:
+	raw, err := p.dec.ReadValue()
+	if err != nil {
 		return -1
 	}
-	intEnd := i
-	if i < len(src) && src[i] == '.' {
-		i++
-		if i >= len(src) || src[i] < '0' || src[i] > '9' {
-			return -1
-		}
-		for i < len(src) && src[i] >= '0' && src[i] <= '9' {
-			i++
-		}
+	end := int(p.dec.InputOffset())
+	pos := end - len(raw)
+	n := jnode{kind: kindString, lo: pos + 1, hi: end - 1, pos: pos, end: end}
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		n.esc, n.lo = true, len(p.strs)
+		// The input is valid UTF-8 (parse): an error here is a lone
+		// surrogate escape.
+		p.strs, err = jsontext.AppendUnquote(p.strs, raw)
+		p.lone = p.lone || err != nil
+		n.hi = len(p.strs)
 	}
-	if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
-		i++
-		if i < len(src) && (src[i] == '+' || src[i] == '-') {
-			i++
-		}
-		if i >= len(src) || src[i] < '0' || src[i] > '9' {
-			return -1
-		}
-		for i < len(src) && src[i] >= '0' && src[i] <= '9' {
-			i++
-		}
+	return p.add(n)
+}
+
+// number reads a number; the literal is src[lo:hi].
+func (p *parser) number() int {
+	raw, err := p.dec.ReadValue()
+	if err != nil {
+		return -1
 	}
-	p.i = i
-	n := jnode{kind: kindNumber, lo: pos, hi: i, pos: pos, end: i}
-	if intEnd == i && i-digits <= 15 {
+	end := int(p.dec.InputOffset())
+	pos := end - len(raw)
+	n := jnode{kind: kindNumber, lo: pos, hi: end, pos: pos, end: end}
+	if v, ok := plainInt(raw); ok {
 		// Exact in a float64, and printed as is by ECMAScript.
-		var v int64
-		for _, c := range src[digits:i] {
-			v = v*10 + int64(c-'0')
-		}
-		n.num, n.plainInt = float64(v), true
-		if src[pos] == '-' {
-			n.num = -n.num
-		}
+		n.num, n.plainInt = v, true
 		return p.add(n)
 	}
-	f, err := strconv.ParseFloat(string(src[pos:i]), 64)
+	f, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		p.refuse(failRange, pos, i)
+		p.refuse(failRange, pos, n.end)
 	}
 	n.num = f
 	return p.add(n)
+}
+
+// plainInt is the value of an integer literal of at most 15 digits.
+func plainInt(lit []byte) (float64, bool) {
+	digits := bytes.TrimPrefix(lit, []byte("-"))
+	if len(digits) > 15 || bytes.ContainsAny(digits, ".eE") {
+		return 0, false
+	}
+	var v int64
+	for _, c := range digits {
+		v = v*10 + int64(c-'0')
+	}
+	if lit[0] == '-' {
+		return -float64(v), true
+	}
+	return float64(v), true
 }
 
 // str is the decoded text of the string node n.
