@@ -139,23 +139,50 @@ func (p *parser) checkSchema(root int, sorted bool) (Schema, *UnsupportedError) 
 	if p.nodes[root].kind != kindObject {
 		return Schema{}, unsupported("not an object")
 	}
-	props, required := -1, -1
+	props, required, err := p.topLevel(root, sorted)
+	if err != nil {
+		return Schema{}, err
+	}
+	s := Schema{}
+	if props >= 0 {
+		if s.props, err = p.properties(props, schemaScope{root: root, sorted: sorted}); err != nil {
+			return Schema{}, err
+		}
+	}
+	if required >= 0 {
+		if err := p.markRequired(&s, required); err != nil {
+			return Schema{}, err
+		}
+	}
+	// Checked after "required" so defaults see the final property.
+	if props >= 0 {
+		if err := p.checkDefaults(&s, props, sorted); err != nil {
+			return Schema{}, err
+		}
+	}
+	return s, nil
+}
+
+// topLevel checks the keywords of the schema object and returns its
+// "properties" and "required" nodes (-1 when absent).
+func (p *parser) topLevel(root int, sorted bool) (props, required int, err *UnsupportedError) {
+	props, required = -1, -1
 	sawType := false
 	for j := range p.nodes[root].n {
 		k, v := p.member(root, j, sorted)
 		vk := p.nodes[v].kind
-		switch key := p.str(k); string(key) {
+		switch string(p.str(k)) {
 		case "type":
 			if vk == kindArray {
-				return Schema{}, unsupported("type union at top level")
+				return 0, 0, unsupported("type union at top level")
 			}
 			if !p.is(v, "object") {
-				return Schema{}, unsupported("top-level type is not object")
+				return 0, 0, unsupported("top-level type is not object")
 			}
 			sawType = true
 		case "properties":
 			if vk != kindObject {
-				return Schema{}, unsupported("properties is not an object")
+				return 0, 0, unsupported("properties is not an object")
 			}
 			props = v
 		case "required":
@@ -165,67 +192,73 @@ func (p *parser) checkSchema(root int, sorted bool) (Schema, *UnsupportedError) 
 			// the server would take more). Arguments are validated
 			// strictly either way: no unknown argument is ever sent.
 			if !(vk == kindBool || vk == kindObject && p.nodes[v].n == 0) {
-				return Schema{}, unsupported("additionalProperties other than false, true or {}")
-			}
-		case "$schema", "title", "description", "$comment":
-			if vk != kindString {
-				return Schema{}, unsupported(string(key) + " is not a string")
-			}
-		case "$defs", "definitions":
-			// Read only where a property refers to an entry (resolve).
-			if vk != kindObject {
-				return Schema{}, unsupported(string(key) + " is not an object")
+				return 0, 0, unsupported("additionalProperties other than false, true or {}")
 			}
 		default:
-			return Schema{}, unsupported(keywordReason(string(key), ""))
+			if reason := p.annotationKeyword(string(p.str(k)), vk); reason != "" {
+				return 0, 0, unsupported(reason)
+			}
 		}
 	}
 	if !sawType {
-		return Schema{}, unsupported("missing type object")
+		return 0, 0, unsupported("missing type object")
 	}
-	s := Schema{}
-	sc := schemaScope{root: root, sorted: sorted}
-	if props >= 0 {
-		n := p.nodes[props].n
-		if n > limits.MaxSchemaProperties {
-			return Schema{}, unsupported("more than " + strconv.Itoa(limits.MaxSchemaProperties) + " properties")
+	return props, required, nil
+}
+
+// annotationKeyword is why a top-level keyword other than type,
+// properties, required and additionalProperties is refused, or "".
+func (p *parser) annotationKeyword(key string, vk kind) string {
+	switch key {
+	case "$schema", "title", "description", "$comment":
+		if vk != kindString {
+			return key + " is not a string"
 		}
-		s.props = make([]Property, 0, n)
-		for j := range n {
-			k, v := p.member(props, j, sorted)
-			prop, err := p.checkProperty(k, v, sc)
-			if err != nil {
-				return Schema{}, err
+	case "$defs", "definitions":
+		// Read only where a property refers to an entry (resolve).
+		if vk != kindObject {
+			return key + " is not an object"
+		}
+	default:
+		return keywordReason(key, "")
+	}
+	return ""
+}
+
+// properties checks each property of the object props, sorted by name.
+func (p *parser) properties(props int, sc schemaScope) ([]Property, *UnsupportedError) {
+	n := p.nodes[props].n
+	if n > limits.MaxSchemaProperties {
+		return nil, unsupported("more than " + strconv.Itoa(limits.MaxSchemaProperties) + " properties")
+	}
+	out := make([]Property, 0, n)
+	for j := range n {
+		k, v := p.member(props, j, sc.sorted)
+		prop, err := p.checkProperty(k, v, sc)
+		if err != nil {
+			return nil, err
+		}
+		if prop.header != "" && slices.ContainsFunc(out, func(q Property) bool { return strings.EqualFold(q.header, prop.header) }) {
+			return nil, unsupported("duplicate x-mcp-header in property " + prop.name)
+		}
+		out = append(out, prop)
+	}
+	slices.SortFunc(out, func(a, b Property) int { return strings.Compare(a.name, b.name) })
+	return out, nil
+}
+
+// checkDefaults checks each property's "default" against its rule.
+func (p *parser) checkDefaults(s *Schema, props int, sorted bool) *UnsupportedError {
+	for j := range p.nodes[props].n {
+		k, v := p.member(props, j, sorted)
+		if d := p.get(v, "default"); d >= 0 {
+			prop := &s.props[s.find(p.str(k))]
+			if reason := p.checkValue(&prop.rule, d); reason != "" {
+				return unsupported("default of property " + prop.name + " " + reason)
 			}
-			if prop.header != "" {
-				for _, q := range s.props {
-					if strings.EqualFold(q.header, prop.header) {
-						return Schema{}, unsupported("duplicate x-mcp-header in property " + prop.name)
-					}
-				}
-			}
-			s.props = append(s.props, prop)
 		}
 	}
-	slices.SortFunc(s.props, func(a, b Property) int { return strings.Compare(a.name, b.name) })
-	if required >= 0 {
-		if err := p.markRequired(&s, required); err != nil {
-			return Schema{}, err
-		}
-	}
-	// Checked after "required" so defaults see the final property.
-	if props >= 0 {
-		for j := range p.nodes[props].n {
-			k, v := p.member(props, j, sorted)
-			if d := p.get(v, "default"); d >= 0 {
-				prop := &s.props[s.find(p.str(k))]
-				if reason := p.checkValue(&prop.rule, d); reason != "" {
-					return Schema{}, unsupported("default of property " + prop.name + " " + reason)
-				}
-			}
-		}
-	}
-	return s, nil
+	return nil
 }
 
 // markRequired checks "required" (distinct names of existing properties)
