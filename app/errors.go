@@ -1,5 +1,5 @@
 // Package app is the shared root of the application modules
-// (app/registry, app/repositories, app/review, app/accounts,
+// (app/registry, app/repositories, app/reviews, app/accounts,
 // app/operations): the contract's error codes, the gates, the status
 // query, the permissions and the few helpers more than one module needs.
 // It imports no module; every module may import it (cmd/archlint).

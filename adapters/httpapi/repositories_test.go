@@ -16,7 +16,7 @@ import (
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/accounts"
 	"github.com/codelotse/codelotse/app/repositories"
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/domain/policy"
@@ -266,7 +266,7 @@ func newRestAPI(t *testing.T, gates app.Gates) (*httptest.Server, *restStore) {
 		httpapi.NewStatusRoutes(app.NewStatusHandler(gates)),
 		httpapi.NewRepositoryRoutes(repositories.NewCreateRepositoryHandler(rd), repositories.NewGetRepositoryHandler(rd),
 			repositories.NewUpdateRepositoryHandler(rd), repositories.NewListRepositoriesHandler(rd)),
-		httpapi.NewSettingsRoutes(accounts.NewGetSettingsHandler(ad), accounts.NewPutSettingsHandler(ad), review.NewListPromptsHandler(review.Deps{Tenants: store, Cipher: restKeys, Clock: restClock{}})),
+		httpapi.NewSettingsRoutes(accounts.NewGetSettingsHandler(ad), accounts.NewPutSettingsHandler(ad), reviews.NewListPromptsHandler(reviews.Deps{Tenants: store, Cipher: restKeys, Clock: restClock{}})),
 		httpapi.NewPolicyRoutes(repositories.NewGetDefaultsHandler(rd), repositories.NewPutDefaultsHandler(rd),
 			repositories.NewGetPolicyHandler(rd), repositories.NewPutPolicyHandler(rd), repositories.NewListPolicyServersHandler(rd)),
 		httpapi.NewAuditRoutes(accounts.NewListAuditHandler(ad)),

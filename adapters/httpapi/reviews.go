@@ -5,20 +5,20 @@ import (
 	"net/http"
 
 	"github.com/codelotse/codelotse/app"
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/limits"
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
 )
 
 // ReviewRoutes serves review requests and their results (repo:manage).
 type ReviewRoutes struct {
-	submit *review.SubmitReviewHandler
-	get    *review.GetReviewHandler
+	submit *reviews.SubmitReviewHandler
+	get    *reviews.GetReviewHandler
 }
 
 // NewReviewRoutes returns the route group.
-func NewReviewRoutes(submit *review.SubmitReviewHandler, get *review.GetReviewHandler) *ReviewRoutes {
+func NewReviewRoutes(submit *reviews.SubmitReviewHandler, get *reviews.GetReviewHandler) *ReviewRoutes {
 	return &ReviewRoutes{submit: submit, get: get}
 }
 
@@ -76,7 +76,7 @@ type serverOutcomeJSON struct {
 	Reason  *string `json:"reason"`
 }
 
-func newMcpStatsJSON(m dreview.McpStats) mcpStatsJSON {
+func newMcpStatsJSON(m review.McpStats) mcpStatsJSON {
 	v := mcpStatsJSON{Prompt: m.Prompt, Calls: m.Calls, Bytes: m.Bytes, Blocked: m.Blocked, Servers: make([]serverOutcomeJSON, 0, len(m.Servers))}
 	for _, s := range m.Servers {
 		o := serverOutcomeJSON{ID: s.ID, Name: s.Name, Offered: s.Offered}
@@ -89,7 +89,7 @@ func newMcpStatsJSON(m dreview.McpStats) mcpStatsJSON {
 	return v
 }
 
-func newReviewJSON(r *dreview.Run) reviewJSON {
+func newReviewJSON(r *review.Run) reviewJSON {
 	findings := r.Findings()
 	v := reviewJSON{
 		ID: r.ID(), Status: string(r.Status()), Findings: make([]findingJSON, 0, len(findings)), Summary: r.Summary(),
@@ -111,7 +111,7 @@ func (g *ReviewRoutes) register(rt *router) {
 		if err := rt.decode(r, &req, limits.MaxReviewRequestBody); err != nil {
 			return 0, nil, err
 		}
-		run, err := g.submit.Handle(r.Context(), p, review.SubmitReview{
+		run, err := g.submit.Handle(r.Context(), p, reviews.SubmitReview{
 			RepositoryID: r.PathValue("id"), Title: req.Title, Description: req.Description, Diff: req.Diff, Files: req.Files,
 		})
 		if err != nil {
@@ -120,7 +120,7 @@ func (g *ReviewRoutes) register(rt *router) {
 		return http.StatusAccepted, reviewQueuedJSON{ID: run.ID(), Status: string(run.Status())}, nil
 	})
 	rt.handle("GET /v1/reviews/{id}", app.PermRepoManage, func(r *http.Request, p ports.Principal) (int, any, error) {
-		run, err := g.get.Handle(r.Context(), p, review.GetReview{ID: r.PathValue("id")})
+		run, err := g.get.Handle(r.Context(), p, reviews.GetReview{ID: r.PathValue("id")})
 		if err != nil {
 			return 0, nil, err
 		}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/accounts"
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -17,11 +17,11 @@ import (
 type SettingsRoutes struct {
 	getSettings *accounts.GetSettingsHandler
 	putSettings *accounts.PutSettingsHandler
-	prompts     *review.ListPromptsHandler
+	prompts     *reviews.ListPromptsHandler
 }
 
 // NewSettingsRoutes returns the route group.
-func NewSettingsRoutes(get *accounts.GetSettingsHandler, put *accounts.PutSettingsHandler, p *review.ListPromptsHandler) *SettingsRoutes {
+func NewSettingsRoutes(get *accounts.GetSettingsHandler, put *accounts.PutSettingsHandler, p *reviews.ListPromptsHandler) *SettingsRoutes {
 	return &SettingsRoutes{getSettings: get, putSettings: put, prompts: p}
 }
 
@@ -43,11 +43,11 @@ func toSettingsJSON(s settings.Settings) settingsJSON {
 }
 
 type promptJSON struct {
-	Step      string                 `json:"step"`
-	Turn      int                    `json:"turn"`
-	Messages  []review.PromptMessage `json:"messages"`
-	CreatedAt time.Time              `json:"createdAt"`
-	ExpiresAt time.Time              `json:"expiresAt"`
+	Step      string                  `json:"step"`
+	Turn      int                     `json:"turn"`
+	Messages  []reviews.PromptMessage `json:"messages"`
+	CreatedAt time.Time               `json:"createdAt"`
+	ExpiresAt time.Time               `json:"expiresAt"`
 }
 
 type promptsJSON struct {
@@ -78,7 +78,7 @@ func (g *SettingsRoutes) register(rt *router) {
 		return http.StatusOK, toSettingsJSON(s), nil
 	})
 	rt.handle("GET /v1/reviews/{id}/prompts", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
-		prompts, err := g.prompts.Handle(r.Context(), p, review.ListPrompts{ReviewID: r.PathValue("id")})
+		prompts, err := g.prompts.Handle(r.Context(), p, reviews.ListPrompts{ReviewID: r.PathValue("id")})
 		if err != nil {
 			return 0, nil, err
 		}
@@ -86,7 +86,7 @@ func (g *SettingsRoutes) register(rt *router) {
 		for _, pr := range prompts {
 			msgs := pr.Messages
 			if msgs == nil {
-				msgs = []review.PromptMessage{}
+				msgs = []reviews.PromptMessage{}
 			}
 			out.Prompts = append(out.Prompts, promptJSON{Step: pr.Step, Turn: pr.Turn, Messages: msgs,
 				CreatedAt: pr.CreatedAt.UTC(), ExpiresAt: pr.ExpiresAt.UTC()})

@@ -26,7 +26,7 @@ import (
 	"github.com/codelotse/codelotse/app/accounts"
 	"github.com/codelotse/codelotse/app/registry"
 	"github.com/codelotse/codelotse/app/repositories"
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/domain/tool"
@@ -250,7 +250,7 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 	tenants := postgres.NewTenants(h.db)
 	store := postgres.NewAccounts(h.db)
 	ad := accounts.Deps{Accounts: store, Tenants: tenants, Sessions: postgres.NewSessions(h.db), Clock: h.clock, Rand: rand.Reader, Limiter: accounts.NewAuthLimiter(h.clock)}
-	vd := review.Deps{Tenants: tenants, Cipher: xorCipher{}, Clock: h.clock, NewID: uuid.NewString}
+	vd := reviews.Deps{Tenants: tenants, Cipher: xorCipher{}, Clock: h.clock, NewID: uuid.NewString}
 	sd := registry.ServerDeps{Tenants: tenants, Cipher: xorCipher{}, Resolver: publicResolver{}, Clock: h.clock, Gates: gates,
 		Rules: netpolicy.NewRules(gate.SelfHosted, netpolicy.PrivateHosts{}), NewID: uuid.NewString}
 	rd := repositories.Deps{Tenants: tenants, Clock: h.clock, NewID: uuid.NewString, Gates: gates}
@@ -273,13 +273,13 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 		UsingServer: repositories.NewRepositoriesUsingServerHandler(rd),
 		GetSettings: accounts.NewGetSettingsHandler(ad), PutSettings: accounts.NewPutSettingsHandler(ad),
 		ListTokens: accounts.NewListTokensHandler(ad), CreateToken: accounts.NewCreateTokenHandler(ad), RevokeToken: accounts.NewRevokeTokenHandler(ad),
-		Prompts:   review.NewListPromptsHandler(vd),
+		Prompts:   reviews.NewListPromptsHandler(vd),
 		GetPolicy: repositories.NewGetPolicyHandler(rd), PutPolicy: repositories.NewPutPolicyHandler(rd),
 		PolicyServers: repositories.NewListPolicyServersHandler(rd),
 		GetDefaults:   repositories.NewGetDefaultsHandler(rd), PutDefaults: repositories.NewPutDefaultsHandler(rd),
 		AuditPage:    accounts.NewAuditPageHandler(ad),
-		SubmitReview: review.NewSubmitReviewHandler(vd), GetReview: review.NewGetReviewHandler(vd),
-		ListReviews: review.NewListReviewsHandler(vd), ListReviewCalls: review.NewListReviewCallsHandler(vd),
+		SubmitReview: reviews.NewSubmitReviewHandler(vd), GetReview: reviews.NewGetReviewHandler(vd),
+		ListReviews: reviews.NewListReviewsHandler(vd), ListReviewCalls: reviews.NewListReviewCallsHandler(vd),
 	}
 }
 

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/app"
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/limits"
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/rs/zerolog"
@@ -219,7 +219,7 @@ func (f *formError) Said(name string) *fieldError {
 // lastErrorWords explains a server's lastError to a person; the code is
 // shown next to it.
 var lastErrorWords = map[string]string{
-	review.ToolChanged:                 "a tool's definition changed after it was approved; the tool is blocked until you approve its new definition or remove it",
+	reviews.ToolChanged:                "a tool's definition changed after it was approved; the tool is blocked until you approve its new definition or remove it",
 	ports.ErrServerUnreachable.Error(): "the server could not be reached",
 	ports.ErrTimeout.Error():           "the server did not answer in time",
 	ports.ErrResponseTooLarge.Error():  "the server's answer was larger than allowed",
@@ -260,7 +260,7 @@ var funcs = template.FuncMap{
 		return code
 	},
 	"statusWords": func(st server.Status) string { return statusWords[st] },
-	"skipWords":   func(r dreview.ServerReason) string { return serverReasonWords[r] },
+	"skipWords":   func(r review.ServerReason) string { return serverReasonWords[r] },
 	"statusClass": statusClass,
 	"pathEscape":  url.PathEscape,
 	"fe":          func(f *formError, name string) *fieldError { return f.Said(name) },

@@ -8,10 +8,10 @@ import (
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/registry"
 	"github.com/codelotse/codelotse/app/repositories"
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/domain/repository"
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -102,7 +102,7 @@ type repositoryPage struct {
 	// Active: the gate is open and at least one selected server would
 	// offer a tool: only then does the page say MCP context is active.
 	Active     bool
-	Reviews    []*dreview.Run
+	Reviews    []*review.Run
 	Error      *formError
 	Visibility *formError
 	Saved      bool
@@ -149,7 +149,7 @@ func (u *UI) loadRepositoryPage(r *http.Request, c *caller) (repositoryPage, err
 	p.Warnings, p.Offering = serverWarnings(list, view.Effective.Servers())
 	p.Active = view.McpActive && len(p.Offering) > 0
 	p.Inactive = u.whyInactive(r, repo, view)
-	if p.Reviews, err = u.d.ListReviews.Handle(r.Context(), c.Principal, review.ListReviews{RepositoryID: repo.ID()}); err != nil {
+	if p.Reviews, err = u.d.ListReviews.Handle(r.Context(), c.Principal, reviews.ListReviews{RepositoryID: repo.ID()}); err != nil {
 		return repositoryPage{}, err
 	}
 	return p, nil

@@ -7,9 +7,9 @@ import (
 
 	"github.com/codelotse/codelotse/app/accounts"
 	"github.com/codelotse/codelotse/app/repositories"
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/repository"
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -24,7 +24,7 @@ func (reviewsPage) title() (string, string) { return "Reviews", "reviews" }
 // reviews.
 func (u *UI) reviewsPage(w http.ResponseWriter, r *http.Request, c *caller) {
 	if id := r.URL.Query().Get("id"); id != "" {
-		if _, err := u.d.GetReview.Handle(r.Context(), c.Principal, review.GetReview{ID: id}); err != nil {
+		if _, err := u.d.GetReview.Handle(r.Context(), c.Principal, reviews.GetReview{ID: id}); err != nil {
 			u.refused(w, r, c, err, "reviews", reviewsPage{ID: id})
 			return
 		}
@@ -35,7 +35,7 @@ func (u *UI) reviewsPage(w http.ResponseWriter, r *http.Request, c *caller) {
 }
 
 type reviewPage struct {
-	Run     *dreview.Run
+	Run     *review.Run
 	Repo    *repository.Repository // nil when it cannot be read
 	Calls   []callRow
 	Servers []serverOutcome
@@ -45,14 +45,14 @@ type reviewPage struct {
 // offered because they changed after their approval (from the run's
 // call records).
 type serverOutcome struct {
-	dreview.ServerOutcome
+	review.ServerOutcome
 	Changed []string
 }
 
 // changedTool reports whether a record is a tool blocked at listing
 // because it changed (see callWords).
 func changedTool(c ports.ToolCall) bool {
-	return c.Status == dreview.CallBlocked && c.ArgumentsHash == ""
+	return c.Status == review.CallBlocked && c.ArgumentsHash == ""
 }
 
 // callRow is one call record of a review with its server's name and the
@@ -64,11 +64,11 @@ type callRow struct {
 }
 
 // serverReasonWords say why a review skipped a server.
-var serverReasonWords = map[dreview.ServerReason]string{
-	dreview.ServerUnreachable:   "the server could not be reached (or did not answer in time, or did not speak MCP as expected)",
-	dreview.ServerUnauthorized:  "the server refused the credential; an admin must fix the authentication",
-	dreview.ServerNoPinnedTools: "none of its allowlisted tools could be offered (none is pinned, or each changed or is gone from the server)",
-	dreview.ServerDisabled:      "the server is disabled",
+var serverReasonWords = map[review.ServerReason]string{
+	review.ServerUnreachable:   "the server could not be reached (or did not answer in time, or did not speak MCP as expected)",
+	review.ServerUnauthorized:  "the server refused the credential; an admin must fix the authentication",
+	review.ServerNoPinnedTools: "none of its allowlisted tools could be offered (none is pinned, or each changed or is gone from the server)",
+	review.ServerDisabled:      "the server is disabled",
 }
 
 // callWords says in words what became of one call. The three kinds of
@@ -78,11 +78,11 @@ var serverReasonWords = map[dreview.ServerReason]string{
 // a result with a secret is dropped after it arrived.
 func callWords(c ports.ToolCall) string {
 	switch c.Status {
-	case dreview.CallOK:
+	case review.CallOK:
 		return "answered; the result reached the model marked as untrusted context"
-	case dreview.CallError:
+	case review.CallError:
 		return "the server answered with an error, or the call failed"
-	case dreview.CallBlocked:
+	case review.CallBlocked:
 		switch {
 		case c.ArgumentsHash == "":
 			return "not offered: the tool changed after its approval and is blocked until an admin approves it again"
@@ -91,13 +91,13 @@ func callWords(c ports.ToolCall) string {
 		default:
 			return "blocked: the result contained a secret and was dropped"
 		}
-	case dreview.CallTooLarge:
+	case review.CallTooLarge:
 		return "dropped: the answer was larger than allowed"
-	case dreview.CallUnavailable:
+	case review.CallUnavailable:
 		return "failed: the server could not be reached during the call"
-	case dreview.CallBudgetExhausted:
+	case review.CallBudgetExhausted:
 		return "not sent: the review had used up its calls or bytes"
-	case dreview.CallInvalidArguments:
+	case review.CallInvalidArguments:
 		return "not sent: the arguments did not match the tool's input schema"
 	}
 	return string(c.Status)
@@ -118,12 +118,12 @@ func removedWords(n int) string {
 func (p reviewPage) title() (string, string) { return "Review " + p.Run.Title(), "reviews" }
 
 func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, c *caller) {
-	run, err := u.d.GetReview.Handle(r.Context(), c.Principal, review.GetReview{ID: r.PathValue("id")})
+	run, err := u.d.GetReview.Handle(r.Context(), c.Principal, reviews.GetReview{ID: r.PathValue("id")})
 	if err != nil {
 		u.refused(w, r, c, err, "message", nil)
 		return
 	}
-	calls, err := u.d.ListReviewCalls.Handle(r.Context(), c.Principal, review.ListReviewCalls{ReviewID: run.ID()})
+	calls, err := u.d.ListReviewCalls.Handle(r.Context(), c.Principal, reviews.ListReviewCalls{ReviewID: run.ID()})
 	if err != nil {
 		u.refused(w, r, c, err, "message", nil)
 		return

@@ -14,7 +14,7 @@ import (
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/registry"
 	"github.com/codelotse/codelotse/app/repositories"
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/google/uuid"
@@ -444,11 +444,11 @@ func TestShowsAReviewsPromptLogInert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := d.SubmitReview.Handle(t.Context(), p, review.SubmitReview{RepositoryID: repo.ID(), Title: "Cache", Diff: "+x"})
+	run, err := d.SubmitReview.Handle(t.Context(), p, reviews.SubmitReview{RepositoryID: repo.ID(), Title: "Cache", Diff: "+x"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, _ := json.Marshal(map[string]any{"messages": []review.PromptMessage{
+	plain, _ := json.Marshal(map[string]any{"messages": []reviews.PromptMessage{
 		{Role: "system", Content: "You review code."}, {Role: "tool", Content: `<untrusted source="mcp:wiki/search">` + hostile + `</untrusted>`}}})
 	sealed, _ := xorCipher{}.Seal(plain, app.PromptLogAAD(run.ID()))
 	err = postgres.NewTenants(h.db).InTenant(t.Context(), h.tenant, func(ctx context.Context, tx ports.TenantTx) error {

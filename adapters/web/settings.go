@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/codelotse/codelotse/app/accounts"
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/settings"
 )
 
@@ -60,7 +60,7 @@ func (u *UI) putSettings(w http.ResponseWriter, r *http.Request, c *caller) {
 type promptsPage struct {
 	ReviewID string
 	Title    string
-	Prompts  []review.Prompt
+	Prompts  []reviews.Prompt
 }
 
 func (p promptsPage) title() (string, string) { return "Prompt log of " + p.Title, "reviews" }
@@ -69,12 +69,12 @@ func (p promptsPage) title() (string, string) { return "Prompt log of " + p.Titl
 // (redacted, decrypted for this page only), MCP results included, all of
 // it escaped with invisible characters marked.
 func (u *UI) promptsPage(w http.ResponseWriter, r *http.Request, c *caller) {
-	run, err := u.d.GetReview.Handle(r.Context(), c.Principal, review.GetReview{ID: r.PathValue("id")})
+	run, err := u.d.GetReview.Handle(r.Context(), c.Principal, reviews.GetReview{ID: r.PathValue("id")})
 	if err != nil {
 		u.refused(w, r, c, err, "message", nil)
 		return
 	}
-	prompts, err := u.d.Prompts.Handle(r.Context(), c.Principal, review.ListPrompts{ReviewID: run.ID()})
+	prompts, err := u.d.Prompts.Handle(r.Context(), c.Principal, reviews.ListPrompts{ReviewID: run.ID()})
 	if err != nil {
 		u.refused(w, r, c, err, "message", nil)
 		return

@@ -26,7 +26,7 @@ import (
 	"github.com/codelotse/codelotse/app/accounts"
 	"github.com/codelotse/codelotse/app/registry"
 	"github.com/codelotse/codelotse/app/repositories"
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/rs/zerolog"
 )
@@ -72,17 +72,17 @@ type Deps struct {
 	ListTokens       *accounts.ListTokensHandler
 	CreateToken      *accounts.CreateTokenHandler
 	RevokeToken      *accounts.RevokeTokenHandler
-	Prompts          *review.ListPromptsHandler
+	Prompts          *reviews.ListPromptsHandler
 	GetPolicy        *repositories.GetPolicyHandler
 	PutPolicy        *repositories.PutPolicyHandler
 	PolicyServers    *repositories.ListPolicyServersHandler
 	GetDefaults      *repositories.GetDefaultsHandler
 	PutDefaults      *repositories.PutDefaultsHandler
 	AuditPage        *accounts.AuditPageHandler
-	SubmitReview     *review.SubmitReviewHandler
-	GetReview        *review.GetReviewHandler
-	ListReviews      *review.ListReviewsHandler
-	ListReviewCalls  *review.ListReviewCallsHandler
+	SubmitReview     *reviews.SubmitReviewHandler
+	GetReview        *reviews.GetReviewHandler
+	ListReviews      *reviews.ListReviewsHandler
+	ListReviewCalls  *reviews.ListReviewCallsHandler
 	// Proxies decide which address is a sign-in's client
 	// (QUAVON_TRUSTED_PROXIES); the zero value trusts none.
 	Proxies netpolicy.TrustedProxies

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
@@ -23,7 +23,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/mcpclient"
 	"github.com/codelotse/codelotse/adapters/mcpclient/localpki"
 	"github.com/codelotse/codelotse/adapters/secrets"
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/netpolicy"
@@ -38,7 +38,7 @@ import (
 //
 //   - bare-ns/op: mcp.ClientSession.CallTool on a session opened once,
 //     through a plain http.Client that trusts the test CA.
-//   - call-ns/op: one call of a real review (review.ReviewRunner.RunReview
+//   - call-ns/op: one call of a real review (reviews.ReviewRunner.RunReview
 //     with the real mcpclient connector: guarded transport, 256 KiB cap,
 //     timeouts), as the pipeline records its duration: budget, strict
 //     arguments, argument scan, tools/call, result text, 64 KiB check,
@@ -63,14 +63,14 @@ func BenchmarkCallVsBareSDK(b *testing.B) {
 	wiki, dense := benchCorpus(b, "wiki"), benchCorpus(b, "dense")
 	for _, c := range []struct {
 		name, text string
-		status     dreview.CallStatus
+		status     review.CallStatus
 	}{
-		{"wiki", wiki, dreview.CallOK},
+		{"wiki", wiki, review.CallOK},
 		// Keyword-dense text without the lines the scanner flags: it goes
 		// the whole way (see BenchmarkCallPipeline64KiB).
-		{"dense-clean", withoutFindings(scanner, dense), dreview.CallOK},
+		{"dense-clean", withoutFindings(scanner, dense), review.CallOK},
 		// dense.txt as is: dropped after the result scan.
-		{"dense", dense, dreview.CallBlocked},
+		{"dense", dense, review.CallBlocked},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			url := startBenchMCP(b, pki, c.text)
@@ -83,7 +83,7 @@ func BenchmarkCallVsBareSDK(b *testing.B) {
 			})
 			e := newBenchEnvAt(b, scanner, url, listedSearch(b, conn, url), conn, true)
 			e.model.calls = 1
-			runner := review.NewReviewRunner(e.deps)
+			runner := reviews.NewReviewRunner(e.deps)
 			ctx := context.Background()
 			params := &mcp.CallToolParams{Name: "search", Arguments: json.RawMessage(benchArgs)}
 
@@ -98,7 +98,7 @@ func BenchmarkCallVsBareSDK(b *testing.B) {
 			if e.calls.n != 1 || e.calls.last.Status != c.status {
 				b.Fatalf("calls recorded = %d (last %+v), want 1 with status %q", e.calls.n, e.calls.last, c.status)
 			}
-			if c.status == dreview.CallOK && !strings.Contains(e.model.lastAnswer, "<untrusted") {
+			if c.status == review.CallOK && !strings.Contains(e.model.lastAnswer, "<untrusted") {
 				b.Fatalf("the model did not get a wrapped answer: %.200q", e.model.lastAnswer)
 			}
 			e.calls.n, e.calls.total = 0, 0

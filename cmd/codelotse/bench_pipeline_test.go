@@ -11,11 +11,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 
 	"github.com/codelotse/codelotse/adapters/secrets"
 	"github.com/codelotse/codelotse/app"
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/policy"
@@ -31,7 +31,7 @@ import (
 // result text, 64 KiB check, result scan, redaction, 8,000-character cap,
 // untrusted wrap, record) on a result just under limits.ToolResultCap,
 // with the real secret scanner. mcpTool is not exported, so each
-// iteration is one whole review.ReviewRunner.RunReview over in-memory fakes
+// iteration is one whole reviews.ReviewRunner.RunReview over in-memory fakes
 // (store, connector, model); the per-call cost is read two ways:
 //
 //   - call-ns/op: the call's own duration as the pipeline records it
@@ -60,19 +60,19 @@ func BenchmarkCallPipeline64KiB(b *testing.B) {
 	wiki, dense := benchCorpus(b, "wiki"), benchCorpus(b, "dense")
 	for _, c := range []struct {
 		name, text string
-		status     dreview.CallStatus
+		status     review.CallStatus
 	}{
 		// The fixed cost: a 2 KiB answer.
-		{"short", wiki[:strings.LastIndexByte(wiki[:2048], '\n')+1], dreview.CallOK},
-		{"wiki", wiki, dreview.CallOK},
+		{"short", wiki[:strings.LastIndexByte(wiki[:2048], '\n')+1], review.CallOK},
+		{"wiki", wiki, review.CallOK},
 		// dense.txt holds 48 generic-api-key look-alikes (apikey = "7eJw…"),
 		// so the result is dropped after the first scan (blocked);
 		// dense-clean is dense.txt without those lines: keyword-dense text
 		// that goes all the way (scan, redact, cap, wrap).
-		{"dense", dense, dreview.CallBlocked},
-		{"dense-clean", withoutFindings(scanner, dense), dreview.CallOK},
+		{"dense", dense, review.CallBlocked},
+		{"dense-clean", withoutFindings(scanner, dense), review.CallOK},
 		// A result with real secrets is dropped after the first scan.
-		{"planted", benchCorpus(b, "planted"), dreview.CallBlocked},
+		{"planted", benchCorpus(b, "planted"), review.CallBlocked},
 	} {
 		b.Run("1call/"+c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.text)))
@@ -124,7 +124,7 @@ const (
 )
 
 type benchEnv struct {
-	deps  review.ReviewDeps
+	deps  reviews.ReviewDeps
 	calls *benchCallLog
 	model *benchModel
 }
@@ -193,7 +193,7 @@ func newBenchEnvAt(b *testing.B, scanner ports.SecretScanner, serverURL string, 
 	if !gateOpen {
 		instance = gate.InstanceDisabled
 	}
-	e.deps = review.ReviewDeps{
+	e.deps = reviews.ReviewDeps{
 		Tenants:   benchTenants{tx: tx},
 		Connector: conn,
 		Model:     e.model,
@@ -209,9 +209,9 @@ func newBenchEnvAt(b *testing.B, scanner ports.SecretScanner, serverURL string, 
 
 // loop checks one run, then times b.N runs whose finder makes calls
 // calls to mcp_wiki_search.
-func (e *benchEnv) loop(b *testing.B, calls int, status dreview.CallStatus) {
+func (e *benchEnv) loop(b *testing.B, calls int, status review.CallStatus) {
 	e.model.calls = calls
-	runner := review.NewReviewRunner(e.deps)
+	runner := reviews.NewReviewRunner(e.deps)
 	ctx := context.Background()
 	if err := runner.RunReview(ctx, benchTenant, benchReview); err != nil {
 		b.Fatal(err)
@@ -219,7 +219,7 @@ func (e *benchEnv) loop(b *testing.B, calls int, status dreview.CallStatus) {
 	if e.calls.n != calls || calls > 0 && e.calls.last.Status != status {
 		b.Fatalf("calls recorded = %d (last %+v), want %d with status %q", e.calls.n, e.calls.last, calls, status)
 	}
-	if status == dreview.CallOK && !strings.Contains(e.model.lastAnswer, "<untrusted") {
+	if status == review.CallOK && !strings.Contains(e.model.lastAnswer, "<untrusted") {
 		b.Fatalf("the model did not get a wrapped answer: %.200q", e.model.lastAnswer)
 	}
 	e.calls.n, e.calls.total = 0, 0
@@ -294,8 +294,8 @@ func (p benchPolicies) Repository(context.Context, string) (policy.McpSection, b
 }
 
 // benchRun is the queued run every iteration reviews.
-func benchRun(b *testing.B) *dreview.Run {
-	run, err := dreview.NewRun(benchReview, benchRepo, dreview.Request{Title: "Add a session cache",
+func benchRun(b *testing.B) *review.Run {
+	run, err := review.NewRun(benchReview, benchRepo, review.Request{Title: "Add a session cache",
 		Diff: "+cache := map[string]string{}\n", Files: map[string]string{"a.go": "package a\n"}}, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		b.Fatal(err)
@@ -306,23 +306,23 @@ func benchRun(b *testing.B) *dreview.Run {
 // benchReviews starts the same queued run every time and forgets the result.
 type benchReviews struct {
 	ports.ReviewRepo
-	run   *dreview.Run
+	run   *review.Run
 	calls *benchCallLog
 }
 
 // Get returns a copy of the queued run.
-func (r benchReviews) Get(context.Context, string) (*dreview.Run, error) {
+func (r benchReviews) Get(context.Context, string) (*review.Run, error) {
 	run := *r.run
 	return &run, nil
 }
 
 // Start begins a new run: the call log forgets the previous run's usage,
 // so every iteration has the whole budget.
-func (r benchReviews) Start(_ context.Context, run *dreview.Run) (time.Time, error) {
+func (r benchReviews) Start(_ context.Context, run *review.Run) (time.Time, error) {
 	r.calls.newRun()
 	return run.StartedAt(), nil
 }
-func (r benchReviews) Finish(context.Context, *dreview.Run) error { return nil }
+func (r benchReviews) Finish(context.Context, *review.Run) error { return nil }
 
 // benchCallLog keeps the number of records, the last one and the sum of
 // their durations over all runs, and the usage of the current run (as
@@ -348,19 +348,19 @@ func (c *benchCallLog) Record(_ context.Context, tc ports.ToolCall) error {
 	c.n++
 	c.total += tc.Duration
 	c.last = tc
-	if tc.ArgumentsHash != "" && tc.Status != dreview.CallBudgetExhausted {
+	if tc.ArgumentsHash != "" && tc.Status != review.CallBudgetExhausted {
 		c.usage.Reserved++
 	}
 	switch tc.Status {
-	case dreview.CallOK, dreview.CallError:
+	case review.CallOK, review.CallError:
 		c.usage.Sent++
 		c.usage.Bytes += min(tc.ResponseBytes, limits.CallReservation)
-	case dreview.CallTooLarge:
+	case review.CallTooLarge:
 		c.usage.Sent++
 		c.usage.Bytes += limits.CallReservation
-	case dreview.CallUnavailable:
+	case review.CallUnavailable:
 		c.usage.Sent++
-	case dreview.CallBlocked:
+	case review.CallBlocked:
 		c.usage.Blocked++
 	}
 	return nil
@@ -416,7 +416,7 @@ func (m *benchModel) Complete(_ context.Context, req ports.ModelRequest) (ports.
 
 type benchMetrics struct{}
 
-func (benchMetrics) McpCall(dreview.CallStatus) {}
+func (benchMetrics) McpCall(review.CallStatus) {}
 
 type benchClock struct{}
 

@@ -26,7 +26,7 @@ import (
 	"github.com/codelotse/codelotse/app/operations"
 	"github.com/codelotse/codelotse/app/registry"
 	"github.com/codelotse/codelotse/app/repositories"
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/netpolicy"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/google/uuid"
@@ -140,7 +140,7 @@ func provideRand() ports.Random { return rand.Reader }
 // shared pool.
 var reviewSet = wire.NewSet(
 	provideModel, provideWarn,
-	review.RunnerSet, wire.Bind(new(worker.ReviewHandler), new(*review.ReviewRunner)),
+	reviews.RunnerSet, wire.Bind(new(worker.ReviewHandler), new(*reviews.ReviewRunner)),
 	providePool, provideWorkerOptions, worker.ProviderSet,
 	operations.ProviderSet,
 )
@@ -188,7 +188,7 @@ var baseSet = wire.NewSet(provideGates, provideRules, provideTrustedProxies, pro
 // appSet builds every use case the API serves, module by module.
 var appSet = wire.NewSet(
 	app.ProviderSet, registry.ProviderSet, repositories.ProviderSet,
-	accounts.ProviderSet, review.ProviderSet, provideAuthLimiter,
+	accounts.ProviderSet, reviews.ProviderSet, provideAuthLimiter,
 )
 
 // connectorSet is the guarded MCP transport.

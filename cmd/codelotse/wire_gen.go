@@ -21,7 +21,7 @@ import (
 	"github.com/codelotse/codelotse/app/operations"
 	"github.com/codelotse/codelotse/app/registry"
 	"github.com/codelotse/codelotse/app/repositories"
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/google/wire"
 	"github.com/rs/zerolog"
 )
@@ -122,20 +122,20 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	saveToolsHandler := registry.NewSaveToolsHandler(discoveryDeps)
 	listCallsHandler := registry.NewListCallsHandler(discoveryDeps)
 	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler, findings)
-	reviewDeps := review.Deps{
+	reviewsDeps := reviews.Deps{
 		Tenants: tenants,
 		Cipher:  keyRing,
 		Clock:   clock,
 		NewID:   newID,
 	}
-	submitReviewHandler := review.NewSubmitReviewHandler(reviewDeps)
-	getReviewHandler := review.NewGetReviewHandler(reviewDeps)
+	submitReviewHandler := reviews.NewSubmitReviewHandler(reviewsDeps)
+	getReviewHandler := reviews.NewGetReviewHandler(reviewsDeps)
 	reviewRoutes := httpapi.NewReviewRoutes(submitReviewHandler, getReviewHandler)
 	metricsHandler := provideMetricsHandler(metricsRegistry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
 	getSettingsHandler := accounts.NewGetSettingsHandler(deps)
 	putSettingsHandler := accounts.NewPutSettingsHandler(deps)
-	listPromptsHandler := review.NewListPromptsHandler(reviewDeps)
+	listPromptsHandler := reviews.NewListPromptsHandler(reviewsDeps)
 	settingsRoutes := httpapi.NewSettingsRoutes(getSettingsHandler, putSettingsHandler, listPromptsHandler)
 	publicURL := providePublicURL(cfg)
 	signInHandler := accounts.NewSignInHandler(deps)
@@ -163,8 +163,8 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	createTokenHandler := accounts.NewCreateTokenHandler(deps)
 	revokeTokenHandler := accounts.NewRevokeTokenHandler(deps)
 	auditPageHandler := accounts.NewAuditPageHandler(deps)
-	listReviewsHandler := review.NewListReviewsHandler(reviewDeps)
-	listReviewCallsHandler := review.NewListReviewCallsHandler(reviewDeps)
+	listReviewsHandler := reviews.NewListReviewsHandler(reviewsDeps)
+	listReviewCallsHandler := reviews.NewListReviewCallsHandler(reviewsDeps)
 	webDeps := web.Deps{
 		SignIn:           signInHandler,
 		ResumeSession:    resumeSessionHandler,
@@ -226,7 +226,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		return nil, nil, err
 	}
 	warn := provideWarn(log)
-	reviewReviewDeps := review.ReviewDeps{
+	reviewDeps := reviews.ReviewDeps{
 		Tenants:   tenants,
 		Cipher:    keyRing,
 		Connector: connector,
@@ -238,7 +238,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Rand:      random,
 		Warn:      warn,
 	}
-	reviewRunner := review.NewReviewRunner(reviewReviewDeps)
+	reviewRunner := reviews.NewReviewRunner(reviewDeps)
 	retention := postgres.NewRetention(db)
 	retentionJob := operations.NewRetentionJob(retention, metricsRegistry, clock)
 	workerOptions := provideWorkerOptions(retentionJob, metricsRegistry, cfg)
@@ -350,20 +350,20 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	saveToolsHandler := registry.NewSaveToolsHandler(discoveryDeps)
 	listCallsHandler := registry.NewListCallsHandler(discoveryDeps)
 	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler, findings)
-	reviewDeps := review.Deps{
+	reviewsDeps := reviews.Deps{
 		Tenants: tenants,
 		Cipher:  keyRing,
 		Clock:   clock,
 		NewID:   newID,
 	}
-	submitReviewHandler := review.NewSubmitReviewHandler(reviewDeps)
-	getReviewHandler := review.NewGetReviewHandler(reviewDeps)
+	submitReviewHandler := reviews.NewSubmitReviewHandler(reviewsDeps)
+	getReviewHandler := reviews.NewGetReviewHandler(reviewsDeps)
 	reviewRoutes := httpapi.NewReviewRoutes(submitReviewHandler, getReviewHandler)
 	metricsHandler := provideMetricsHandler(metricsRegistry)
 	metricsRoutes := httpapi.NewMetricsRoutes(metricsHandler)
 	getSettingsHandler := accounts.NewGetSettingsHandler(deps)
 	putSettingsHandler := accounts.NewPutSettingsHandler(deps)
-	listPromptsHandler := review.NewListPromptsHandler(reviewDeps)
+	listPromptsHandler := reviews.NewListPromptsHandler(reviewsDeps)
 	settingsRoutes := httpapi.NewSettingsRoutes(getSettingsHandler, putSettingsHandler, listPromptsHandler)
 	publicURL := providePublicURL(cfg)
 	signInHandler := accounts.NewSignInHandler(deps)
@@ -391,8 +391,8 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	createTokenHandler := accounts.NewCreateTokenHandler(deps)
 	revokeTokenHandler := accounts.NewRevokeTokenHandler(deps)
 	auditPageHandler := accounts.NewAuditPageHandler(deps)
-	listReviewsHandler := review.NewListReviewsHandler(reviewDeps)
-	listReviewCallsHandler := review.NewListReviewCallsHandler(reviewDeps)
+	listReviewsHandler := reviews.NewListReviewsHandler(reviewsDeps)
+	listReviewCallsHandler := reviews.NewListReviewCallsHandler(reviewsDeps)
 	webDeps := web.Deps{
 		SignIn:           signInHandler,
 		ResumeSession:    resumeSessionHandler,
@@ -492,7 +492,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 	clock := provideClock()
 	random := provideRand()
 	warn := provideWarn(log)
-	reviewDeps := review.ReviewDeps{
+	reviewDeps := reviews.ReviewDeps{
 		Tenants:   tenants,
 		Cipher:    keyRing,
 		Connector: connector,
@@ -504,7 +504,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 		Rand:      random,
 		Warn:      warn,
 	}
-	reviewRunner := review.NewReviewRunner(reviewDeps)
+	reviewRunner := reviews.NewReviewRunner(reviewDeps)
 	retention := postgres.NewRetention(db)
 	retentionJob := operations.NewRetentionJob(retention, metricsRegistry, clock)
 	workerOptions := provideWorkerOptions(retentionJob, metricsRegistry, cfg)

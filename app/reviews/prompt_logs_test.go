@@ -1,4 +1,4 @@
-package review_test
+package reviews_test
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 
 	"github.com/codelotse/codelotse/app"
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/codelotse/codelotse/ports/portfake"
@@ -48,7 +48,7 @@ func debugOn(t *testing.T, ttlHours int) settings.Settings {
 
 func TestPromptLogsKeepEveryModelRequestRedactedAndSealed(t *testing.T) {
 	e, _, logs := promptEnv(t, debugOn(t, 2))
-	if run := e.run(t); run.Status() != dreview.Done {
+	if run := e.run(t); run.Status() != review.Done {
 		t.Fatalf("run %s", run.Status())
 	}
 	var steps []string
@@ -69,7 +69,7 @@ func TestPromptLogsKeepEveryModelRequestRedactedAndSealed(t *testing.T) {
 		t.Fatalf("logs %v, want one per model request %v", steps, want)
 	}
 
-	prompts, err := review.NewListPromptsHandler(review.Deps{Tenants: e.tenants, Cipher: e.deps.Cipher, Clock: e.deps.Clock}).Handle(context.Background(), admin(), review.ListPrompts{ReviewID: revReview})
+	prompts, err := reviews.NewListPromptsHandler(reviews.Deps{Tenants: e.tenants, Cipher: e.deps.Cipher, Clock: e.deps.Clock}).Handle(context.Background(), admin(), reviews.ListPrompts{ReviewID: revReview})
 	if err != nil {
 		t.Fatalf("List: %v", err)
 	}
@@ -103,12 +103,12 @@ func TestPromptLogsKeepEveryModelRequestRedactedAndSealed(t *testing.T) {
 		}
 		return &portfake.Tx{ReviewRepo: e.reviews, PromptLogRepo: moved}
 	}}
-	moved, err := dreview.NewRun("77777777-0000-4000-8000-000000000002", revRepo, dreview.Request{Title: "t", Diff: "+"}, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	moved, err := review.NewRun("77777777-0000-4000-8000-000000000002", revRepo, review.Request{Title: "t", Diff: "+"}, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.reviews.Runs[moved.ID()] = moved
-	if _, err := review.NewListPromptsHandler(review.Deps{Tenants: other, Cipher: e.deps.Cipher, Clock: e.deps.Clock}).Handle(context.Background(), admin(), review.ListPrompts{ReviewID: "77777777-0000-4000-8000-000000000002"}); app.AsError(err).Code != app.CodeKeysUnavailable {
+	if _, err := reviews.NewListPromptsHandler(reviews.Deps{Tenants: other, Cipher: e.deps.Cipher, Clock: e.deps.Clock}).Handle(context.Background(), admin(), reviews.ListPrompts{ReviewID: "77777777-0000-4000-8000-000000000002"}); app.AsError(err).Code != app.CodeKeysUnavailable {
 		t.Errorf("logs moved to another review opened: %v", err)
 	}
 }
@@ -155,7 +155,7 @@ func TestPromptLogsWithoutKeysAreNotWritten(t *testing.T) {
 	var warnings []string
 	e.deps.Warn = func(msg string, fields map[string]string) { warnings = append(warnings, fmt.Sprint(msg, fields)) }
 	e.deps.Cipher = &portfake.Cipher{Keys: nil}
-	if run := e.run(t); run.Status() != dreview.Done {
+	if run := e.run(t); run.Status() != review.Done {
 		t.Fatalf("run %s, want done", run.Status())
 	}
 	if len(logs.Logs) != 0 {
@@ -171,18 +171,18 @@ func TestPromptLogsAreReadOnlyForReviewsOfTheTenantAndUntilTheyExpire(t *testing
 	e, _, _ := promptEnv(t, debugOn(t, 1))
 	e.run(t)
 	clock := e.deps.Clock.(*portfake.Clock)
-	h := review.NewListPromptsHandler(review.Deps{Tenants: e.tenants, Cipher: e.deps.Cipher, Clock: clock})
+	h := reviews.NewListPromptsHandler(reviews.Deps{Tenants: e.tenants, Cipher: e.deps.Cipher, Clock: clock})
 	for _, id := range []string{"not-a-uuid", "77777777-0000-4000-8000-000000000009"} {
-		if _, err := h.Handle(context.Background(), admin(), review.ListPrompts{ReviewID: id}); app.AsError(err).Code != app.CodeNotFound {
+		if _, err := h.Handle(context.Background(), admin(), reviews.ListPrompts{ReviewID: id}); app.AsError(err).Code != app.CodeNotFound {
 			t.Errorf("List(%q) = %v, want not_found", id, err)
 		}
 	}
 	clock.At = clock.At.Add(time.Hour - time.Microsecond)
-	if got, err := h.Handle(context.Background(), admin(), review.ListPrompts{ReviewID: revReview}); err != nil || len(got) != 4 {
+	if got, err := h.Handle(context.Background(), admin(), reviews.ListPrompts{ReviewID: revReview}); err != nil || len(got) != 4 {
 		t.Fatalf("before the TTL: %d prompts, %v", len(got), err)
 	}
 	clock.At = clock.At.Add(time.Microsecond)
-	if got, err := h.Handle(context.Background(), admin(), review.ListPrompts{ReviewID: revReview}); err != nil || len(got) != 0 {
+	if got, err := h.Handle(context.Background(), admin(), reviews.ListPrompts{ReviewID: revReview}); err != nil || len(got) != 0 {
 		t.Errorf("at the TTL: %d prompts, %v; want none", len(got), err)
 	}
 }
@@ -198,7 +198,7 @@ type flipScanner struct {
 }
 
 func (f *flipScanner) Scan(s string) []ports.SecretFinding {
-	if strings.HasPrefix(s, review.FinderPrompt(true)) {
+	if strings.HasPrefix(s, reviews.FinderPrompt(true)) {
 		f.once.Do(f.off)
 	}
 	return f.regexScanner.Scan(s)

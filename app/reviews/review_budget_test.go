@@ -1,4 +1,4 @@
-package review_test
+package reviews_test
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/ports"
 	"go.opentelemetry.io/otel"
@@ -81,8 +81,8 @@ func holdUntilFull(t *testing.T, calls int, onFull func()) (answer func(string, 
 	return answer, peak
 }
 
-func countStatuses(e *reviewEnv) map[dreview.CallStatus]int {
-	counts := map[dreview.CallStatus]int{}
+func countStatuses(e *reviewEnv) map[review.CallStatus]int {
+	counts := map[review.CallStatus]int{}
 	for _, s := range e.statuses() {
 		counts[s]++
 	}
@@ -112,7 +112,7 @@ func TestParallelCallsWaitForTheBudget(t *testing.T) {
 			e.finderCalls(args...)
 			run := e.run(t)
 			counts := countStatuses(e)
-			if counts[dreview.CallOK] != tt.wantOK || counts[dreview.CallBudgetExhausted] != 16-tt.wantOK || len(e.statuses()) != 16 {
+			if counts[review.CallOK] != tt.wantOK || counts[review.CallBudgetExhausted] != 16-tt.wantOK || len(e.statuses()) != 16 {
 				t.Errorf("statuses = %v, want %d ok and %d budget_exhausted", counts, tt.wantOK, 16-tt.wantOK)
 			}
 			if p := int(peak.Load()); p != inFlightAtOnce {
@@ -150,9 +150,9 @@ func TestCallsWaitingWhenTheRunEndsAreBudgetExhausted(t *testing.T) {
 		args[i] = `{"query": "cache"}`
 	}
 	e.finderCalls(args...)
-	_ = review.NewReviewRunner(e.deps).RunReview(ctx, revTenant, revReview) // the finder fails with the cancelled run
+	_ = reviews.NewReviewRunner(e.deps).RunReview(ctx, revTenant, revReview) // the finder fails with the cancelled run
 	counts := countStatuses(e)
-	if counts[dreview.CallOK] != inFlightAtOnce || counts[dreview.CallBudgetExhausted] != 16-inFlightAtOnce || len(e.statuses()) != 16 {
+	if counts[review.CallOK] != inFlightAtOnce || counts[review.CallBudgetExhausted] != 16-inFlightAtOnce || len(e.statuses()) != 16 {
 		t.Errorf("statuses = %v, want %d ok and %d budget_exhausted", counts, inFlightAtOnce, 16-inFlightAtOnce)
 	}
 	if int(peak.Load()) != inFlightAtOnce || len(e.mcp.sent) != inFlightAtOnce {

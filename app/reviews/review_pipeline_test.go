@@ -1,11 +1,11 @@
-package review_test
+package reviews_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -25,15 +25,15 @@ func (m *slowFinder) Complete(ctx context.Context, req ports.ModelRequest) (port
 // (slow external tools, a slow model) is not a failed review.
 func TestFinderOutOfTimeEndsWithoutFindings(t *testing.T) {
 	m := &slowFinder{}
-	out, err := (&review.Pipeline{Model: m, FinderWallClock: 20 * time.Millisecond}).Run(context.Background(),
-		review.ReviewPipelineInput{Title: "t", Diff: "+x := 1"})
+	out, err := (&reviews.Pipeline{Model: m, FinderWallClock: 20 * time.Millisecond}).Run(context.Background(),
+		reviews.ReviewPipelineInput{Title: "t", Diff: "+x := 1"})
 	if err != nil || len(out.Findings) != 0 || out.Summary != "Nothing verified." {
 		t.Fatalf("Run = %+v, %v; want no findings and a summary", out, err)
 	}
 	// A cancelled job, unlike the finder's own clock, is an error.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := (&review.Pipeline{Model: m}).Run(ctx, review.ReviewPipelineInput{Title: "t", Diff: "+x"}); err == nil {
+	if _, err := (&reviews.Pipeline{Model: m}).Run(ctx, reviews.ReviewPipelineInput{Title: "t", Diff: "+x"}); err == nil {
 		t.Errorf("Run on a cancelled job = nil error")
 	}
 }

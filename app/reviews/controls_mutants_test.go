@@ -1,4 +1,4 @@
-package review_test
+package reviews_test
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/policy"
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/settings"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/codelotse/codelotse/ports/portfake"
@@ -37,10 +37,10 @@ func TestAToolResultIsInNoSpan(t *testing.T) {
 		return ports.ToolResult{Texts: []string{"The cache was added in ADR-7 " + canary + "."}}, nil
 	}
 	e.finderCalls(`{"query": "cache"}`)
-	if run := e.run(t); run.Status() != dreview.Done {
+	if run := e.run(t); run.Status() != review.Done {
 		t.Fatalf("run %s", run.Status())
 	}
-	if st := e.statuses(); len(st) != 1 || st[0] != dreview.CallOK {
+	if st := e.statuses(); len(st) != 1 || st[0] != review.CallOK {
 		t.Fatalf("call statuses %v, want one ok call (the result must be kept for this test to mean anything)", st)
 	}
 	if !modelSaw(e.model, canary) {
@@ -73,7 +73,7 @@ func TestPromptLogsRedactTheModelsAnswer(t *testing.T) {
 	e, _, logs := promptEnv(t, debugOn(t, 2))
 	const secret = "AKIAZZZZANSWER123456"
 	e.model.turns[ports.StepSummary] = []ports.ModelResponse{{Content: "Adds a cache; the deploy key is " + secret + "."}}
-	if run := e.run(t); run.Status() != dreview.Done {
+	if run := e.run(t); run.Status() != review.Done {
 		t.Fatalf("run %s", run.Status())
 	}
 	if len(logs.Logs) == 0 {
@@ -85,7 +85,7 @@ func TestPromptLogsRedactTheModelsAnswer(t *testing.T) {
 			t.Errorf("log %s%d holds the model's secret", l.Step, l.Turn)
 		}
 	}
-	prompts, err := review.NewListPromptsHandler(review.Deps{Tenants: e.tenants, Cipher: e.deps.Cipher, Clock: e.deps.Clock}).Handle(context.Background(), admin(), review.ListPrompts{ReviewID: revReview})
+	prompts, err := reviews.NewListPromptsHandler(reviews.Deps{Tenants: e.tenants, Cipher: e.deps.Cipher, Clock: e.deps.Clock}).Handle(context.Background(), admin(), reviews.ListPrompts{ReviewID: revReview})
 	if err != nil {
 		t.Fatalf("List: %v", err)
 	}
@@ -135,7 +135,7 @@ func TestPromptLogsWhileOffTouchNothing(t *testing.T) {
 func TestSendsTheArgumentsThatWereChecked(t *testing.T) {
 	e := newReviewEnv(t, 5)
 	e.finderCalls("{ \"query\" :\n \"\\u0063ache\" }")
-	if run := e.run(t); run.Status() != dreview.Done {
+	if run := e.run(t); run.Status() != review.Done {
 		t.Fatalf("run %s", run.Status())
 	}
 	if len(e.mcp.sent) != 1 || e.mcp.sent[0] != `{"query":"cache"}` {

@@ -1,4 +1,4 @@
-package review
+package reviews
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/budget"
@@ -50,7 +50,7 @@ func NewReviewRunner(d ReviewDeps) *ReviewRunner { return &ReviewRunner{d: d} }
 // skipped. Every MCP session is closed before RunReview returns, on
 // success, error, panic and cancellation.
 func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string) error {
-	var run *dreview.Run
+	var run *review.Run
 	err := h.d.Tenants.InTenant(ctx, tenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		var err error
 		if run, err = tx.Reviews().Get(ctx, reviewID); err != nil {
@@ -68,7 +68,7 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 		}
 		return run.TakeStoredStart(started)
 	})
-	if errors.Is(err, dreview.ErrRunFinished) || errors.Is(err, ports.ErrConflict) || errors.Is(err, ports.ErrNotFound) {
+	if errors.Is(err, review.ErrRunFinished) || errors.Is(err, ports.ErrConflict) || errors.Is(err, ports.ErrNotFound) {
 		return nil // finished by an earlier attempt, or deleted: nothing to do
 	}
 	if err != nil {
@@ -89,8 +89,8 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 		return err
 	}
 	mcp.close()
-	stats := dreview.Stats{Mcp: mcp.stats(ctx, out.McpPrompt)}
-	err = run.Complete(h.d.Clock.Now(), dreview.Result{
+	stats := review.Stats{Mcp: mcp.stats(ctx, out.McpPrompt)}
+	err = run.Complete(h.d.Clock.Now(), review.Result{
 		PromptVersion: ReviewPromptVersion, Findings: out.Findings, Summary: out.Summary, Stats: stats,
 	})
 	if err != nil {
@@ -109,7 +109,7 @@ func (h *ReviewRunner) RunReview(ctx context.Context, tenantID, reviewID string)
 // repository's and its request (what the model reads first).
 type runRef struct {
 	ID, RepositoryID string
-	Request          dreview.Request
+	Request          review.Request
 }
 
 // mcpContext returns the external tools of a run, or none. The gate comes
@@ -131,7 +131,7 @@ func (h *ReviewRunner) mcpContext(ctx context.Context, mcp *mcpRun, run runRef) 
 			fields["error"] = err.Error()
 		}
 		h.d.warn("mcp context skipped: "+why, fields)
-		h.d.Metrics.McpCall(dreview.CallUnavailable)
+		h.d.Metrics.McpCall(review.CallUnavailable)
 		return nil
 	}
 	var (
@@ -192,7 +192,7 @@ func (h *ReviewRunner) FailReview(ctx context.Context, tenantID, reviewID string
 		}
 		return tx.Reviews().Finish(ctx, run)
 	})
-	if errors.Is(err, dreview.ErrRunFinished) || errors.Is(err, ports.ErrNotFound) || errors.Is(err, ports.ErrConflict) {
+	if errors.Is(err, review.ErrRunFinished) || errors.Is(err, ports.ErrNotFound) || errors.Is(err, ports.ErrConflict) {
 		return nil
 	}
 	return err

@@ -1,12 +1,12 @@
-package review_test
+package reviews_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
-	"github.com/codelotse/codelotse/app/review"
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/app/reviews"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/codelotse/codelotse/ports/portfake"
 )
@@ -18,10 +18,10 @@ import (
 type racingStarts struct {
 	*portfake.Reviews
 	other    time.Time // the other attempt's start, on its clock
-	finished []*dreview.Run
+	finished []*review.Run
 }
 
-func (s *racingStarts) Start(ctx context.Context, r *dreview.Run) (time.Time, error) {
+func (s *racingStarts) Start(ctx context.Context, r *review.Run) (time.Time, error) {
 	other, err := s.Reviews.Get(ctx, r.ID())
 	if err != nil {
 		return time.Time{}, err
@@ -35,7 +35,7 @@ func (s *racingStarts) Start(ctx context.Context, r *dreview.Run) (time.Time, er
 	return s.Reviews.Start(ctx, r)
 }
 
-func (s *racingStarts) Finish(ctx context.Context, r *dreview.Run) error {
+func (s *racingStarts) Finish(ctx context.Context, r *review.Run) error {
 	c := *r
 	s.finished = append(s.finished, &c)
 	return s.Reviews.Finish(ctx, r)
@@ -62,7 +62,7 @@ func TestAnAttemptTakesTheStartTheStoreKept(t *testing.T) {
 			}
 			e.deps.Tenants = e.tenants
 			e.deps.Clock = &portfake.Clock{At: own}
-			if err := review.NewReviewRunner(e.deps).RunReview(context.Background(), revTenant, revReview); err != nil {
+			if err := reviews.NewReviewRunner(e.deps).RunReview(context.Background(), revTenant, revReview); err != nil {
 				t.Fatalf("RunReview: %v", err)
 			}
 			if len(store.finished) != 1 {
@@ -72,12 +72,12 @@ func TestAnAttemptTakesTheStartTheStoreKept(t *testing.T) {
 			if tt.other.After(own) {
 				wantFinish = tt.other
 			}
-			if got := store.finished[0]; got.Status() != dreview.Done || !got.StartedAt().Equal(tt.other) || !got.FinishedAt().Equal(wantFinish) {
+			if got := store.finished[0]; got.Status() != review.Done || !got.StartedAt().Equal(tt.other) || !got.FinishedAt().Equal(wantFinish) {
 				t.Errorf("the attempt finished a %s run started %v, finished %v; want done, started %v (the stored start), finished %v",
 					got.Status(), got.StartedAt(), got.FinishedAt(), tt.other, wantFinish)
 			}
 			stored := e.reviews.Runs[revReview]
-			if stored.Status() != dreview.Done || !stored.StartedAt().Equal(tt.other) || !stored.FinishedAt().Equal(wantFinish) {
+			if stored.Status() != review.Done || !stored.StartedAt().Equal(tt.other) || !stored.FinishedAt().Equal(wantFinish) {
 				t.Errorf("stored: %s, started %v, finished %v; want done, %v, %v", stored.Status(), stored.StartedAt(), stored.FinishedAt(), tt.other, wantFinish)
 			}
 		})

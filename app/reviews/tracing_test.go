@@ -1,4 +1,4 @@
-package review_test
+package reviews_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -53,8 +53,8 @@ func TestTracesEveryReviewStepWithoutContent(t *testing.T) {
 	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr)))
 	t.Cleanup(func() { otel.SetTracerProvider(prev) })
 
-	out, err := (&review.Pipeline{Model: &canaryModel{}}).Run(context.Background(), review.ReviewPipelineInput{
-		Title: traceCanary, Diff: "+x := 1 // " + traceCanary, ExternalTools: []review.ExternalTool{canaryTool{}}})
+	out, err := (&reviews.Pipeline{Model: &canaryModel{}}).Run(context.Background(), reviews.ReviewPipelineInput{
+		Title: traceCanary, Diff: "+x := 1 // " + traceCanary, ExternalTools: []reviews.ExternalTool{canaryTool{}}})
 	if err != nil || out.Summary == "" {
 		t.Fatalf("Run = %+v, %v; want a summary", out, err)
 	}

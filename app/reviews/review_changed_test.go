@@ -1,10 +1,10 @@
-package review_test
+package reviews_test
 
 import (
 	"strings"
 	"testing"
 
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
@@ -41,7 +41,7 @@ func TestAChangedToolStaysBlockedWhenTheServerChangesItBack(t *testing.T) {
 			t.Errorf("a tool in state changed was offered: %v", names)
 		}
 	}
-	if st := e.statuses(); len(st) != 1 || st[0] != dreview.CallBlocked || len(e.mcp.sent) != 0 || run.Stats().Mcp.Blocked != 1 {
+	if st := e.statuses(); len(st) != 1 || st[0] != review.CallBlocked || len(e.mcp.sent) != 0 || run.Stats().Mcp.Blocked != 1 {
 		t.Errorf("records %v, sent %d; want one blocked record and nothing sent", st, len(e.mcp.sent))
 	}
 	if st := e.servers.Rows[revServer].ToolStatus("search"); st.State != server.ToolChanged {

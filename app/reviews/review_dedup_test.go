@@ -1,11 +1,11 @@
-package review_test
+package reviews_test
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/ports"
@@ -20,7 +20,7 @@ func wrapped(s string) json.RawMessage {
 
 // oneCall runs a review whose finder makes one call answered by res, and
 // returns what the finder saw, the call's record and the run's stats.
-func oneCall(t *testing.T, res ports.ToolResult) (answer string, rec ports.ToolCall, stats dreview.McpStats) {
+func oneCall(t *testing.T, res ports.ToolResult) (answer string, rec ports.ToolCall, stats review.McpStats) {
 	t.Helper()
 	e := newReviewEnv(t, 5)
 	e.mcp.answer = func(string, json.RawMessage) (ports.ToolResult, error) { return res, nil }
@@ -68,7 +68,7 @@ func TestResultsReachTheModelOnce(t *testing.T) {
 			if strings.Contains(answer, "bob@example.org") {
 				t.Errorf("the kept text was not redacted")
 			}
-			if rec.Status != dreview.CallOK || rec.ResponseBytes != tt.wantBytes || stats.Bytes != tt.wantBytes {
+			if rec.Status != review.CallOK || rec.ResponseBytes != tt.wantBytes || stats.Bytes != tt.wantBytes {
 				t.Errorf("status %s, recorded %d bytes, run %d; want ok and %d", rec.Status, rec.ResponseBytes, stats.Bytes, tt.wantBytes)
 			}
 		})
@@ -83,7 +83,7 @@ func TestResultsReachTheModelOnce(t *testing.T) {
 func TestCapsApplyToTheTextThatIsKept(t *testing.T) {
 	fits := strings.Repeat("x", 40<<10)
 	answer, rec, stats := oneCall(t, ports.ToolResult{Texts: []string{fits}, Structured: wrapped(fits)})
-	if rec.Status != dreview.CallOK || rec.ResponseBytes != len(fits) || stats.Bytes != len(fits) {
+	if rec.Status != review.CallOK || rec.ResponseBytes != len(fits) || stats.Bytes != len(fits) {
 		t.Errorf("40 KiB repeated: status %s, %d bytes, run %d; want ok and %d", rec.Status, rec.ResponseBytes, stats.Bytes, len(fits))
 	}
 	if !strings.Contains(answer, "xxxx") {
@@ -92,13 +92,13 @@ func TestCapsApplyToTheTextThatIsKept(t *testing.T) {
 
 	over := strings.Repeat("x", limits.ToolResultCap+6<<10)
 	answer, rec, _ = oneCall(t, ports.ToolResult{Texts: []string{over}, Structured: wrapped(over)})
-	if rec.Status != dreview.CallTooLarge || strings.Contains(answer, "xxxx") {
+	if rec.Status != review.CallTooLarge || strings.Contains(answer, "xxxx") {
 		t.Errorf("70 KiB repeated: status %s; want too_large, nothing shown", rec.Status)
 	}
 
 	chars := strings.Repeat("é", 5000)
 	answer, rec, _ = oneCall(t, ports.ToolResult{Texts: []string{chars}, Structured: wrapped(chars)})
-	if n := strings.Count(answer, "é"); n != 5000 || rec.Status != dreview.CallOK {
+	if n := strings.Count(answer, "é"); n != 5000 || rec.Status != review.CallOK {
 		t.Errorf("5,000 characters repeated: the model saw %d (status %s), want exactly 5000", n, rec.Status)
 	}
 }
@@ -116,7 +116,7 @@ func TestScansWhatReachesTheModel(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			answer, rec, _ := oneCall(t, res)
-			if rec.Status != dreview.CallBlocked || strings.Contains(answer, "AKIA") {
+			if rec.Status != review.CallBlocked || strings.Contains(answer, "AKIA") {
 				t.Errorf("status %s, answer %.200q; want blocked, nothing of the result", rec.Status, answer)
 			}
 		})

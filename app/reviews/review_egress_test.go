@@ -1,4 +1,4 @@
-package review_test
+package reviews_test
 
 import (
 	"encoding/base64"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -70,17 +70,17 @@ func TestNeverSendsASecretTheRunHasSeen(t *testing.T) {
 	tests := []struct {
 		name  string
 		turns [][]string
-		want  []dreview.CallStatus // in the order of the turns
+		want  []review.CallStatus // in the order of the turns
 	}{
-		{"rot13 of the run's key", [][]string{{query(rot13(runKey))}}, []dreview.CallStatus{dreview.CallBlocked}},
-		{"the key reversed", [][]string{{query(reversed(runKey))}}, []dreview.CallStatus{dreview.CallBlocked}},
-		{"the key spaced, without its prefix", [][]string{{query(strings.Join(strings.Split(runKey[4:], ""), " "))}}, []dreview.CallStatus{dreview.CallBlocked}},
-		{"the assigned password, respelled", [][]string{{query("winter 2026 PROD")}}, []dreview.CallStatus{dreview.CallBlocked}},
-		{"base64 of a key the run never saw", [][]string{{query(base64.StdEncoding.EncodeToString([]byte(other)))}}, []dreview.CallStatus{dreview.CallBlocked}},
-		{"nine characters, then the rest", [][]string{{query("first " + runKey[:9])}, {query("then " + runKey[9:])}}, []dreview.CallStatus{dreview.CallOK, dreview.CallBlocked}},
-		{"ordinary terms", [][]string{{query("cache invalidation ADR-7")}, {query("Winter release notes")}}, []dreview.CallStatus{dreview.CallOK, dreview.CallOK}},
-		{"a zero-width space", [][]string{{query("cache\u200binvalidation")}}, []dreview.CallStatus{dreview.CallInvalidArguments}},
-		{"a bidi override", [][]string{{query("cache\u202einvalidation")}}, []dreview.CallStatus{dreview.CallInvalidArguments}},
+		{"rot13 of the run's key", [][]string{{query(rot13(runKey))}}, []review.CallStatus{review.CallBlocked}},
+		{"the key reversed", [][]string{{query(reversed(runKey))}}, []review.CallStatus{review.CallBlocked}},
+		{"the key spaced, without its prefix", [][]string{{query(strings.Join(strings.Split(runKey[4:], ""), " "))}}, []review.CallStatus{review.CallBlocked}},
+		{"the assigned password, respelled", [][]string{{query("winter 2026 PROD")}}, []review.CallStatus{review.CallBlocked}},
+		{"base64 of a key the run never saw", [][]string{{query(base64.StdEncoding.EncodeToString([]byte(other)))}}, []review.CallStatus{review.CallBlocked}},
+		{"nine characters, then the rest", [][]string{{query("first " + runKey[:9])}, {query("then " + runKey[9:])}}, []review.CallStatus{review.CallOK, review.CallBlocked}},
+		{"ordinary terms", [][]string{{query("cache invalidation ADR-7")}, {query("Winter release notes")}}, []review.CallStatus{review.CallOK, review.CallOK}},
+		{"a zero-width space", [][]string{{query("cache\u200binvalidation")}}, []review.CallStatus{review.CallInvalidArguments}},
+		{"a bidi override", [][]string{{query("cache\u202einvalidation")}}, []review.CallStatus{review.CallInvalidArguments}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,7 +91,7 @@ func TestNeverSendsASecretTheRunHasSeen(t *testing.T) {
 			}
 			ok := 0
 			for _, s := range tt.want {
-				if s == dreview.CallOK {
+				if s == review.CallOK {
 					ok++
 				}
 			}
@@ -110,7 +110,7 @@ func TestResultsJoinTheTaint(t *testing.T) {
 		return ports.ToolResult{Texts: []string{`deploy with service_token = "q8Zr2Lm5Xw7Kp3Vn"`}}, nil
 	}
 	e.run(t)
-	if got := fmt.Sprint(e.statuses()); got != fmt.Sprint([]dreview.CallStatus{dreview.CallOK, dreview.CallBlocked}) {
+	if got := fmt.Sprint(e.statuses()); got != fmt.Sprint([]review.CallStatus{review.CallOK, review.CallBlocked}) {
 		t.Fatalf("statuses %s; want the second call blocked", got)
 	}
 }
@@ -121,7 +121,7 @@ func TestTooManyViewsAreNotSent(t *testing.T) {
 	many := `%41%42 &#67;&#68; \x45\x46 =47=48 aGVsbG8gdGhlcmU= M5SW4ZLSMFWCA23FNZXWE2I= 66696e6520776f726473 <~87cURD]i,"Ebo80~>`
 	e := egressRun(t, []string{query(many)})
 	e.run(t)
-	if len(e.mcp.sent) != 0 || fmt.Sprint(e.statuses()) != fmt.Sprint([]dreview.CallStatus{dreview.CallBlocked}) {
+	if len(e.mcp.sent) != 0 || fmt.Sprint(e.statuses()) != fmt.Sprint([]review.CallStatus{review.CallBlocked}) {
 		t.Errorf("sent %q, statuses %v; want blocked, nothing sent", e.mcp.sent, e.statuses())
 	}
 }

@@ -1,11 +1,11 @@
-package review
+package reviews
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/field"
@@ -70,12 +70,12 @@ func NewListReviewCallsHandler(d Deps) *ListReviewCallsHandler { return &ListRev
 // Handle stores the run and enqueues its job in one transaction; a worker
 // replica takes it. Not gated: a review runs with or without MCP context.
 // The request's rules are the domain's (review.NewRun).
-func (h *SubmitReviewHandler) Handle(ctx context.Context, p ports.Principal, cmd SubmitReview) (*dreview.Run, error) {
+func (h *SubmitReviewHandler) Handle(ctx context.Context, p ports.Principal, cmd SubmitReview) (*review.Run, error) {
 	repoID, ok := id.Parse(cmd.RepositoryID)
 	if !ok {
 		return nil, app.Fail(app.CodeNotFound, "no such repository")
 	}
-	run, err := dreview.NewRun(h.d.NewID(), repoID, dreview.Request{
+	run, err := review.NewRun(h.d.NewID(), repoID, review.Request{
 		Title: cmd.Title, Description: cmd.Description, Diff: cmd.Diff, Files: cmd.Files,
 	}, h.d.Clock.Now())
 	if err != nil {
@@ -113,12 +113,12 @@ func requestInvalid(err error) error {
 }
 
 // Handle reads a review run; another tenant's id is not found.
-func (h *GetReviewHandler) Handle(ctx context.Context, p ports.Principal, q GetReview) (*dreview.Run, error) {
+func (h *GetReviewHandler) Handle(ctx context.Context, p ports.Principal, q GetReview) (*review.Run, error) {
 	id, ok := id.Parse(q.ID)
 	if !ok {
 		return nil, app.Fail(app.CodeNotFound, "no such review")
 	}
-	var run *dreview.Run
+	var run *review.Run
 	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		var err error
 		run, err = tx.Reviews().Get(ctx, id)
@@ -140,12 +140,12 @@ const (
 // Handle lists a repository's latest runs ([RecentReviews], newest first,
 // without diff and files); not_found for a repository the tenant does not
 // have.
-func (h *ListReviewsHandler) Handle(ctx context.Context, p ports.Principal, q ListReviews) ([]*dreview.Run, error) {
+func (h *ListReviewsHandler) Handle(ctx context.Context, p ports.Principal, q ListReviews) ([]*review.Run, error) {
 	repoID, ok := id.Parse(q.RepositoryID)
 	if !ok {
 		return nil, app.Fail(app.CodeNotFound, "no such repository")
 	}
-	var out []*dreview.Run
+	var out []*review.Run
 	err := h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		if _, err := tx.Repositories().Get(ctx, repoID); err != nil {
 			return app.NotFound(err, "repository")

@@ -1,4 +1,4 @@
-package review
+package reviews
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/ports"
@@ -36,7 +36,7 @@ type ReviewPipelineInput struct {
 
 // ReviewPipelineOutput is the pipeline's result.
 type ReviewPipelineOutput struct {
-	Findings []dreview.Finding
+	Findings []review.Finding
 	Summary  string
 	// McpPrompt is true when the finder prompt carried McpToolsSection.
 	McpPrompt bool
@@ -107,8 +107,8 @@ func (p *Pipeline) Run(ctx context.Context, in ReviewPipelineInput) (ReviewPipel
 
 // verify asks the verifier, then keeps a candidate only when the model
 // kept it and its evidence is found, verbatim, in the diff or a file.
-func (p *Pipeline) verify(ctx context.Context, in ReviewPipelineInput, repo repoTools, candidates []dreview.Finding) ([]dreview.Finding, error) {
-	kept := []dreview.Finding{}
+func (p *Pipeline) verify(ctx context.Context, in ReviewPipelineInput, repo repoTools, candidates []review.Finding) ([]review.Finding, error) {
+	kept := []review.Finding{}
 	if len(candidates) == 0 {
 		return kept, nil
 	}
@@ -200,7 +200,7 @@ func reviewMessage(in ReviewPipelineInput) string {
 
 // parseFindings reads the finder's final answer; anything unreadable is
 // no finding.
-func parseFindings(content string) []dreview.Finding {
+func parseFindings(content string) []review.Finding {
 	var out struct {
 		Findings []modelFinding `json:"findings"`
 	}
@@ -210,9 +210,9 @@ func parseFindings(content string) []dreview.Finding {
 	if out.Findings == nil {
 		return nil
 	}
-	findings := make([]dreview.Finding, 0, len(out.Findings))
+	findings := make([]review.Finding, 0, len(out.Findings))
 	for _, f := range out.Findings {
-		findings = append(findings, dreview.Finding(f))
+		findings = append(findings, review.Finding(f))
 	}
 	return findings
 }
@@ -280,7 +280,7 @@ func (r repoTools) call(c ports.ModelToolCall) string {
 	return `{"error": "unknown tool"}`
 }
 
-// proves applies the evidence rule ([dreview.Proves]) to the diff and the
+// proves applies the evidence rule ([review.Proves]) to the diff and the
 // review's files.
 func (r repoTools) proves(evidence string) bool {
 	sources := make([]string, 0, 1+len(r.files))
@@ -288,7 +288,7 @@ func (r repoTools) proves(evidence string) bool {
 	for _, content := range r.files {
 		sources = append(sources, content)
 	}
-	return dreview.Proves(evidence, sources...)
+	return review.Proves(evidence, sources...)
 }
 
 // capChars cuts s to at most n characters (runes).

@@ -1,4 +1,4 @@
-package review
+package reviews
 
 // Prompt versions. A prompt's text never changes under the same version:
 // a review without MCP tools must keep a byte-identical finder prompt

@@ -2,4 +2,4 @@
 // run the worker calls (the gate, the per-run MCP context, the per-call
 // pipeline of MC3 to MC5, the finder, verifier and summary steps), the
 // debug prompt logs and the run's tracing spans.
-package review
+package reviews

@@ -1,4 +1,4 @@
-package review_test
+package reviews_test
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/codelotse/codelotse/app"
-	"github.com/codelotse/codelotse/app/review"
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/app/reviews"
+	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/codelotse/codelotse/ports/portfake"
 )
@@ -31,34 +31,34 @@ func TestSubmitReview(t *testing.T) {
 	for i := range 1001 {
 		many["f"+strconv.Itoa(i)] = ""
 	}
-	ok := review.SubmitReview{RepositoryID: revRepo, Title: "Fix it", Description: "why", Diff: "+x"}
+	ok := reviews.SubmitReview{RepositoryID: revRepo, Title: "Fix it", Description: "why", Diff: "+x"}
 	tests := []struct {
 		name   string
-		change func(*review.SubmitReview)
+		change func(*reviews.SubmitReview)
 		newID  string
 		code   app.Code // "" when accepted
 		fields map[string]string
 	}{
-		{"a request", func(*review.SubmitReview) {}, newRun, "", nil},
-		{"with files", func(c *review.SubmitReview) { c.Files = map[string]string{"a.go": "package a"} }, newRun, "", nil},
-		{"a malformed repository id", func(c *review.SubmitReview) { c.RepositoryID = "nope" }, newRun, app.CodeNotFound, nil},
-		{"a repository the tenant does not have", func(c *review.SubmitReview) { c.RepositoryID = revServer }, newRun, app.CodeNotFound, nil},
-		{"no title", func(c *review.SubmitReview) { c.Title = "" }, newRun, app.CodeValidationFailed, map[string]string{"title": titleReason}},
-		{"501 characters of title", func(c *review.SubmitReview) { c.Title = strings.Repeat("ü", 501) }, newRun, app.CodeValidationFailed, map[string]string{"title": titleReason}},
-		{"no diff", func(c *review.SubmitReview) { c.Diff = "" }, newRun, app.CodeValidationFailed, map[string]string{"diff": "is required"}},
-		{"1001 files", func(c *review.SubmitReview) { c.Files = many }, newRun, app.CodeValidationFailed, map[string]string{"files": "at most 1000 files"}},
-		{"an empty path", func(c *review.SubmitReview) { c.Files = map[string]string{"": "x"} }, newRun, app.CodeValidationFailed, map[string]string{"files": pathReason}},
-		{"everything wrong", func(c *review.SubmitReview) { c.Title, c.Diff, c.Files = "", "", map[string]string{"\xff": ""} }, newRun,
+		{"a request", func(*reviews.SubmitReview) {}, newRun, "", nil},
+		{"with files", func(c *reviews.SubmitReview) { c.Files = map[string]string{"a.go": "package a"} }, newRun, "", nil},
+		{"a malformed repository id", func(c *reviews.SubmitReview) { c.RepositoryID = "nope" }, newRun, app.CodeNotFound, nil},
+		{"a repository the tenant does not have", func(c *reviews.SubmitReview) { c.RepositoryID = revServer }, newRun, app.CodeNotFound, nil},
+		{"no title", func(c *reviews.SubmitReview) { c.Title = "" }, newRun, app.CodeValidationFailed, map[string]string{"title": titleReason}},
+		{"501 characters of title", func(c *reviews.SubmitReview) { c.Title = strings.Repeat("ü", 501) }, newRun, app.CodeValidationFailed, map[string]string{"title": titleReason}},
+		{"no diff", func(c *reviews.SubmitReview) { c.Diff = "" }, newRun, app.CodeValidationFailed, map[string]string{"diff": "is required"}},
+		{"1001 files", func(c *reviews.SubmitReview) { c.Files = many }, newRun, app.CodeValidationFailed, map[string]string{"files": "at most 1000 files"}},
+		{"an empty path", func(c *reviews.SubmitReview) { c.Files = map[string]string{"": "x"} }, newRun, app.CodeValidationFailed, map[string]string{"files": pathReason}},
+		{"everything wrong", func(c *reviews.SubmitReview) { c.Title, c.Diff, c.Files = "", "", map[string]string{"\xff": ""} }, newRun,
 			app.CodeValidationFailed, map[string]string{"title": titleReason, "diff": "is required", "files": pathReason}},
 		// An id the handler chose that is not a UUID is its own fault,
 		// not the request's.
-		{"a malformed new id", func(*review.SubmitReview) {}, "not-a-uuid", app.CodeInternal, nil},
+		{"a malformed new id", func(*reviews.SubmitReview) {}, "not-a-uuid", app.CodeInternal, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newReviewEnv(t, 5)
 			delete(e.reviews.Runs, revReview)
-			h := review.NewSubmitReviewHandler(review.Deps{Tenants: e.tenants, Clock: &portfake.Clock{At: lifecycleT0},
+			h := reviews.NewSubmitReviewHandler(reviews.Deps{Tenants: e.tenants, Clock: &portfake.Clock{At: lifecycleT0},
 				NewID: func() string { return tt.newID }})
 			cmd := ok
 			tt.change(&cmd)
@@ -76,8 +76,8 @@ func TestSubmitReview(t *testing.T) {
 				t.Fatalf("Submit: %v", err)
 			}
 			stored := e.reviews.Runs[tt.newID]
-			for _, r := range []*dreview.Run{run, stored} {
-				if r == nil || r.ID() != tt.newID || r.RepositoryID() != revRepo || r.Status() != dreview.Queued ||
+			for _, r := range []*review.Run{run, stored} {
+				if r == nil || r.ID() != tt.newID || r.RepositoryID() != revRepo || r.Status() != review.Queued ||
 					!r.CreatedAt().Equal(lifecycleT0) || r.Title() != cmd.Title || r.Diff() != cmd.Diff || r.Files() == nil ||
 					len(r.Files()) != len(cmd.Files) {
 					t.Errorf("submitted run = %+v", r)
@@ -89,7 +89,7 @@ func TestSubmitReview(t *testing.T) {
 
 // runAt puts the run revReview in a state: queued, running, done or
 // failed.
-func runAt(t *testing.T, e *reviewEnv, state dreview.RunStatus) *dreview.Run {
+func runAt(t *testing.T, e *reviewEnv, state review.RunStatus) *review.Run {
 	t.Helper()
 	run := queuedRun(t, "")
 	step := func(err error) {
@@ -99,12 +99,12 @@ func runAt(t *testing.T, e *reviewEnv, state dreview.RunStatus) *dreview.Run {
 		}
 	}
 	switch state {
-	case dreview.Running:
+	case review.Running:
 		step(run.Start(lifecycleT0.Add(time.Minute)))
-	case dreview.Done:
+	case review.Done:
 		step(run.Start(lifecycleT0.Add(time.Minute)))
-		step(run.Complete(lifecycleT0.Add(2*time.Minute), dreview.Result{PromptVersion: "earlier", Summary: "the first result"}))
-	case dreview.Failed:
+		step(run.Complete(lifecycleT0.Add(2*time.Minute), review.Result{PromptVersion: "earlier", Summary: "the first result"}))
+	case review.Failed:
 		step(run.Fail(lifecycleT0.Add(2 * time.Minute)))
 	}
 	e.reviews.Runs[revReview] = run
@@ -113,7 +113,7 @@ func runAt(t *testing.T, e *reviewEnv, state dreview.RunStatus) *dreview.Run {
 }
 
 // runView is what a run shows, for comparisons.
-func runView(r *dreview.Run) map[string]any {
+func runView(r *review.Run) map[string]any {
 	return map[string]any{"status": r.Status(), "started": r.StartedAt(), "finished": r.FinishedAt(), "result": r.Result(), "request": r.Request()}
 }
 
@@ -122,20 +122,20 @@ func runView(r *dreview.Run) map[string]any {
 func TestFailReview(t *testing.T) {
 	now := lifecycleT0.Add(time.Hour)
 	for _, tt := range []struct {
-		from          dreview.RunStatus
-		want          dreview.RunStatus
+		from          review.RunStatus
+		want          review.RunStatus
 		started, fini time.Time
 	}{
-		{dreview.Queued, dreview.Failed, time.Time{}, now},
-		{dreview.Running, dreview.Failed, lifecycleT0.Add(time.Minute), now},
-		{dreview.Done, dreview.Done, lifecycleT0.Add(time.Minute), lifecycleT0.Add(2 * time.Minute)},
-		{dreview.Failed, dreview.Failed, time.Time{}, lifecycleT0.Add(2 * time.Minute)},
+		{review.Queued, review.Failed, time.Time{}, now},
+		{review.Running, review.Failed, lifecycleT0.Add(time.Minute), now},
+		{review.Done, review.Done, lifecycleT0.Add(time.Minute), lifecycleT0.Add(2 * time.Minute)},
+		{review.Failed, review.Failed, time.Time{}, lifecycleT0.Add(2 * time.Minute)},
 	} {
 		t.Run(string(tt.from), func(t *testing.T) {
 			e := newReviewEnv(t, 5)
 			before := runAt(t, e, tt.from)
 			e.deps.Clock = &portfake.Clock{At: now}
-			if err := review.NewReviewRunner(e.deps).FailReview(context.Background(), revTenant, revReview); err != nil {
+			if err := reviews.NewReviewRunner(e.deps).FailReview(context.Background(), revTenant, revReview); err != nil {
 				t.Fatalf("FailReview: %v", err)
 			}
 			got := e.reviews.Runs[revReview]
@@ -153,7 +153,7 @@ func TestFailReview(t *testing.T) {
 	t.Run("missing", func(t *testing.T) {
 		e := newReviewEnv(t, 5)
 		delete(e.reviews.Runs, revReview)
-		if err := review.NewReviewRunner(e.deps).FailReview(context.Background(), revTenant, revReview); err != nil {
+		if err := reviews.NewReviewRunner(e.deps).FailReview(context.Background(), revTenant, revReview); err != nil {
 			t.Errorf("FailReview of a missing run: %v", err)
 		}
 	})
@@ -163,12 +163,12 @@ func TestFailReview(t *testing.T) {
 // earlier attempt finished it) reads nothing else, asks no model, opens
 // no MCP session and changes nothing.
 func TestRunReviewLeavesAFinishedRunAlone(t *testing.T) {
-	for _, state := range []dreview.RunStatus{dreview.Done, dreview.Failed} {
+	for _, state := range []review.RunStatus{review.Done, review.Failed} {
 		t.Run(string(state), func(t *testing.T) {
 			e := newReviewEnv(t, 5)
 			e.finderCalls(`{"query": "cache"}`)
 			before := runAt(t, e, state)
-			if err := review.NewReviewRunner(e.deps).RunReview(context.Background(), revTenant, revReview); err != nil {
+			if err := reviews.NewReviewRunner(e.deps).RunReview(context.Background(), revTenant, revReview); err != nil {
 				t.Fatalf("RunReview: %v", err)
 			}
 			if diff := cmp.Diff(runView(before), runView(e.reviews.Runs[revReview])); diff != "" {
@@ -216,7 +216,7 @@ func TestALateAttemptKeepsTheFirstResult(t *testing.T) {
 		}
 		first = runView(other)
 	}}
-	if err := review.NewReviewRunner(e.deps).RunReview(context.Background(), revTenant, revReview); err != nil {
+	if err := reviews.NewReviewRunner(e.deps).RunReview(context.Background(), revTenant, revReview); err != nil {
 		t.Fatalf("RunReview: %v", err)
 	}
 	if diff := cmp.Diff(first, runView(e.reviews.Runs[revReview])); first == nil || diff != "" {

@@ -1,6 +1,6 @@
 //go:build !signedoff
 
-package review_test
+package reviews_test
 
 import (
 	"testing"

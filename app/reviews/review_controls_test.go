@@ -1,4 +1,4 @@
-package review_test
+package reviews_test
 
 import (
 	"context"
@@ -8,10 +8,10 @@ import (
 	"sync"
 	"testing"
 
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 
 	"github.com/codelotse/codelotse/app"
-	"github.com/codelotse/codelotse/app/review"
+	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/tool"
@@ -48,7 +48,7 @@ func TestShortEvidenceProvesNothing(t *testing.T) {
 				ports.StepVerifier: {{Content: `{"verdicts": [{"index": 0, "keep": true}]}`}},
 				ports.StepSummary:  {{Content: "S"}},
 			}}
-			out, err := (&review.Pipeline{Model: m}).Run(context.Background(), review.ReviewPipelineInput{Title: "t", Diff: diff})
+			out, err := (&reviews.Pipeline{Model: m}).Run(context.Background(), reviews.ReviewPipelineInput{Title: "t", Diff: diff})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +75,7 @@ func TestCapsResultsAtExactly8000Characters(t *testing.T) {
 	if n := strings.Count(answers[0], "é"); n != 8000 {
 		t.Errorf("the model saw %d characters of the result, want exactly 8000", n)
 	}
-	if st := e.statuses(); len(st) != 1 || st[0] != dreview.CallOK {
+	if st := e.statuses(); len(st) != 1 || st[0] != review.CallOK {
 		t.Errorf("statuses = %v, want ok", st)
 	}
 }
@@ -86,11 +86,11 @@ func TestCapsResultsAtExactly8000Characters(t *testing.T) {
 func TestInvalidArgumentsAreNeverSent(t *testing.T) {
 	tests := []struct {
 		name, args string
-		want       dreview.CallStatus
+		want       review.CallStatus
 	}{
-		{"extra property", `{"query": "cache", "extra": "x"}`, dreview.CallInvalidArguments},
-		{"501 characters", `{"query": "` + strings.Repeat("é", limits.MaxArgumentStringLen+1) + `"}`, dreview.CallInvalidArguments},
-		{"500 characters", `{"query": "` + strings.Repeat("é", limits.MaxArgumentStringLen) + `"}`, dreview.CallOK},
+		{"extra property", `{"query": "cache", "extra": "x"}`, review.CallInvalidArguments},
+		{"501 characters", `{"query": "` + strings.Repeat("é", limits.MaxArgumentStringLen+1) + `"}`, review.CallInvalidArguments},
+		{"500 characters", `{"query": "` + strings.Repeat("é", limits.MaxArgumentStringLen) + `"}`, review.CallOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,13 +101,13 @@ func TestInvalidArgumentsAreNeverSent(t *testing.T) {
 				t.Errorf("statuses = %v, want exactly [%s]", st, tt.want)
 			}
 			wantSent := 0
-			if tt.want == dreview.CallOK {
+			if tt.want == review.CallOK {
 				wantSent = 1
 			}
 			if len(e.mcp.sent) != wantSent || run.Stats().Mcp.Calls != wantSent {
 				t.Errorf("the server got %d calls (stats %d), want %d", len(e.mcp.sent), run.Stats().Mcp.Calls, wantSent)
 			}
-			if a := e.model.toolAnswers(); len(a) != 1 || (tt.want != dreview.CallOK) != strings.Contains(a[0], string(dreview.CallInvalidArguments)) {
+			if a := e.model.toolAnswers(); len(a) != 1 || (tt.want != review.CallOK) != strings.Contains(a[0], string(review.CallInvalidArguments)) {
 				t.Errorf("the model's answer = %.120q", a)
 			}
 		})
@@ -174,7 +174,7 @@ func runWithSpies(t *testing.T, gates app.Gates) (reads map[string]int, opened, 
 	e.deps.Gates = gates
 	e.finderCalls(`{"query": "cache"}`)
 	run := e.run(t)
-	if run.Status() != dreview.Done {
+	if run.Status() != review.Done {
 		t.Errorf("run %s, want done", run.Status())
 	}
 	return spy.total(), e.mcp.opened, len(e.mcp.sent)
@@ -244,7 +244,7 @@ func TestResultsReachTheModelWithoutInvisibleCharacters(t *testing.T) {
 					e.finderCalls(`{"query": "notes"}`)
 					e.run(t)
 					a, rec := e.model.toolAnswers()[0], e.calls.Records[0]
-					if rec.Status != dreview.CallOK || !strings.Contains(a, h.visible) {
+					if rec.Status != review.CallOK || !strings.Contains(a, h.visible) {
 						t.Errorf("status %v, answer %q; want ok with %q", rec.Status, a, h.visible)
 					}
 					if strings.ContainsFunc(a, tool.Invisible) || strings.Contains(strings.ToLower(a), `\u`) {
@@ -273,7 +273,7 @@ func TestResultsReachTheModelWithoutInvisibleCharacters(t *testing.T) {
 			e.finderCalls(`{"query": "keys"}`)
 			e.run(t)
 			a, rec := e.model.toolAnswers()[0], e.calls.Records[0]
-			if rec.Status != dreview.CallBlocked || strings.Contains(a, "ODNN7") || rec.RemovedCharacters != 1 {
+			if rec.Status != review.CallBlocked || strings.Contains(a, "ODNN7") || rec.RemovedCharacters != 1 {
 				t.Errorf("status %v, removed %d, answer %q; want blocked, 1 removed, nothing of the result", rec.Status, rec.RemovedCharacters, a)
 			}
 		})

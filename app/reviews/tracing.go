@@ -1,9 +1,9 @@
-package review
+package reviews
 
 import (
 	"context"
 
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -42,9 +42,9 @@ func startCall(ctx context.Context, toolName string) (context.Context, trace.Spa
 		trace.WithAttributes(attribute.String("gen_ai.tool.name", toolName)))
 }
 
-func endCall(span trace.Span, status dreview.CallStatus) {
+func endCall(span trace.Span, status review.CallStatus) {
 	span.SetAttributes(attribute.String("codelotse.mcp.call.status", string(status)))
-	if status != dreview.CallOK {
+	if status != review.CallOK {
 		span.SetStatus(codes.Error, string(status))
 	}
 	span.End()

@@ -1,4 +1,4 @@
-package review
+package reviews
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	dreview "github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/review"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/budget"
@@ -61,14 +61,14 @@ type mcpRun struct {
 	// servers is what became of each server of the effective policy
 	// (stats.mcp.servers): the disabled and unreadable ones first, then
 	// the others in the policy's order.
-	servers []dreview.ServerOutcome
+	servers []review.ServerOutcome
 }
 
 // outcome notes what became of one server of the run.
-func (r *mcpRun) outcome(s *server.Server, reason dreview.ServerReason) {
+func (r *mcpRun) outcome(s *server.Server, reason review.ServerReason) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.servers = append(r.servers, dreview.ServerOutcome{ID: s.ID(), Name: s.Name().String(), Offered: reason == "", Reason: reason})
+	r.servers = append(r.servers, review.ServerOutcome{ID: s.ID(), Name: s.Name().String(), Offered: reason == "", Reason: reason})
 }
 
 // close closes every session, concurrently; safe to call more than once.
@@ -99,8 +99,8 @@ func (r *mcpRun) usage(ctx context.Context) (ports.ReviewUsage, error) {
 
 // stats are the run's MCP statistics, read from its call records: calls
 // that reached a server, bytes the budget kept, calls blocked.
-func (r *mcpRun) stats(ctx context.Context, promptUsed bool) dreview.McpStats {
-	var st dreview.McpStats
+func (r *mcpRun) stats(ctx context.Context, promptUsed bool) review.McpStats {
+	var st review.McpStats
 	if promptUsed {
 		v := McpPromptVersion
 		st.Prompt = &v
@@ -115,7 +115,7 @@ func (r *mcpRun) stats(ctx context.Context, promptUsed bool) dreview.McpStats {
 	}
 	st.Calls, st.Bytes, st.Blocked = u.Sent, u.Bytes, u.Blocked
 	r.mu.Lock()
-	st.Servers = append([]dreview.ServerOutcome(nil), r.servers...)
+	st.Servers = append([]review.ServerOutcome(nil), r.servers...)
 	r.mu.Unlock()
 	return st
 }
@@ -150,18 +150,18 @@ func (r *mcpRun) loadServers(ctx context.Context, ids []string) []mcpServer {
 		}
 		if err != nil {
 			r.deps.warn("mcp server skipped: cannot be read", map[string]string{"server_id": id, "review_id": r.reviewID, "error": err.Error()})
-			r.deps.Metrics.McpCall(dreview.CallUnavailable)
+			r.deps.Metrics.McpCall(review.CallUnavailable)
 			continue
 		}
 		if !s.Enabled() || !s.Acknowledged() {
-			r.outcome(s, dreview.ServerDisabled)
+			r.outcome(s, review.ServerDisabled)
 			continue
 		}
 		cred, err := app.OpenCredential(r.deps.Cipher, s.ID(), enc)
 		if err != nil {
 			r.warn("mcp server skipped: credential cannot be opened", s)
-			r.deps.Metrics.McpCall(dreview.CallUnavailable)
-			r.outcome(s, dreview.ServerUnreachable)
+			r.deps.Metrics.McpCall(review.CallUnavailable)
+			r.outcome(s, review.ServerUnreachable)
 			continue
 		}
 		out = append(out, mcpServer{srv: s, target: app.Target(r.deps.Tenants, r.deps.Cipher, r.tenantID, s, cred, enc)})
@@ -213,11 +213,11 @@ func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalT
 		res := results[i]
 		if res.err != nil {
 			r.warn("mcp server skipped: "+connectorCode(res.err), ms.srv)
-			r.deps.Metrics.McpCall(dreview.CallUnavailable)
+			r.deps.Metrics.McpCall(review.CallUnavailable)
 			r.unauthorized(ctx, ms.srv.ID(), res.err)
-			reason := dreview.ServerUnreachable
+			reason := review.ServerUnreachable
 			if errors.Is(res.err, ports.ErrServerUnauthorized) {
-				reason = dreview.ServerUnauthorized
+				reason = review.ServerUnauthorized
 			}
 			r.outcome(ms.srv, reason)
 			continue
@@ -237,7 +237,7 @@ func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalT
 			// it again, even when the server changes it back.
 			if lt.Err != nil || !snap.Matches(lt.Definition) || ms.srv.ToolStatus(snap.Name()).State == server.ToolChanged {
 				changed = append(changed, lt)
-				r.record(ctx, ports.ToolCall{ServerID: ms.srv.ID(), Tool: snap.Name(), Status: dreview.CallBlocked})
+				r.record(ctx, ports.ToolCall{ServerID: ms.srv.ID(), Tool: snap.Name(), Status: review.CallBlocked})
 				continue
 			}
 			name, err := tool.ModelToolName(ms.srv.Name().String(), snap.Name())
@@ -252,7 +252,7 @@ func (r *mcpRun) openTools(ctx context.Context, servers []mcpServer) []ExternalT
 			r.markChanged(ctx, ms.srv.ID(), changed)
 		}
 		if offered == 0 {
-			r.outcome(ms.srv, dreview.ServerNoPinnedTools)
+			r.outcome(ms.srv, review.ServerNoPinnedTools)
 		} else {
 			r.outcome(ms.srv, "")
 		}
@@ -352,7 +352,7 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 	ctx, span := startCall(ctx, t.snap.Name())
 	checked, invalid := t.snap.Schema().Check(args)
 	rec := ports.ToolCall{ServerID: t.srv.ID(), Tool: t.snap.Name(), RequestBytes: checked.Len(), ArgumentsHash: checked.Hash()}
-	finish := func(status dreview.CallStatus, answer string) string {
+	finish := func(status review.CallStatus, answer string) string {
 		endCall(span, status)
 		rec.Status = status
 		rec.Duration = r.deps.Clock.Now().Sub(start)
@@ -362,7 +362,7 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 	defer func() {
 		if v := recover(); v != nil {
 			r.deps.warn("mcp call panicked", map[string]string{"server_id": t.srv.ID(), "tool": t.snap.Name(), "panic_type": fmt.Sprintf("%T", v)})
-			answer = finish(dreview.CallError, refusal(string(dreview.CallError)))
+			answer = finish(review.CallError, refusal(string(review.CallError)))
 		}
 	}()
 
@@ -372,18 +372,18 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 	// sent, and the run's usage counts it neither as reserved nor as sent.
 	res, err := r.budget.Reserve(ctx)
 	if err != nil {
-		return finish(dreview.CallBudgetExhausted, refusal(string(dreview.CallBudgetExhausted)))
+		return finish(review.CallBudgetExhausted, refusal(string(review.CallBudgetExhausted)))
 	}
 	defer res.Release() // no-op after Commit
 
 	if invalid != nil {
-		return finish(dreview.CallInvalidArguments, refusal(string(dreview.CallInvalidArguments)+": "+argumentReason(invalid)))
+		return finish(review.CallInvalidArguments, refusal(string(review.CallInvalidArguments)+": "+argumentReason(invalid)))
 	}
 	if hiddenCharacters(checked.Strings()) {
-		return finish(dreview.CallInvalidArguments, refusal(string(dreview.CallInvalidArguments)+": the arguments hold invisible, format or direction characters"))
+		return finish(review.CallInvalidArguments, refusal(string(review.CallInvalidArguments)+": the arguments hold invisible, format or direction characters"))
 	}
 	if !r.admit(checked) {
-		return finish(dreview.CallBlocked, refusal(string(dreview.CallBlocked)+": the arguments look like a secret or personal data; nothing was sent"))
+		return finish(review.CallBlocked, refusal(string(review.CallBlocked)+": the arguments look like a secret or personal data; nothing was sent"))
 	}
 
 	out, err := t.session.CallTool(ctx, t.snap.Name(), checked)
@@ -392,23 +392,23 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 		// The server made the run read a whole reservation's worth.
 		rec.ResponseBytes = limits.ReviewResponseCap
 		_ = res.Commit(rec.ResponseBytes)
-		return finish(dreview.CallTooLarge, refusal(string(dreview.CallTooLarge)))
+		return finish(review.CallTooLarge, refusal(string(review.CallTooLarge)))
 	case errors.Is(err, ports.ErrProtocol):
-		return finish(dreview.CallError, refusal(string(dreview.CallError)))
+		return finish(review.CallError, refusal(string(review.CallError)))
 	case err != nil:
 		r.unauthorized(ctx, t.srv.ID(), err)
-		return finish(dreview.CallUnavailable, refusal(string(dreview.CallUnavailable)))
+		return finish(review.CallUnavailable, refusal(string(review.CallUnavailable)))
 	}
 	text := resultText(out)
 	rec.ResponseBytes = len(text)
 	if len(text) > limits.ToolResultCap {
 		_ = res.Commit(len(text)) // keeps the whole reservation
-		return finish(dreview.CallTooLarge, refusal(string(dreview.CallTooLarge)))
+		return finish(review.CallTooLarge, refusal(string(review.CallTooLarge)))
 	}
 	text, rec.RemovedCharacters = removeInvisible(text)
 	findings := r.deps.Scanner.Scan(text)
 	if hasSecret(findings) || r.hidesSecret(text) {
-		return finish(dreview.CallBlocked, refusal(string(dreview.CallBlocked)+": the result contained a secret and was dropped"))
+		return finish(review.CallBlocked, refusal(string(review.CallBlocked)+": the result contained a secret and was dropped"))
 	}
 	text = capChars(r.deps.Scanner.Redact(text, findings), limits.ResultPromptChars)
 	var wrapped string
@@ -418,16 +418,16 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 		wrapped, err = r.wrapper.Wrap(t.source(), text)
 	}
 	if err != nil {
-		return finish(dreview.CallError, refusal(string(dreview.CallError)))
+		return finish(review.CallError, refusal(string(review.CallError)))
 	}
 	// The scan found no secret here (else the result was dropped): what
 	// the model reads can still assign one the scanner does not know.
 	r.taint.Add(egress.Collect(text, nil)...)
 	_ = res.Commit(rec.ResponseBytes)
 	if out.IsError {
-		return finish(dreview.CallError, wrapped)
+		return finish(review.CallError, wrapped)
 	}
-	return finish(dreview.CallOK, wrapped)
+	return finish(review.CallOK, wrapped)
 }
 
 // hidesSecret reports whether text holds a secret only in JSON escapes
@@ -591,7 +591,7 @@ func (r *mcpRun) see(text string) {
 
 // seeRequest adds the review's request to the taint: what the model reads
 // before its first call.
-func (r *mcpRun) seeRequest(req dreview.Request) {
+func (r *mcpRun) seeRequest(req review.Request) {
 	r.see(req.Title)
 	r.see(req.Description)
 	r.see(req.Diff)
