@@ -59,7 +59,7 @@ func soak(o options, in *instance) error {
 		return err
 	}
 	// The worker runs every review of a wave at once; its pool is sized
-	// for that (README: QUAVON_WORKER_CONCURRENCY).
+	// for that (docs/configuration.md: QUAVON_WORKER_CONCURRENCY).
 	worker, workerBase, err := in.start("worker", append(common,
 		"QUAVON_WORKER_CONCURRENCY="+strconv.Itoa(o.reviews),
 		"QUAVON_DATABASE_URL="+withPool(in.dsn, 20))...)

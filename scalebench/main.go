@@ -9,7 +9,7 @@
 //   - the rows per second of a 30-day retention backlog, per table.
 //
 // Both databases belong to a role that is not a superuser and lacks
-// BYPASSRLS, created as README.md tells operators ("The database role"),
+// BYPASSRLS, created as docs/operations.md tells operators ("The database role"),
 // and the service, the migrations and the retention job connect as it.
 // The retention job is the application's own (app/operations with
 // adapters/postgres), run in this process on that role's connection with
@@ -186,8 +186,8 @@ type database struct {
 	adminDSN, name, dsn string
 }
 
-// newDatabase creates the owner role and its database as README.md
-// tells operators: a login role, not a superuser, without BYPASSRLS,
+// newDatabase creates the owner role and its database as
+// docs/operations.md tells operators: a login role, not a superuser, without BYPASSRLS,
 // with CREATEROLE (the first migration creates codelotse_tenant when the
 // cluster has none), owning the database.
 func newDatabase(admin, name string) (*database, error) {

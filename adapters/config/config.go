@@ -1,5 +1,5 @@
 // Package config reads the service's configuration from the environment
-// (README, Configuration) once at startup and validates all of it, so a bad
+// (docs/configuration.md) once at startup and validates all of it, so a bad
 // value is a one-line startup error and never a surprise at request time.
 package config
 

@@ -517,7 +517,7 @@ func withPoolSize1(dsn string) string {
 	return dsn + " pool_max_conns=1"
 }
 
-// TestMigratesWithoutCreateRole is README.md's second way to create the
+// TestMigratesWithoutCreateRole is docs/operations.md's second way to create the
 // database role: the operator creates codelotse_tenant and grants it to
 // a login role without CREATEROLE that owns the database. The migrations
 // must neither create the role nor grant it again, and the service must

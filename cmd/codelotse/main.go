@@ -1,5 +1,6 @@
 // Command codelotse is the CodeLotse MCP-context service: the admin REST
-// API, the review worker and the operator commands (README: Commands).
+// API, the review worker and the operator commands (docs/operations.md,
+// Commands).
 package main
 
 import (

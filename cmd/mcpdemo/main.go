@@ -1,4 +1,4 @@
-// Command mcpdemo is a small MCP server for the README's demo: a design
+// Command mcpdemo is a small MCP server for the demo (docs/walkthrough.md): a design
 // wiki with one read-only tool, search, served over Streamable HTTP with
 // TLS on loopback. It makes its own CA and certificate for "localhost" at
 // start (package localpki) and writes the CA to the file given by -ca, so codelotse can trust

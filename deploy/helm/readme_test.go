@@ -8,7 +8,10 @@ import (
 	"testing"
 )
 
-// helmCommand is one `helm install` or `helm upgrade` of the README.
+// operationsDoc is the page whose helm commands the operators follow.
+const operationsDoc = "../../docs/operations.md"
+
+// helmCommand is one `helm install` or `helm upgrade` of docs/operations.md.
 type helmCommand struct {
 	line        string
 	verb, chart string
@@ -16,11 +19,12 @@ type helmCommand struct {
 	reuse       bool
 }
 
-// readmeCommands finds the helm commands in the README's code blocks
-// (indented four spaces, continued with a trailing backslash).
-func readmeCommands(t *testing.T) []helmCommand {
+// docCommands finds the helm commands in the code blocks of
+// docs/operations.md (indented four spaces, continued with a trailing
+// backslash).
+func docCommands(t *testing.T) []helmCommand {
 	t.Helper()
-	raw, err := os.ReadFile("../../README.md")
+	raw, err := os.ReadFile(operationsDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +41,7 @@ func readmeCommands(t *testing.T) []helmCommand {
 		}
 		f := strings.Fields(l)
 		if len(f) < 4 {
-			t.Fatalf("README: short helm command %q", l)
+			t.Fatalf("%s: short helm command %q", operationsDoc, l)
 		}
 		c := helmCommand{line: l, verb: f[1], chart: f[3]}
 		for j := 4; j < len(f); j++ {
@@ -53,7 +57,7 @@ func readmeCommands(t *testing.T) []helmCommand {
 			case "--reuse-values":
 				c.reuse = true
 			default:
-				t.Fatalf("README: %q: flag %q unknown to this test", l, f[j])
+				t.Fatalf("%s: %q: flag %q unknown to this test", operationsDoc, l, f[j])
 			}
 		}
 		cmds = append(cmds, c)
@@ -61,11 +65,11 @@ func readmeCommands(t *testing.T) []helmCommand {
 	return cmds
 }
 
-// TestReadmeCommandsRender renders each helm command of the README exactly
+// TestDocCommandsRender renders each helm command of docs/operations.md exactly
 // as written (an upgrade with --reuse-values on top of the first install)
-// and checks its profile's promises: the README cannot drift from the chart.
-func TestReadmeCommandsRender(t *testing.T) {
-	cmds := readmeCommands(t)
+// and checks its profile's promises: the doc cannot drift from the chart.
+func TestDocCommandsRender(t *testing.T) {
+	cmds := docCommands(t)
 	verbs := map[string]int{}
 	var first *helmCommand
 	for i, c := range cmds {
@@ -110,6 +114,6 @@ func TestReadmeCommandsRender(t *testing.T) {
 		}
 	}
 	if verbs["install"] < 2 || verbs["upgrade"] < 1 {
-		t.Errorf("README helm commands %v, want both profiles' installs and the scaling upgrade", verbs)
+		t.Errorf("%s: helm commands %v, want both profiles' installs and the scaling upgrade", operationsDoc, verbs)
 	}
 }

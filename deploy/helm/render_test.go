@@ -30,7 +30,7 @@ const (
 	airgapValues = "codelotse/values-airgap.yaml"
 )
 
-// required are the values every install must give (README: Operations).
+// required are the values every install must give (docs/operations.md, "Secrets and install").
 var required = []string{"database.existingSecret=codelotse-db", "encryption.existingSecret=codelotse-keys", "llm.existingSecret=codelotse-llm"}
 
 // object is one rendered manifest decoded into its typed API struct.

@@ -41,7 +41,8 @@ import (
 type Mutant struct {
 	// ID names the mutant in reports and -only.
 	ID string `json:"id"`
-	// Row is the control's row in ARCHITECTURE.md's table (MC1…).
+	// Row is the control's row of the threat analysis, a section of
+	// docs/sign-off.md (MC1…).
 	Row string `json:"row"`
 	// What says in words what the mutant removes or weakens.
 	What string `json:"what"`
@@ -274,7 +275,8 @@ func writeOverlay(m Mutant, mutated []byte, tmp string) (string, error) {
 // copyMutated builds a tree in tmp where every top-level entry of the
 // repository is a symbolic link except the first component of m.Dir,
 // which is a copy holding the mutated file (so a test that reads
-// ../../README.md still finds it). It returns the directory to test in.
+// ../../docs/operations.md still finds it). It returns the directory to
+// test in.
 func copyMutated(m Mutant, mutated []byte, tmp string) (string, error) {
 	if m.Dir == "" {
 		return "", fmt.Errorf("a mutant of %s (not a Go file) needs a dir to copy", m.File)

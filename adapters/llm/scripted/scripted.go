@@ -1,6 +1,6 @@
 // Package scripted is the scripted model: a [ports.Model] that replays a
 // file of model turns instead of asking a model, for tests and the
-// README's demo (QUAVON_LLM_PROVIDER=scripted). It
+// demo of docs/walkthrough.md (QUAVON_LLM_PROVIDER=scripted). It
 // is named the scripted model everywhere it appears, so nobody mistakes
 // its output for a review.
 //

@@ -7,8 +7,8 @@
 // skips) when PostgreSQL is unreachable.
 //
 // Tests run as production runs: every database belongs to a role of its
-// own that is not a superuser and lacks BYPASSRLS, created as README.md
-// ("Install with Helm", the database role) tells operators to create the
+// own that is not a superuser and lacks BYPASSRLS, created as
+// docs/operations.md ("The database role") tells operators to create the
 // service's role (LOGIN, CREATEROLE, owner of the database), and the
 // migrations and the service connect as that role. Forced row-level
 // security therefore applies to it outside [postgres.DB.WithSystem]; a
@@ -96,7 +96,7 @@ func EmptyDSN(t testing.TB) string {
 
 	name := "codelotse_test_" + randomHex(t)
 	password := randomHex(t) + randomHex(t)
-	// As README.md tells operators: a login role that owns the database.
+	// As docs/operations.md tells operators: a login role that owns the database.
 	for _, q := range []string{
 		fmt.Sprintf("CREATE ROLE %s LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB CREATEROLE PASSWORD '%s'", name, password),
 		fmt.Sprintf("CREATE DATABASE %s OWNER %s", name, name),
