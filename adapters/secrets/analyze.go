@@ -90,25 +90,7 @@ func finite(re *syntax.Regexp) ([]string, bool) {
 	case syntax.OpLiteral:
 		return []string{strings.ToLower(string(re.Rune))}, true
 	case syntax.OpCharClass:
-		seen := map[string]bool{}
-		var out []string
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			lo, hi := re.Rune[i], re.Rune[i+1]
-			if int(hi-lo) > finiteLimit {
-				return nil, false
-			}
-			for r := lo; r <= hi; r++ {
-				s := strings.ToLower(string(r))
-				if !seen[s] {
-					seen[s] = true
-					out = append(out, s)
-				}
-			}
-			if len(out) > finiteLimit {
-				return nil, false
-			}
-		}
-		return out, true
+		return finiteClass(re.Rune)
 	case syntax.OpCapture:
 		return finite(re.Sub[0])
 	case syntax.OpQuest:
@@ -118,24 +100,7 @@ func finite(re *syntax.Regexp) ([]string, bool) {
 		}
 		return append([]string{""}, s...), true
 	case syntax.OpRepeat:
-		if re.Max < 0 || re.Max > 8 {
-			return nil, false
-		}
-		sub, ok := finite(re.Sub[0])
-		if !ok {
-			return nil, false
-		}
-		var out []string
-		cur := []string{""}
-		for n := 0; n <= re.Max; n++ {
-			if n >= re.Min {
-				out = append(out, cur...)
-			}
-			if cur, ok = cross(cur, sub); !ok {
-				return nil, false
-			}
-		}
-		return out, len(out) <= finiteLimit
+		return finiteRepeat(re)
 	case syntax.OpConcat:
 		cur := []string{""}
 		for _, s := range re.Sub {
@@ -160,6 +125,53 @@ func finite(re *syntax.Regexp) ([]string, bool) {
 		return out, len(out) <= finiteLimit
 	}
 	return nil, false
+}
+
+// finiteClass is finite for a character class, given as its lo, hi
+// range pairs.
+func finiteClass(ranges []rune) ([]string, bool) {
+	seen := map[string]bool{}
+	var out []string
+	for i := 0; i+1 < len(ranges); i += 2 {
+		lo, hi := ranges[i], ranges[i+1]
+		if int(hi-lo) > finiteLimit {
+			return nil, false
+		}
+		for r := lo; r <= hi; r++ {
+			s := strings.ToLower(string(r))
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+		if len(out) > finiteLimit {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// finiteRepeat is finite for a repetition; one that can repeat more than
+// 8 times is never small.
+func finiteRepeat(re *syntax.Regexp) ([]string, bool) {
+	if re.Max < 0 || re.Max > 8 {
+		return nil, false
+	}
+	sub, ok := finite(re.Sub[0])
+	if !ok {
+		return nil, false
+	}
+	var out []string
+	cur := []string{""}
+	for n := 0; n <= re.Max; n++ {
+		if n >= re.Min {
+			out = append(out, cur...)
+		}
+		if cur, ok = cross(cur, sub); !ok {
+			return nil, false
+		}
+	}
+	return out, len(out) <= finiteLimit
 }
 
 func cross(a, b []string) ([]string, bool) {

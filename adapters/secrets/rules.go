@@ -254,6 +254,40 @@ func compileRule(id, expr string, keywords []string) (*rule, error) {
 // Only then is "every match starts at a keyword hit, or at most prefixMax
 // prefix characters before one" a proof, not a guess.
 func (r *rule) tryAnchored(tree *syntax.Regexp) error {
+	subs := r.keywordLed(tree)
+	if subs == nil {
+		return nil
+	}
+	rest := &syntax.Regexp{Op: syntax.OpConcat, Sub: append([]*syntax.Regexp{{Op: syntax.OpBeginText}}, subs...)}
+	re, err := regexp.Compile(rest.String())
+	if err != nil {
+		return err
+	}
+	if re.NumSubexp() != r.re.NumSubexp() {
+		return fmt.Errorf("anchored form has %d groups, want %d", re.NumSubexp(), r.re.NumSubexp())
+	}
+	r.anchored = re
+	if err := r.setHead(subs); err != nil {
+		return err
+	}
+	// A bounded rest needs no more input than its longest match (plus
+	// one byte of context for a trailing \b or $); an unbounded one gets
+	// the rest of the text, and the anchored search stops where the
+	// match fails.
+	r.anchoredCap = -1
+	if n := maxMatchLen(rest); n != unbounded {
+		r.anchoredCap = n + 1
+	} else {
+		r.live = newLiveDFA(rest)
+	}
+	return nil
+}
+
+// keywordLed returns the parts of tree after its lazy prefix class or \b
+// (setting r.prefix and r.prefixMax, or r.wordBoundary) when every match
+// of them starts with a keyword, or nil when tree is not of a form that
+// tryAnchored takes.
+func (r *rule) keywordLed(tree *syntax.Regexp) []*syntax.Regexp {
 	if tree.Op != syntax.OpConcat || len(tree.Sub) < 2 {
 		return nil
 	}
@@ -275,21 +309,18 @@ func (r *rule) tryAnchored(tree *syntax.Regexp) error {
 		r.prefix, r.prefixMax, r.wordBoundary = nil, 0, false
 		return nil
 	}
-	rest := &syntax.Regexp{Op: syntax.OpConcat, Sub: append([]*syntax.Regexp{{Op: syntax.OpBeginText}}, subs...)}
-	re, err := regexp.Compile(rest.String())
-	if err != nil {
-		return err
-	}
-	if re.NumSubexp() != r.re.NumSubexp() {
-		return fmt.Errorf("anchored form has %d groups, want %d", re.NumSubexp(), r.re.NumSubexp())
-	}
-	r.anchored = re
-	// head is a necessary condition of the anchored form that is cheap to
-	// test, since Go's backtracker clears a bitmap of program size × input
-	// length per call: its longest leading part with a short bounded
-	// match, then the bounded start every match of the next, unbounded
-	// part begins with (generic-api-key: the first ten characters of the
-	// secret), so most keyword hits fail here.
+	return subs
+}
+
+// setHead sets up the head test of the anchored form whose parts are
+// subs. The head is a necessary condition of the anchored form that is
+// cheap to test, since Go's backtracker clears a bitmap of program size ×
+// input length per call: its longest leading part with a short bounded
+// match, then the bounded start every match of the next, unbounded part
+// begins with (generic-api-key: the first ten characters of the secret),
+// so most keyword hits fail here. A form short enough to be its own head
+// gets none.
+func (r *rule) setHead(subs []*syntax.Regexp) error {
 	var headSubs []*syntax.Regexp
 	headLen, whole := 0, true
 	for _, sub := range subs {
@@ -309,26 +340,18 @@ func (r *rule) tryAnchored(tree *syntax.Regexp) error {
 		headSubs = append(headSubs, sub)
 		headLen += n
 	}
-	if len(headSubs) > 0 && !whole {
-		head := &syntax.Regexp{Op: syntax.OpConcat, Sub: append([]*syntax.Regexp{{Op: syntax.OpBeginText}}, headSubs...)}
-		if r.head, err = regexp.Compile(head.String()); err != nil {
-			return err
-		}
-		r.headNFA = newHeadNFA(head)
-		// One byte more than the longest head match, so that \b and $ at
-		// its end see the character that follows, as in the whole text.
-		r.headLen = headLen + 1
+	if len(headSubs) == 0 || whole {
+		return nil
 	}
-	// A bounded rest needs no more input than its longest match (plus
-	// one byte of context for a trailing \b or $); an unbounded one gets
-	// the rest of the text, and the anchored search stops where the
-	// match fails.
-	r.anchoredCap = -1
-	if n := maxMatchLen(rest); n != unbounded {
-		r.anchoredCap = n + 1
-	} else {
-		r.live = newLiveDFA(rest)
+	head := &syntax.Regexp{Op: syntax.OpConcat, Sub: append([]*syntax.Regexp{{Op: syntax.OpBeginText}}, headSubs...)}
+	var err error
+	if r.head, err = regexp.Compile(head.String()); err != nil {
+		return err
 	}
+	r.headNFA = newHeadNFA(head)
+	// One byte more than the longest head match, so that \b and $ at
+	// its end see the character that follows, as in the whole text.
+	r.headLen = headLen + 1
 	return nil
 }
 

@@ -256,25 +256,7 @@ func isWordByte(c byte) bool {
 // group, then entropy, then the global and the rule's allowlists.
 func (s *Scanner) accept(r *rule, text string, ms, me int, sub []int) (ports.SecretFinding, bool) {
 	match := text[ms:me]
-	ss, se := ms, me
-	if len(sub) >= 4 {
-		g := -1
-		if r.secretGroup > 0 {
-			if 2*r.secretGroup+1 < len(sub) {
-				g = r.secretGroup
-			}
-		} else {
-			for i := 1; 2*i+1 < len(sub); i++ {
-				if sub[2*i] >= 0 && sub[2*i+1] > sub[2*i] {
-					g = i
-					break
-				}
-			}
-		}
-		if g > 0 && sub[2*g] >= 0 && sub[2*g+1] > sub[2*g] && ms+sub[2*g+1] <= me {
-			ss, se = ms+sub[2*g], ms+sub[2*g+1]
-		}
-	}
+	ss, se := r.secretSpan(ms, me, sub)
 	secret := text[ss:se]
 	if r.entropy != 0 && shannonEntropy(secret) <= r.entropy {
 		return ports.SecretFinding{}, false
@@ -299,6 +281,33 @@ func (s *Scanner) accept(r *rule, text string, ms, me int, sub []int) (ports.Sec
 		}
 	}
 	return ports.SecretFinding{Rule: r.id, Start: ss, End: se}, true
+}
+
+// secretSpan returns where the secret lies in the match text[ms:me] whose
+// groups are sub (relative to ms): the rule's secret group, or without
+// one the first non-empty group, when that group matched something inside
+// the match; else the whole match.
+func (r *rule) secretSpan(ms, me int, sub []int) (int, int) {
+	if len(sub) < 4 {
+		return ms, me
+	}
+	g := -1
+	if r.secretGroup > 0 {
+		if 2*r.secretGroup+1 < len(sub) {
+			g = r.secretGroup
+		}
+	} else {
+		for i := 1; 2*i+1 < len(sub); i++ {
+			if sub[2*i] >= 0 && sub[2*i+1] > sub[2*i] {
+				g = i
+				break
+			}
+		}
+	}
+	if g > 0 && sub[2*g] >= 0 && sub[2*g+1] > sub[2*g] && ms+sub[2*g+1] <= me {
+		return ms + sub[2*g], ms + sub[2*g+1]
+	}
+	return ms, me
 }
 
 // lineOf returns the lines that hold text[start:end].

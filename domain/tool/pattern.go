@@ -191,6 +191,8 @@ func scanGroups(src string, start int, stop func(i, depth int) bool) int {
 	return -1
 }
 
+// translatePattern rewrites an ECMA-262 pattern in Go's syntax; why says
+// what was refused ("" when nothing was).
 func translatePattern(src string) (string, string) {
 	rs := []rune(src)
 	var b strings.Builder
@@ -210,18 +212,12 @@ func translatePattern(src string) (string, string) {
 			b.WriteString(out)
 			i += skip
 		case inClass:
-			switch c {
-			case ']':
-				inClass = false
-				b.WriteRune(c)
-			case '[':
-				if i+1 < len(rs) && strings.ContainsRune(":.=", rs[i+1]) {
-					return "", "uses a POSIX class"
-				}
-				b.WriteString(`\[`)
-			default:
-				b.WriteRune(c)
+			out, why := translateClassChar(rs, i)
+			if why != "" {
+				return "", why
 			}
+			b.WriteString(out)
+			inClass = c != ']'
 		case c == '[':
 			inClass = true
 			b.WriteRune(c)
@@ -241,15 +237,10 @@ func translatePattern(src string) (string, string) {
 			}
 			b.WriteString(out)
 			i += skip
-		case c == '{':
-			if n := quantifierLen(rs[i:]); n > 0 {
-				b.WriteString(string(rs[i : i+n]))
-				i += n - 1
-			} else {
-				b.WriteString(`\{`)
-			}
-		case c == '}':
-			b.WriteString(`\}`)
+		case c == '{', c == '}':
+			out, skip := translateBrace(rs, i)
+			b.WriteString(out)
+			i += skip
 		default:
 			b.WriteRune(c)
 		}
@@ -258,6 +249,31 @@ func translatePattern(src string) (string, string) {
 		return "", "has an unterminated class"
 	}
 	return b.String(), ""
+}
+
+// translateClassChar translates rs[i], a character inside a class that is
+// not a backslash: "[" is escaped, and refused when it opens a POSIX
+// class.
+func translateClassChar(rs []rune, i int) (string, string) {
+	if rs[i] != '[' {
+		return string(rs[i]), ""
+	}
+	if i+1 < len(rs) && strings.ContainsRune(":.=", rs[i+1]) {
+		return "", "uses a POSIX class"
+	}
+	return `\[`, ""
+}
+
+// translateBrace translates the "{" or "}" at rs[i] outside a class: a
+// quantifier is copied (skip is how many runes after rs[i] it holds),
+// any other brace is a literal and escaped.
+func translateBrace(rs []rune, i int) (string, int) {
+	if rs[i] == '{' {
+		if n := quantifierLen(rs[i:]); n > 0 {
+			return string(rs[i : i+n]), n - 1
+		}
+	}
+	return `\` + string(rs[i]), 0
 }
 
 // translateEscape translates the escape whose letter is rs[i]; skip is
@@ -331,20 +347,26 @@ func translateGroup(rs []rune, i int) (string, int, string) {
 		return "(?:", 2, ""
 	}
 	if i+2 < len(rs) && rs[i+2] == '<' && i+3 < len(rs) && rs[i+3] != '=' && rs[i+3] != '!' {
-		j := i + 3
-		for j < len(rs) && rs[j] != '>' {
-			c := rs[j]
-			if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || j > i+3 && c >= '0' && c <= '9') {
-				return "", 0, "has a malformed group name"
-			}
-			j++
-		}
-		if j == len(rs) || j == i+3 {
-			return "", 0, "has a malformed group name"
-		}
-		return "(?P<" + string(rs[i+3:j]) + ">", j - i, ""
+		return translateNamedGroup(rs, i)
 	}
 	return "", 0, "uses lookaround, inline flags or another (? group"
+}
+
+// translateNamedGroup translates the "(?<name>" opened at rs[i] into Go's
+// "(?P<name>"; a name is a letter or "_", then letters, digits or "_".
+func translateNamedGroup(rs []rune, i int) (string, int, string) {
+	j := i + 3
+	for j < len(rs) && rs[j] != '>' {
+		c := rs[j]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || j > i+3 && c >= '0' && c <= '9') {
+			return "", 0, "has a malformed group name"
+		}
+		j++
+	}
+	if j == len(rs) || j == i+3 {
+		return "", 0, "has a malformed group name"
+	}
+	return "(?P<" + string(rs[i+3:j]) + ">", j - i, ""
 }
 
 // quantifierLen is the length of a quantifier {n}, {n,} or {n,m} at the
