@@ -7,10 +7,9 @@ package app
 // connection's secret, a review's prompt log, the probe of the ring and
 // the re-sealing of `keys rotate`, through one seal and one open; then
 // the MCPTarget of a server and the saver of a connection's rotated
-// credential. No other file of the application layer calls the cipher's
-// Seal or Open (TestSealAndOpenOnlyInCredentials), so a credential's
-// walk (ARCHITECTURE.md, "Data flows") passes here and nowhere else in
-// the application layer.
+// credential. The modules hold the ring as a [Vault], whose cipher only
+// this file reaches, so a credential's walk (ARCHITECTURE.md, "Data
+// flows") passes here and nowhere else in the application layer.
 
 import (
 	"bytes"
@@ -23,6 +22,15 @@ import (
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
+
+// Vault is the key ring as the application modules hold it: only the
+// functions of this file reach its cipher, each under the associated
+// data of its kind of row. The zero Vault has no ring: every seal and
+// open is keys_unavailable.
+type Vault struct{ cipher ports.Cipher }
+
+// NewVault holds c (nil: no ring).
+func NewVault(c ports.Cipher) Vault { return Vault{cipher: c} }
 
 // CredentialAAD binds a server's encrypted credential to its row.
 func CredentialAAD(serverID string) []byte { return []byte("mcp_servers:" + serverID) }
@@ -41,11 +49,11 @@ func probeAAD() []byte { return []byte("probe") }
 
 // seal encrypts plain under aad with the ring's primary key:
 // keys_unavailable without a key ring or when the ring cannot seal.
-func seal(cipher ports.Cipher, plain, aad []byte) ([]byte, error) {
-	if cipher == nil {
+func seal(v Vault, plain, aad []byte) ([]byte, error) {
+	if v.cipher == nil {
 		return nil, KeysUnavailable(nil)
 	}
-	sealed, err := cipher.Seal(plain, aad)
+	sealed, err := v.cipher.Seal(plain, aad)
 	if err != nil {
 		return nil, KeysUnavailable(err)
 	}
@@ -56,11 +64,11 @@ func seal(cipher ports.Cipher, plain, aad []byte) ([]byte, error) {
 // when no key of the ring opens it (its key left the ring, it was
 // tampered with, or it was sealed for another row). The caller clears
 // the plaintext.
-func open(cipher ports.Cipher, sealed, aad []byte) ([]byte, error) {
-	if cipher == nil {
+func open(v Vault, sealed, aad []byte) ([]byte, error) {
+	if v.cipher == nil {
 		return nil, KeysUnavailable(nil)
 	}
-	plain, err := cipher.Open(sealed, aad)
+	plain, err := v.cipher.Open(sealed, aad)
 	if err != nil {
 		return nil, KeysUnavailable(err)
 	}
@@ -69,7 +77,7 @@ func open(cipher ports.Cipher, sealed, aad []byte) ([]byte, error) {
 
 // SealCredential encrypts cred for serverID's row (nil for NoCredential,
 // which needs no key); keys_unavailable when the ring cannot seal.
-func SealCredential(cipher ports.Cipher, serverID string, cred server.Credential) ([]byte, error) {
+func SealCredential(v Vault, serverID string, cred server.Credential) ([]byte, error) {
 	if cred.Kind() == server.KindNone {
 		return nil, nil
 	}
@@ -78,18 +86,18 @@ func SealCredential(cipher ports.Cipher, serverID string, cred server.Credential
 		return nil, err
 	}
 	defer clear(plain)
-	return seal(cipher, plain, CredentialAAD(serverID))
+	return seal(v, plain, CredentialAAD(serverID))
 }
 
 // OpenCredential decrypts a server's credential (none for no ciphertext,
 // which needs no key): keys_unavailable when the ring cannot open it, the
 // domain's error when what opens is not a credential. The plaintext
 // lives only in the returned value.
-func OpenCredential(cipher ports.Cipher, serverID string, enc []byte) (server.Credential, error) {
+func OpenCredential(v Vault, serverID string, enc []byte) (server.Credential, error) {
 	if len(enc) == 0 {
 		return server.NoCredential(), nil
 	}
-	plain, err := open(cipher, enc, CredentialAAD(serverID))
+	plain, err := open(v, enc, CredentialAAD(serverID))
 	if err != nil {
 		return server.Credential{}, err
 	}
@@ -100,21 +108,21 @@ func OpenCredential(cipher ports.Cipher, serverID string, enc []byte) (server.Cr
 // SealConnectSecret encrypts a pending connection's secret (the PKCE
 // verifier and its client) under the state's associated data;
 // keys_unavailable when the ring cannot seal.
-func SealConnectSecret(cipher ports.Cipher, stateHash []byte, secret server.ConnectSecret) ([]byte, error) {
+func SealConnectSecret(v Vault, stateHash []byte, secret server.ConnectSecret) ([]byte, error) {
 	plain, err := secret.MarshalSecret()
 	if err != nil {
 		return nil, err
 	}
 	defer clear(plain)
-	return seal(cipher, plain, StateAAD(stateHash))
+	return seal(v, plain, StateAAD(stateHash))
 }
 
 // OpenConnectSecret decrypts the secret of the pending connection with
 // this state hash: keys_unavailable when no key of the ring opens it
 // (also when it was sealed for another state), an internal error when
 // what opens is malformed.
-func OpenConnectSecret(cipher ports.Cipher, stateHash, sealed []byte) (server.ConnectSecret, error) {
-	plain, err := open(cipher, sealed, StateAAD(stateHash))
+func OpenConnectSecret(v Vault, stateHash, sealed []byte) (server.ConnectSecret, error) {
+	plain, err := open(v, sealed, StateAAD(stateHash))
 	if err != nil {
 		return server.ConnectSecret{}, err
 	}
@@ -129,17 +137,17 @@ func OpenConnectSecret(cipher ports.Cipher, stateHash, sealed []byte) (server.Co
 // SealPromptLog encrypts a review's prompt log (plain, the caller's to
 // clear) under the review's associated data; keys_unavailable when the
 // ring cannot seal.
-func SealPromptLog(cipher ports.Cipher, reviewID string, plain []byte) ([]byte, error) {
-	return seal(cipher, plain, PromptLogAAD(reviewID))
+func SealPromptLog(v Vault, reviewID string, plain []byte) ([]byte, error) {
+	return seal(v, plain, PromptLogAAD(reviewID))
 }
 
 // OpenPromptLog decrypts a prompt log of the review reviewID (the
 // plaintext is the caller's to clear): keys_unavailable, saying that a
 // prompt log cannot be decrypted when the ring is there but none of its
 // keys opens it.
-func OpenPromptLog(cipher ports.Cipher, reviewID string, sealed []byte) ([]byte, error) {
-	plain, err := open(cipher, sealed, PromptLogAAD(reviewID))
-	if err != nil && cipher != nil {
+func OpenPromptLog(v Vault, reviewID string, sealed []byte) ([]byte, error) {
+	plain, err := open(v, sealed, PromptLogAAD(reviewID))
+	if err != nil && v.cipher != nil {
 		AsError(err).Message = "a prompt log cannot be decrypted with the configured keys"
 	}
 	return plain, err
@@ -148,8 +156,8 @@ func OpenPromptLog(cipher ports.Cipher, reviewID string, sealed []byte) ([]byte,
 // ProbeKeys tells whether the ring can seal at all, before work that
 // needs it (`keys rotate`, keeping prompt logs): keys_unavailable when it
 // cannot. What it seals is not kept.
-func ProbeKeys(cipher ports.Cipher) error {
-	_, err := seal(cipher, nil, probeAAD())
+func ProbeKeys(v Vault) error {
+	_, err := seal(v, nil, probeAAD())
 	return err
 }
 
@@ -165,19 +173,19 @@ var ErrNotOpened = errors.New("the ciphertext does not open under its associated
 // (primary), seals its plaintext again under the primary key. An error
 // wrapping [ErrNotOpened] when it does not open; keys_unavailable without
 // a ring or when the ring cannot seal.
-func Reseal(cipher ports.Cipher, aad, sealed []byte) (resealed []byte, primary bool, err error) {
-	if cipher == nil {
+func Reseal(v Vault, aad, sealed []byte) (resealed []byte, primary bool, err error) {
+	if v.cipher == nil {
 		return nil, false, KeysUnavailable(nil)
 	}
-	plain, err := open(cipher, sealed, aad)
+	plain, err := open(v, sealed, aad)
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: %w", ErrNotOpened, err)
 	}
 	defer clear(plain)
-	if cipher.IsPrimary(sealed) {
+	if v.cipher.IsPrimary(sealed) {
 		return nil, true, nil
 	}
-	resealed, err = seal(cipher, plain, aad)
+	resealed, err = seal(v, plain, aad)
 	return resealed, false, err
 }
 
@@ -190,10 +198,10 @@ var ErrCredentialChanged = errors.New("credential changed meanwhile")
 // enc: for the OAuth kinds it carries the server id (the connector's
 // token cache key) and a saver of rotated credentials (see
 // [CredentialSaverFor]).
-func Target(tenants ports.Tenants, cipher ports.Cipher, tenantID string, s *server.Server, cred server.Credential, enc []byte) ports.MCPTarget {
+func Target(tenants ports.Tenants, v Vault, tenantID string, s *server.Server, cred server.Credential, enc []byte) ports.MCPTarget {
 	t := ports.MCPTarget{ServerID: s.ID(), TenantID: tenantID, URL: s.URL(), Credential: cred}
 	if cred.Kind().IsOAuth() {
-		t.SaveCredential = CredentialSaverFor(tenants, cipher, tenantID, s.ID(), enc)
+		t.SaveCredential = CredentialSaverFor(tenants, v, tenantID, s.ID(), enc)
 	}
 	return t
 }
@@ -205,7 +213,7 @@ func Target(tenants ports.Tenants, cipher ports.Cipher, tenantID string, s *serv
 // the one this saver stored last; otherwise ErrCredentialChanged and
 // nothing is written, so an admin's new credential is never overwritten
 // by a connection that started before it. Safe for concurrent use.
-func CredentialSaverFor(tenants ports.Tenants, cipher ports.Cipher, tenantID, serverID string, opened []byte) ports.CredentialSaver {
+func CredentialSaverFor(tenants ports.Tenants, v Vault, tenantID, serverID string, opened []byte) ports.CredentialSaver {
 	var mu sync.Mutex
 	current := bytes.Clone(opened)
 	return func(ctx context.Context, cred server.Credential) error {
@@ -214,7 +222,7 @@ func CredentialSaverFor(tenants ports.Tenants, cipher ports.Cipher, tenantID, se
 		if !cred.Kind().IsOAuth() {
 			return errors.New("app: only an OAuth credential is saved by a connection")
 		}
-		sealed, err := SealCredential(cipher, serverID, cred)
+		sealed, err := SealCredential(v, serverID, cred)
 		if err != nil {
 			return err
 		}

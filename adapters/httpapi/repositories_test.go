@@ -260,13 +260,13 @@ func newRestAPI(t *testing.T, gates app.Gates) (*httptest.Server, *restStore) {
 		"repo":  {TokenID: "t2", TenantID: restTenantA, Permissions: []string{app.PermRepoManage}},
 		"other": {TokenID: "t3", TenantID: restTenantB, Permissions: both},
 	}
-	ad := accounts.Deps{Tenants: store, Cipher: restKeys, Clock: restClock{}}
+	ad := accounts.Deps{Tenants: store, Cipher: app.NewVault(restKeys), Clock: restClock{}}
 	rd := repositories.Deps{Tenants: store, Clock: restClock{}, NewID: uuid.NewString, Gates: gates}
 	routes := []httpapi.Routes{
 		httpapi.NewStatusRoutes(app.NewStatusHandler(gates)),
 		httpapi.NewRepositoryRoutes(repositories.NewCreateRepositoryHandler(rd), repositories.NewGetRepositoryHandler(rd),
 			repositories.NewUpdateRepositoryHandler(rd), repositories.NewListRepositoriesHandler(rd)),
-		httpapi.NewSettingsRoutes(accounts.NewGetSettingsHandler(ad), accounts.NewPutSettingsHandler(ad), reviews.NewListPromptsHandler(reviews.Deps{Tenants: store, Cipher: restKeys, Clock: restClock{}})),
+		httpapi.NewSettingsRoutes(accounts.NewGetSettingsHandler(ad), accounts.NewPutSettingsHandler(ad), reviews.NewListPromptsHandler(reviews.Deps{Tenants: store, Cipher: app.NewVault(restKeys), Clock: restClock{}})),
 		httpapi.NewPolicyRoutes(repositories.NewGetDefaultsHandler(rd), repositories.NewPutDefaultsHandler(rd),
 			repositories.NewGetPolicyHandler(rd), repositories.NewPutPolicyHandler(rd), repositories.NewListPolicyServersHandler(rd)),
 		httpapi.NewAuditRoutes(accounts.NewListAuditHandler(ad)),

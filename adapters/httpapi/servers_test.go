@@ -204,7 +204,7 @@ func newServerAPI(t *testing.T, store *srvStore, gates app.Gates) *httptest.Serv
 	n := 0
 	deps := registry.ServerDeps{
 		Tenants: store,
-		Cipher:  srvCipher{},
+		Cipher:  app.NewVault(srvCipher{}),
 		Resolver: srvResolver{
 			"wiki.example.com": {netip.MustParseAddr("93.184.216.34")},
 			"docs.example.com": {netip.MustParseAddr("93.184.216.35")},

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -17,18 +14,6 @@ import (
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
-
-// chainOrder is the order of the package doc ("The chain"), outermost
-// first, with the guard method each layer runs.
-var chainOrder = []struct{ name, method string }{
-	{"origin", "originLock"},
-	{"handshake", "handshakeOnce"},
-	{"resumption", "resumptionBound"},
-	{"status", "classifyStatus"},
-	{"credential", "credential"},
-	{"deadline", "deadline"},
-	{"cap", "byteCap"},
-}
 
 // layersOf walks an assembled chain from the outside in, and returns its
 // layers and what is left below them.
@@ -41,35 +26,6 @@ func layersOf(rt http.RoundTripper) ([]layer, http.RoundTripper) {
 		}
 		out = append(out, l.layer)
 		rt = l.next
-	}
-}
-
-// methodOf names the guard method a layer's step is bound to.
-func methodOf(step any) string {
-	name := runtime.FuncForPC(reflect.ValueOf(step).Pointer()).Name()
-	name = strings.TrimSuffix(name, "-fm")
-	return name[strings.LastIndex(name, ".")+1:]
-}
-
-// TestTheChainIsAssembledInOrder: the transport the session uses is the
-// layers of the package doc, in its order, each running its own step,
-// around the session's *http.Transport.
-func TestTheChainIsAssembledInOrder(t *testing.T) {
-	g := newGuard(Options{Timeout: time.Second}, ports.MCPTarget{URL: mustURL(t, "https://mcp.test/mcp")}, 1024)
-	hc, tr := g.httpClient(nil)
-	layers, base := layersOf(hc.Transport)
-	var got, want []string
-	for _, l := range layers {
-		got = append(got, l.name+"="+methodOf(l.step))
-	}
-	for _, o := range chainOrder {
-		want = append(want, o.name+"="+o.method)
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("the chain is\n\t%v\nwant\n\t%v", got, want)
-	}
-	if base != http.RoundTripper(tr) {
-		t.Errorf("below the layers: %T, want the session's transport", base)
 	}
 }
 
@@ -87,7 +43,7 @@ func swapped(t *testing.T, g *guard, base http.RoundTripper, a, b string) http.R
 	return assemble(base, layers)
 }
 
-// swapRow is one argued pair of the package doc ("The chain"): a
+// swapRow is one argued pair of chain.go's order: a
 // property the chain keeps and the chain with the two layers swapped
 // loses. holds builds its chain with build(t, g, base, swap).
 type swapRow struct {
@@ -147,7 +103,7 @@ func failHandshake(t *testing.T, rt http.RoundTripper, ctx context.Context, op *
 
 const otherOrigin = "https://evil.test:8443/mcp"
 
-// swapRows are the argued pairs, in the order of the package doc's list.
+// swapRows are the argued pairs.
 var swapRows = []swapRow{{
 	property: "a request to another origin is refused as one, and marks the session, even after a failed handshake",
 	swap:     [2]string{"origin", "handshake"},
@@ -315,9 +271,9 @@ var swapRows = []swapRow{{
 	},
 }}
 
-// TestSwappedLayersLoseTheirProperty: for each pair whose order the
-// package doc argues, the chain keeps the property and the chain with
-// the two swapped loses it.
+// TestSwappedLayersLoseTheirProperty: for each pair whose order chain.go
+// argues, the chain keeps the property and the chain with the two
+// swapped loses it.
 func TestSwappedLayersLoseTheirProperty(t *testing.T) {
 	for _, tt := range swapRows {
 		t.Run(tt.property, func(t *testing.T) {
@@ -330,40 +286,5 @@ func TestSwappedLayersLoseTheirProperty(t *testing.T) {
 			}
 			t.Logf("with %s and %s swapped: %v", tt.swap[0], tt.swap[1], err)
 		})
-	}
-}
-
-// TestTheDocNamesEverySwappedPair: the package doc's list of the pairs
-// that TestSwappedLayersLoseTheirProperty shows is the test's, neither
-// more nor less, in the same order; each pair is in the chain's order.
-func TestTheDocNamesEverySwappedPair(t *testing.T) {
-	src, err := os.ReadFile("doc.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text []string
-	for _, line := range strings.Split(string(src), "\n") {
-		if c, ok := strings.CutPrefix(line, "//"); ok {
-			text = append(text, strings.TrimSpace(c))
-		}
-	}
-	doc := strings.Join(strings.Fields(strings.Join(text, " ")), " ")
-	const intro = "TestSwappedLayersLoseTheirProperty shows, one row each, that the chain keeps the property and the chain with the two swapped loses it for these pairs: "
-	_, list, ok := strings.Cut(doc, intro)
-	if !ok {
-		t.Fatalf("doc.go lacks %q", intro)
-	}
-	list, _, _ = strings.Cut(list, ".")
-	var want []string
-	for _, r := range swapRows {
-		i := slices.IndexFunc(chainOrder, func(o struct{ name, method string }) bool { return o.name == r.swap[0] })
-		j := slices.IndexFunc(chainOrder, func(o struct{ name, method string }) bool { return o.name == r.swap[1] })
-		if i < 0 || j <= i {
-			t.Errorf("row %q: %s and %s are not two layers in the chain's order", r.property, r.swap[0], r.swap[1])
-		}
-		want = append(want, r.swap[0]+" and "+r.swap[1])
-	}
-	if got := strings.Split(list, ", "); !slices.Equal(got, want) {
-		t.Errorf("the doc names the pairs\n\t%q\nthe test shows\n\t%q", got, want)
 	}
 }

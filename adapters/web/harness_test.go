@@ -250,12 +250,12 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 	tenants := postgres.NewTenants(h.db)
 	store := postgres.NewAccounts(h.db)
 	ad := accounts.Deps{Accounts: store, Tenants: tenants, Sessions: postgres.NewSessions(h.db), Clock: h.clock, Rand: rand.Reader, Limiter: accounts.NewAuthLimiter(h.clock)}
-	vd := reviews.Deps{Tenants: tenants, Cipher: xorCipher{}, Clock: h.clock, NewID: uuid.NewString}
-	sd := registry.ServerDeps{Tenants: tenants, Cipher: xorCipher{}, Resolver: publicResolver{}, Clock: h.clock, Gates: gates,
+	vd := reviews.Deps{Tenants: tenants, Cipher: app.NewVault(xorCipher{}), Clock: h.clock, NewID: uuid.NewString}
+	sd := registry.ServerDeps{Tenants: tenants, Cipher: app.NewVault(xorCipher{}), Resolver: publicResolver{}, Clock: h.clock, Gates: gates,
 		Rules: netpolicy.NewRules(gate.SelfHosted, netpolicy.PrivateHosts{}), NewID: uuid.NewString}
 	rd := repositories.Deps{Tenants: tenants, Clock: h.clock, NewID: uuid.NewString, Gates: gates}
-	dd := registry.DiscoveryDeps{Tenants: tenants, Cipher: xorCipher{}, Connector: h.mcp, Clock: h.clock, Gates: gates, Findings: registry.NewFindings(portfake.Scanner{})}
-	cd := registry.ConnectDeps{Tenants: tenants, Cipher: xorCipher{}, OAuth: h.oauth, Clock: h.clock, Gates: gates, Rand: rand.Reader}
+	dd := registry.DiscoveryDeps{Tenants: tenants, Cipher: app.NewVault(xorCipher{}), Connector: h.mcp, Clock: h.clock, Gates: gates, Findings: registry.NewFindings(portfake.Scanner{})}
+	cd := registry.ConnectDeps{Tenants: tenants, Cipher: app.NewVault(xorCipher{}), OAuth: h.oauth, Clock: h.clock, Gates: gates, Rand: rand.Reader}
 	return web.Deps{
 		SignIn: accounts.NewSignInHandler(ad), ResumeSession: accounts.NewResumeSessionHandler(ad), SignOut: accounts.NewSignOutHandler(ad),
 		Status:       app.NewStatusHandler(gates),

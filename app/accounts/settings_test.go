@@ -16,7 +16,7 @@ import (
 func settingsEnv(cipher ports.Cipher) (*accounts.PutSettingsHandler, *portfake.StoredSettings, *portfake.PromptLogs, *portfake.Audit) {
 	fs, logs, audit := &portfake.StoredSettings{Value: settings.Default()}, &portfake.PromptLogs{}, &portfake.Audit{}
 	tenants := &portfake.Tenants{NewTx: func(string) *portfake.Tx { return &portfake.Tx{SettingsRepo: fs, PromptLogRepo: logs, AuditLog: audit} }}
-	return accounts.NewPutSettingsHandler(accounts.Deps{Tenants: tenants, Cipher: cipher, Clock: &portfake.Clock{At: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}}), fs, logs, audit
+	return accounts.NewPutSettingsHandler(accounts.Deps{Tenants: tenants, Cipher: app.NewVault(cipher), Clock: &portfake.Clock{At: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}}), fs, logs, audit
 }
 
 func TestEnablingDebugPromptsNeedsTheKeyRing(t *testing.T) {

@@ -18,7 +18,7 @@ type Deps struct {
 	Accounts ports.Accounts
 	Tenants  ports.Tenants
 	Sessions ports.WebSessions
-	Cipher   ports.Cipher
+	Cipher   app.Vault
 	Clock    ports.Clock
 	Rand     ports.Random
 	// Limiter counts failed authentications (nil: no limit).

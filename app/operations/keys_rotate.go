@@ -45,12 +45,12 @@ type RotateKeysResult struct {
 type RotateKeysHandler struct {
 	rotator ports.CredentialRotator
 	prompts ports.PromptLogRotator
-	cipher  ports.Cipher
+	cipher  app.Vault
 }
 
 // NewRotateKeysHandler returns the handler; prompts nil rotates
 // credentials only.
-func NewRotateKeysHandler(rotator ports.CredentialRotator, prompts ports.PromptLogRotator, cipher ports.Cipher) *RotateKeysHandler {
+func NewRotateKeysHandler(rotator ports.CredentialRotator, prompts ports.PromptLogRotator, cipher app.Vault) *RotateKeysHandler {
 	return &RotateKeysHandler{rotator: rotator, prompts: prompts, cipher: cipher}
 }
 

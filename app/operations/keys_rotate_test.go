@@ -33,7 +33,7 @@ func TestRotateKeys(t *testing.T) {
 	rot.Creds[rotateID(9)] = []byte("k1|mcp_servers:" + rotateID(1) + "|00")  // moved from another row
 	rot.Creds[rotateID(10)] = []byte("k2|mcp_servers:" + rotateID(1) + "|00") // names the primary key, moved
 	cipher := &portfake.Cipher{Keys: []string{"k2", "k1"}}
-	h := operations.NewRotateKeysHandler(rot, nil, cipher)
+	h := operations.NewRotateKeysHandler(rot, nil, app.NewVault(cipher))
 
 	res, err := h.Handle(context.Background(), operations.RotateKeys{BatchSize: 2})
 	if err != nil {
@@ -73,7 +73,7 @@ func TestRotateKeysLostRace(t *testing.T) {
 			rot.Creds[id], _ = cipher.Seal([]byte(`{"type":"none"}`), []byte("mcp_servers:"+id))
 		}
 	}
-	res, err := operations.NewRotateKeysHandler(rot, nil, cipher).Handle(context.Background(), operations.RotateKeys{})
+	res, err := operations.NewRotateKeysHandler(rot, nil, app.NewVault(cipher)).Handle(context.Background(), operations.RotateKeys{})
 	if err != nil || res.Rotated != 1 || res.Skipped != 1 {
 		t.Errorf("RotateKeys() = %+v, %v, want 1 rotated, 1 skipped", res, err)
 	}
@@ -86,8 +86,8 @@ func TestRotateKeysWithoutKeys(t *testing.T) {
 	rot := &portfake.Rotator{Creds: map[string][]byte{}}
 	seedRotator(rot, "k1", 1, 1)
 	for _, c := range []*operations.RotateKeysHandler{
-		operations.NewRotateKeysHandler(rot, nil, &portfake.Cipher{}),
-		operations.NewRotateKeysHandler(rot, nil, nil),
+		operations.NewRotateKeysHandler(rot, nil, app.NewVault(&portfake.Cipher{})),
+		operations.NewRotateKeysHandler(rot, nil, app.Vault{}),
 	} {
 		_, err := c.Handle(context.Background(), operations.RotateKeys{})
 		var e *app.Error
@@ -102,7 +102,7 @@ func TestRotateKeysWithoutKeys(t *testing.T) {
 
 func TestRotateKeysEmptyStore(t *testing.T) {
 	rot := &portfake.Rotator{Creds: map[string][]byte{}}
-	res, err := operations.NewRotateKeysHandler(rot, nil, &portfake.Cipher{Keys: []string{"k1"}}).Handle(context.Background(), operations.RotateKeys{})
+	res, err := operations.NewRotateKeysHandler(rot, nil, app.NewVault(&portfake.Cipher{Keys: []string{"k1"}})).Handle(context.Background(), operations.RotateKeys{})
 	if err != nil || res.Rotated+res.AlreadyPrimary+res.Failed+res.Skipped != 0 {
 		t.Errorf("RotateKeys() on an empty store = %+v, %v", res, err)
 	}

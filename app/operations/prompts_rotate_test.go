@@ -22,7 +22,7 @@ func TestRotateKeysCoversPromptLogs(t *testing.T) {
 	}
 	prompts.Logs[2].ReviewID = "77777777-0000-4000-8000-000000000009" // moved to another review
 	cipher := &portfake.Cipher{Keys: []string{"k2", "k1"}}
-	res, err := operations.NewRotateKeysHandler(&portfake.Rotator{Creds: map[string][]byte{}}, prompts, cipher).Handle(context.Background(), operations.RotateKeys{BatchSize: 2})
+	res, err := operations.NewRotateKeysHandler(&portfake.Rotator{Creds: map[string][]byte{}}, prompts, app.NewVault(cipher)).Handle(context.Background(), operations.RotateKeys{BatchSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ type DCRIssuers []string
 // ConnectDeps are the ports the connection use cases need.
 type ConnectDeps struct {
 	Tenants ports.Tenants
-	Cipher  ports.Cipher
+	Cipher  app.Vault
 	OAuth   ports.OAuthClient
 	Clock   ports.Clock
 	Gates   app.Gates

@@ -59,7 +59,7 @@ func newConnectEnv(t *testing.T) *connectEnv {
 		RegisteredID: "dcr-client-1", RegisteredSecret: cnDCRSecret,
 		Tokens: ports.OAuthTokens{AccessToken: cnAccessToken, RefreshToken: cnRefresh, ExpiresAt: srvT0.Add(time.Hour)},
 	}
-	e.deps = registry.ConnectDeps{Tenants: e.tenants, Cipher: e.cipher, OAuth: e.oauth, Clock: e.clock, Gates: srvOpenGates, Rand: rand.Reader}
+	e.deps = registry.ConnectDeps{Tenants: e.tenants, Cipher: app.NewVault(e.cipher), OAuth: e.oauth, Clock: e.clock, Gates: srvOpenGates, Rand: rand.Reader}
 	return e
 }
 
@@ -110,7 +110,7 @@ func TestConnectWithoutRefreshToken(t *testing.T) {
 			if !v.ExpiresAt.Equal(tc.want) || !v.Connected(tc.want.Add(-time.Second)) || v.Connected(tc.want) {
 				t.Errorf("view %+v: connected until %s only", v, tc.want)
 			}
-			cred, err := app.OpenCredential(e.cipher, s.ID(), e.repos[srvTenantA].Creds[s.ID()])
+			cred, err := app.OpenCredential(app.NewVault(e.cipher), s.ID(), e.repos[srvTenantA].Creds[s.ID()])
 			if o, _ := cred.OAuth(); err != nil || o.RefreshToken != "" || o.AccessToken != cnAccessToken || !o.AccessExpiresAt.Equal(tc.want) {
 				t.Errorf("stored credential %v: %v", cred, err)
 			}
@@ -165,7 +165,7 @@ func TestConnect(t *testing.T) {
 		x.ClientID != "client-1" || x.Code != "code-1" || base64.RawURLEncoding.EncodeToString(challenge[:]) != q.Get("code_challenge") {
 		t.Errorf("exchange %+v", x)
 	}
-	cred, err := app.OpenCredential(e.cipher, s.ID(), e.repos[srvTenantA].Creds[s.ID()])
+	cred, err := app.OpenCredential(app.NewVault(e.cipher), s.ID(), e.repos[srvTenantA].Creds[s.ID()])
 	if o, _ := cred.OAuth(); err != nil || o.RefreshToken != cnRefresh {
 		t.Errorf("stored credential: %v", err)
 	}
@@ -204,7 +204,7 @@ func TestConnectDynamicRegistration(t *testing.T) {
 	if e.oauth.Issuers[1] != cnIssuer || e.oauth.Issuers[2] != cnIssuer {
 		t.Errorf("later discoveries not bound to the registration's issuer: %q", e.oauth.Issuers)
 	}
-	kept, err := app.OpenCredential(e.cipher, s.ID(), e.repos[srvTenantA].Creds[s.ID()])
+	kept, err := app.OpenCredential(app.NewVault(e.cipher), s.ID(), e.repos[srvTenantA].Creds[s.ID()])
 	if o, _ := kept.OAuth(); err != nil || o.ClientID != "dcr-client-1" || o.ClientSecret != cnDCRSecret || o.Issuer != cnIssuer || o.Connected() {
 		t.Fatalf("kept registration: %v %+v", err, o.ClientID)
 	}
@@ -429,7 +429,7 @@ func TestConnectRefusals(t *testing.T) {
 			// connected, and no server.connect event is written (an admin's
 			// patch during the exchange writes its own server.update).
 			stored := e.repos[srvTenantA].Rows[s.ID()]
-			cred, cerr := app.OpenCredential(e.cipher, s.ID(), e.repos[srvTenantA].Creds[s.ID()])
+			cred, cerr := app.OpenCredential(app.NewVault(e.cipher), s.ID(), e.repos[srvTenantA].Creds[s.ID()])
 			if o, _ := cred.OAuth(); stored.OAuth().Connected(srvT0) || (cerr == nil && o.Connected()) {
 				t.Errorf("a refused callback stored a connection")
 			}
@@ -478,7 +478,7 @@ func TestConnectBoundIssuer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sealed, err := app.SealCredential(e.cipher, e.srv.ID(), legacy)
+			sealed, err := app.SealCredential(app.NewVault(e.cipher), e.srv.ID(), legacy)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,7 +17,7 @@ import (
 // DiscoveryDeps are the ports discovery and the allowlist save need.
 type DiscoveryDeps struct {
 	Tenants   ports.Tenants
-	Cipher    ports.Cipher
+	Cipher    app.Vault
 	Connector ports.MCPConnector
 	Clock     ports.Clock
 	Gates     app.Gates

@@ -92,7 +92,7 @@ func newDiscoveryEnv(t *testing.T) (*discoveryEnv, string) {
 		def(t, "filter", "Filter.", nestedSchema, readOnly),
 		{Name: "deep", Description: "Too deep.", Err: &tool.UnsupportedError{Reason: "unsupported schema: nested too deeply"}},
 	}}}
-	e.deps = registry.DiscoveryDeps{Tenants: e.tenants, Cipher: e.cipher, Connector: e.conn, Clock: e.clock, Gates: srvOpenGates, Findings: registry.NewFindings(portfake.Scanner{})}
+	e.deps = registry.DiscoveryDeps{Tenants: e.tenants, Cipher: app.NewVault(e.cipher), Connector: e.conn, Clock: e.clock, Gates: srvOpenGates, Findings: registry.NewFindings(portfake.Scanner{})}
 	s := e.create(t, srvPrincipalA, srvBearerCmd("wiki", e.url))
 	e.repos[srvTenantA].Clock = e.clock
 	return e, s.ID()

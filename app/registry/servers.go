@@ -21,7 +21,7 @@ type ServerDeps struct {
 	Tenants ports.Tenants
 	// Cipher seals credentials. An empty key ring is fine until a
 	// credential is given: then the request fails with keys_unavailable.
-	Cipher ports.Cipher
+	Cipher app.Vault
 	// Resolver looks up a URL's host for the save-time address check (MC1).
 	Resolver ports.Resolver
 	Clock    ports.Clock

@@ -29,7 +29,7 @@ func TestCreateOAuthServer(t *testing.T) {
 		t.Fatalf("server = %v %+v %q", s.CredentialKind(), v, s.CredentialHint())
 	}
 	// The sealed credential opens to the same OAuth part, secret included.
-	cred, err := app.OpenCredential(e.cipher, s.ID(), e.repos[srvTenantA].Creds[s.ID()])
+	cred, err := app.OpenCredential(app.NewVault(e.cipher), s.ID(), e.repos[srvTenantA].Creds[s.ID()])
 	if o, _ := cred.OAuth(); err != nil || o.ClientSecret != srvClientSecret || o.TokenURL.String() != "https://docs.example.com/token" {
 		t.Fatalf("opened credential: %v", err)
 	}

@@ -81,7 +81,7 @@ func newServerEnv(t *testing.T) *serverEnv {
 	n := 0
 	e.deps = registry.ServerDeps{
 		Tenants:  e.tenants,
-		Cipher:   e.cipher,
+		Cipher:   app.NewVault(e.cipher),
 		Resolver: e.resolver,
 		Clock:    e.clock,
 		Gates:    srvOpenGates,
@@ -250,7 +250,7 @@ func TestCreateServerErrors(t *testing.T) {
 		{name: "lookup fails", cmd: srvNoneCmd("wiki", "https://nx.example/mcp"), code: app.CodeEndpointNotPublic},
 		{name: "no resolver", setup: func(e *serverEnv) { e.deps.Resolver = nil }, cmd: srvNoneCmd("wiki", "https://wiki.example.com/mcp"), code: app.CodeEndpointNotPublic},
 		{name: "keys unavailable", setup: func(e *serverEnv) { e.cipher.Keys = nil }, cmd: srvBearerCmd("wiki", "https://wiki.example.com/mcp"), code: app.CodeKeysUnavailable},
-		{name: "no cipher", setup: func(e *serverEnv) { e.deps.Cipher = nil }, cmd: srvBearerCmd("wiki", "https://wiki.example.com/mcp"), code: app.CodeKeysUnavailable},
+		{name: "no cipher", setup: func(e *serverEnv) { e.deps.Cipher = app.Vault{} }, cmd: srvBearerCmd("wiki", "https://wiki.example.com/mcp"), code: app.CodeKeysUnavailable},
 		{name: "name taken", setup: func(e *serverEnv) {
 			e.create(&testing.T{}, srvPrincipalA, srvNoneCmd("wiki", "https://docs.example.com/"))
 		}, cmd: srvBearerCmd("wiki", "https://wiki.example.com/mcp"), code: app.CodeNameTaken},

@@ -71,7 +71,7 @@ func TestConnectionTestOfARotatingServerStoresNothing(t *testing.T) {
 	conn := &rotatingConnector{next: rotated, fakeConnector: &fakeConnector{tools: map[string][]ports.ListedTool{
 		"https://wiki.example.com/mcp": {def(t, "search", "Search the wiki.", flatSchema, readOnly)},
 	}}}
-	dd := registry.DiscoveryDeps{Tenants: e.tenants, Cipher: e.cipher, Connector: conn, Clock: e.clock, Gates: srvOpenGates,
+	dd := registry.DiscoveryDeps{Tenants: e.tenants, Cipher: app.NewVault(e.cipher), Connector: conn, Clock: e.clock, Gates: srvOpenGates,
 		Findings: registry.NewFindings(portfake.Scanner{})}
 	h := registry.NewTestConnectionHandler(e.serverEnv.deps, dd)
 
@@ -97,7 +97,7 @@ func TestConnectionTestOfARotatingServerStoresNothing(t *testing.T) {
 	if n := len(e.audit(srvTenantA)); n != auditBefore {
 		t.Errorf("the test recorded %d audit events", n-auditBefore)
 	}
-	cred, err := app.OpenCredential(e.cipher, id, repo.Creds[id])
+	cred, err := app.OpenCredential(app.NewVault(e.cipher), id, repo.Creds[id])
 	if o, _ := cred.OAuth(); err != nil || o.RefreshToken != cnRefresh {
 		t.Errorf("the stored credential after the test: %v, want the refresh token of the connection", err)
 	}
@@ -108,7 +108,7 @@ func TestConnectionTestOfARotatingServerStoresNothing(t *testing.T) {
 	if _, err := registry.NewDiscoverServerHandler(dd).Handle(context.Background(), srvPrincipalA, registry.DiscoverServer{ID: id}); err != nil {
 		t.Fatalf("discovery of the rotating server = %v", err)
 	}
-	cred, err = app.OpenCredential(e.cipher, id, repo.Creds[id])
+	cred, err = app.OpenCredential(app.NewVault(e.cipher), id, repo.Creds[id])
 	if o, _ := cred.OAuth(); err != nil || o.RefreshToken != rotated {
 		t.Errorf("after a discovery the stored refresh token is not the rotated one (%v)", err)
 	}

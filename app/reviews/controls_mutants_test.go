@@ -11,6 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/policy"
 	"github.com/codelotse/codelotse/domain/review"
@@ -122,7 +123,7 @@ func TestPromptLogsWhileOffTouchNothing(t *testing.T) {
 			warnings = append(warnings, msg)
 		}
 	}
-	e.deps.Cipher = &portfake.Cipher{Keys: nil}
+	e.deps.Cipher = app.NewVault(&portfake.Cipher{Keys: nil})
 	e.run(t)
 	if len(logs.Logs) != 0 || len(warnings) != 0 {
 		t.Errorf("debug prompts off: %d logs, warnings %q; want none", len(logs.Logs), warnings)

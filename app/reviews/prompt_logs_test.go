@@ -154,7 +154,7 @@ func TestPromptLogsWithoutKeysAreNotWritten(t *testing.T) {
 	e, _, logs := promptEnv(t, debugOn(t, 24))
 	var warnings []string
 	e.deps.Warn = func(msg string, fields map[string]string) { warnings = append(warnings, fmt.Sprint(msg, fields)) }
-	e.deps.Cipher = &portfake.Cipher{Keys: nil}
+	e.deps.Cipher = app.NewVault(&portfake.Cipher{Keys: nil})
 	if run := e.run(t); run.Status() != review.Done {
 		t.Fatalf("run %s, want done", run.Status())
 	}

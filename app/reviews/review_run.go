@@ -21,7 +21,7 @@ import (
 // ReviewDeps are the ports a review run needs.
 type ReviewDeps struct {
 	Tenants   ports.Tenants
-	Cipher    ports.Cipher
+	Cipher    app.Vault
 	Connector ports.MCPConnector
 	Model     ports.Model
 	Scanner   ports.SecretScanner

@@ -27,7 +27,7 @@ type SubmitReview struct {
 // no key ring is configured.
 type Deps struct {
 	Tenants ports.Tenants
-	Cipher  ports.Cipher
+	Cipher  app.Vault
 	Clock   ports.Clock
 	NewID   ports.NewID
 }

@@ -274,7 +274,7 @@ func newReviewEnv(t *testing.T, maxCalls int) *reviewEnv {
 	e.policies.Repos[revRepo] = section
 	e.reviews.Runs[revReview] = queuedRun(t, "")
 	e.deps = reviews.ReviewDeps{
-		Tenants: e.tenants, Cipher: cipher, Connector: e.mcp, Model: e.model, Scanner: regexScanner{},
+		Tenants: e.tenants, Cipher: app.NewVault(cipher), Connector: e.mcp, Model: e.model, Scanner: regexScanner{},
 		Metrics: e.metrics, Clock: &portfake.Clock{At: t0}, Rand: rand.Reader,
 		Gates: app.Gates{SignedOff: true, Instance: gate.InstanceAllowed, Edition: gate.SelfHosted},
 	}

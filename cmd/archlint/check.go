@@ -61,7 +61,6 @@ func Check(root string) ([]Violation, error) {
 		return nil, err
 	}
 	var out []Violation
-	chainFound := false
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -77,14 +76,10 @@ func Check(root string) ([]Violation, error) {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, path)
-		vs, found, err := checkFile(path, filepath.ToSlash(rel), module, aggs)
+		vs, err := checkFile(path, filepath.ToSlash(rel), module, aggs)
 		out = append(out, vs...)
-		chainFound = chainFound || found
 		return err
 	})
-	if !chainFound && hasGoFiles(filepath.Join(root, filepath.FromSlash(chainPackage))) {
-		out = append(out, missingChain())
-	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].File != out[j].File {
 			return out[i].File < out[j].File
@@ -94,11 +89,11 @@ func Check(root string) ([]Violation, error) {
 	return out, err
 }
 
-func checkFile(path, rel, module string, aggs aggregates) (_ []Violation, chain bool, _ error) {
+func checkFile(path, rel, module string, aggs aggregates) ([]Violation, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	var out []Violation
 	add := func(pos token.Pos, format string, args ...any) {
@@ -146,7 +141,6 @@ func checkFile(path, rel, module string, aggs aggregates) (_ []Violation, chain 
 	}
 
 	aggs.aggregateCopy(rel, f, add)
-	chain = chainLayers(rel, f, add)
 
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
@@ -168,7 +162,7 @@ func checkFile(path, rel, module string, aggs aggregates) (_ []Violation, chain 
 		}
 		return true
 	})
-	return out, chain, nil
+	return out, nil
 }
 
 // layerViolation applies the import rule between the project's own

@@ -13,10 +13,7 @@
 //   - a type in ports/ or app/ takes the name of a domain aggregate (a
 //     type the domain loads through an Unmarshal…FromDatabase
 //     constructor), bare or prefixed by its package: the aggregate written
-//     a second time as a plain record (see aggregates.go), or
-//   - the guarded MCP transport's layers are assembled anywhere but
-//     adapters/mcpclient/chain.go's chain, or there out of their argued
-//     order (see chain.go).
+//     a second time as a plain record (see aggregates.go).
 //
 // Usage: archlint [root] (default "."). It prints one line per violation
 // and exits 1 when there is any.

@@ -57,8 +57,9 @@ func provideMigrationDB(ctx context.Context, cfg config.Config) (*postgres.DB, f
 	return postgres.Open(ctx, cfg.DatabaseURL)
 }
 
-// cipherSet is the credential key ring from QUAVON_ENCRYPTION_KEYS.
-var cipherSet = wire.NewSet(provideKeyRing, wire.Bind(new(ports.Cipher), new(*crypto.KeyRing)))
+// cipherSet is the credential key ring from QUAVON_ENCRYPTION_KEYS, and
+// the Vault the application modules hold it in.
+var cipherSet = wire.NewSet(provideKeyRing, wire.Bind(new(ports.Cipher), new(*crypto.KeyRing)), app.NewVault)
 
 func provideKeyRing(cfg config.Config) (*crypto.KeyRing, error) {
 	keys := make([]crypto.Key, len(cfg.Keys))

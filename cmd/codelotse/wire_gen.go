@@ -43,6 +43,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		cleanup()
 		return nil, nil, err
 	}
+	vault := app.NewVault(keyRing)
 	clock := provideClock()
 	random := provideRand()
 	authLimiter := provideAuthLimiter(cfg, clock)
@@ -50,7 +51,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Accounts: postgresAccounts,
 		Tenants:  tenants,
 		Sessions: sessions,
-		Cipher:   keyRing,
+		Cipher:   vault,
 		Clock:    clock,
 		Rand:     random,
 		Limiter:  authLimiter,
@@ -63,7 +64,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	newID := provideNewID()
 	serverDeps := registry.ServerDeps{
 		Tenants:  tenants,
-		Cipher:   keyRing,
+		Cipher:   vault,
 		Resolver: resolver,
 		Clock:    clock,
 		Gates:    gates,
@@ -112,7 +113,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	connector := mcpclient.NewConnector(options)
 	discoveryDeps := registry.DiscoveryDeps{
 		Tenants:   tenants,
-		Cipher:    keyRing,
+		Cipher:    vault,
 		Connector: connector,
 		Clock:     clock,
 		Gates:     gates,
@@ -124,7 +125,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler, findings)
 	reviewsDeps := reviews.Deps{
 		Tenants: tenants,
-		Cipher:  keyRing,
+		Cipher:  vault,
 		Clock:   clock,
 		NewID:   newID,
 	}
@@ -148,7 +149,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	dcrIssuers := provideDCRIssuers(cfg)
 	connectDeps := registry.ConnectDeps{
 		Tenants:    tenants,
-		Cipher:     keyRing,
+		Cipher:     vault,
 		OAuth:      oAuthClient,
 		Clock:      clock,
 		Gates:      gates,
@@ -228,7 +229,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	warn := provideWarn(log)
 	reviewDeps := reviews.ReviewDeps{
 		Tenants:   tenants,
-		Cipher:    keyRing,
+		Cipher:    vault,
 		Connector: connector,
 		Model:     model,
 		Scanner:   scanner,
@@ -271,6 +272,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		cleanup()
 		return nil, nil, err
 	}
+	vault := app.NewVault(keyRing)
 	clock := provideClock()
 	random := provideRand()
 	authLimiter := provideAuthLimiter(cfg, clock)
@@ -278,7 +280,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		Accounts: postgresAccounts,
 		Tenants:  tenants,
 		Sessions: sessions,
-		Cipher:   keyRing,
+		Cipher:   vault,
 		Clock:    clock,
 		Rand:     random,
 		Limiter:  authLimiter,
@@ -291,7 +293,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	newID := provideNewID()
 	serverDeps := registry.ServerDeps{
 		Tenants:  tenants,
-		Cipher:   keyRing,
+		Cipher:   vault,
 		Resolver: resolver,
 		Clock:    clock,
 		Gates:    gates,
@@ -340,7 +342,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	connector := mcpclient.NewConnector(options)
 	discoveryDeps := registry.DiscoveryDeps{
 		Tenants:   tenants,
-		Cipher:    keyRing,
+		Cipher:    vault,
 		Connector: connector,
 		Clock:     clock,
 		Gates:     gates,
@@ -352,7 +354,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler, findings)
 	reviewsDeps := reviews.Deps{
 		Tenants: tenants,
-		Cipher:  keyRing,
+		Cipher:  vault,
 		Clock:   clock,
 		NewID:   newID,
 	}
@@ -376,7 +378,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	dcrIssuers := provideDCRIssuers(cfg)
 	connectDeps := registry.ConnectDeps{
 		Tenants:    tenants,
-		Cipher:     keyRing,
+		Cipher:     vault,
 		OAuth:      oAuthClient,
 		Clock:      clock,
 		Gates:      gates,
@@ -471,6 +473,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 		cleanup()
 		return nil, nil, err
 	}
+	vault := app.NewVault(keyRing)
 	rules := provideRules(cfg)
 	resolver := provideResolver()
 	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry)
@@ -494,7 +497,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 	warn := provideWarn(log)
 	reviewDeps := reviews.ReviewDeps{
 		Tenants:   tenants,
-		Cipher:    keyRing,
+		Cipher:    vault,
 		Connector: connector,
 		Model:     model,
 		Scanner:   scanner,
@@ -574,7 +577,8 @@ func initRotateKeys(ctx context.Context, cfg config.Config) (*operations.RotateK
 		cleanup()
 		return nil, nil, err
 	}
-	rotateKeysHandler := operations.NewRotateKeysHandler(rotator, promptLogRotator, keyRing)
+	vault := app.NewVault(keyRing)
+	rotateKeysHandler := operations.NewRotateKeysHandler(rotator, promptLogRotator, vault)
 	return rotateKeysHandler, func() {
 		cleanup()
 	}, nil
