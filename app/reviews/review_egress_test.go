@@ -115,6 +115,20 @@ func TestResultsJoinTheTaint(t *testing.T) {
 	}
 }
 
+// TestResultsJoinTheTaintDecoded: a result that assigns a value in JSON
+// escapes (key and value escaped) joins the taint as the model reads it,
+// decoded.
+func TestResultsJoinTheTaintDecoded(t *testing.T) {
+	e := egressRun(t, []string{query("deploy token")}, []string{query("search q8Zr2Lm5Xw7Kp3Vn")})
+	e.mcp.answer = func(string, json.RawMessage) (ports.ToolResult, error) {
+		return ports.ToolResult{Texts: []string{`{"service\u005ftoken": "q8Zr\u0032Lm5Xw7Kp3Vn"}`}}, nil
+	}
+	e.run(t)
+	if got := fmt.Sprint(e.statuses()); got != fmt.Sprint([]review.CallStatus{review.CallOK, review.CallBlocked}) {
+		t.Fatalf("statuses %s; want the second call blocked", got)
+	}
+}
+
 // TestTooManyViewsAreNotSent: arguments holding more encodings than the
 // check reads are blocked (fail closed), although no view holds a secret.
 func TestTooManyViewsAreNotSent(t *testing.T) {

@@ -6,12 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/codelotse/codelotse/domain/review"
 
@@ -341,8 +338,9 @@ func refusal(status string) string { return fmt.Sprintf(`{"error": %q}`, status)
 // in them → the egress check (admit: the scanner over the arguments and
 // their decoded views, then the run's taint) → tools/call → text and
 // structuredContent only, a structured copy of the text dropped
-// (resultText) → 64 KiB → invisible characters removed, escaped ones too,
-// and counted (removeInvisible) → secret scan of the result → redaction →
+// (resultText) → 64 KiB → read once (readResult): invisible characters
+// removed, escaped ones too, and counted, and the JSON escapes decoded →
+// secret scan of the result and of its decoded view → redaction →
 // 8,000 characters → untrusted wrapper → what the text assigns to
 // secret-named keys joins the run's taint. Every call is recorded with
 // counts only. A panic inside is an error answer, never the worker's end.
@@ -399,18 +397,19 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 		r.unauthorized(ctx, t.srv.ID(), err)
 		return finish(review.CallUnavailable, refusal(string(review.CallUnavailable)))
 	}
-	text := resultText(out)
-	rec.ResponseBytes = len(text)
-	if len(text) > limits.ToolResultCap {
-		_ = res.Commit(len(text)) // keeps the whole reservation
+	raw := resultText(out)
+	rec.ResponseBytes = len(raw)
+	if len(raw) > limits.ToolResultCap {
+		_ = res.Commit(len(raw)) // keeps the whole reservation
 		return finish(review.CallTooLarge, refusal(string(review.CallTooLarge)))
 	}
-	text, rec.RemovedCharacters = removeInvisible(text)
-	findings := r.deps.Scanner.Scan(text)
-	if hasSecret(findings) || r.hidesSecret(text) {
+	read := readResult(raw)
+	rec.RemovedCharacters = read.removed
+	findings := r.deps.Scanner.Scan(read.text)
+	if hasSecret(findings) || read.escaped() && hasSecret(r.deps.Scanner.Scan(read.view)) {
 		return finish(review.CallBlocked, refusal(string(review.CallBlocked)+": the result contained a secret and was dropped"))
 	}
-	text = capChars(r.deps.Scanner.Redact(text, findings), limits.ResultPromptChars)
+	text := capChars(r.deps.Scanner.Redact(read.text, findings), limits.ResultPromptChars)
 	var wrapped string
 	if out.IsError {
 		wrapped, err = r.wrapper.WrapError(t.source(), text)
@@ -421,136 +420,15 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 		return finish(review.CallError, refusal(string(review.CallError)))
 	}
 	// The scan found no secret here (else the result was dropped): what
-	// the model reads can still assign one the scanner does not know.
+	// the model reads can still assign one the scanner does not know (a
+	// value assigned in JSON escapes too: the taint matches its fragments,
+	// TestResultsJoinTheTaintDecoded).
 	r.taint.Add(egress.Collect(text, nil)...)
 	_ = res.Commit(rec.ResponseBytes)
 	if out.IsError {
 		return finish(review.CallError, wrapped)
 	}
 	return finish(review.CallOK, wrapped)
-}
-
-// hidesSecret reports whether text holds a secret only in JSON escapes
-// ("\u0041KIA…", a "\/" or "\n" inside a token): JSON text items and
-// structuredContent carry strings escaped, and the model reads them as
-// decoded. The text as written is scanned apart; this scans its
-// unescaped view, when there is one.
-func (r *mcpRun) hidesSecret(text string) bool {
-	view, changed := unescapeJSON(text)
-	return changed && hasSecret(r.deps.Scanner.Scan(view))
-}
-
-// unescapeJSON replaces every JSON string escape in s (\" \\ \/ \b \f
-// \n \r \t and \uXXXX, surrogate pairs joined, a lone surrogate as
-// U+FFFD) by the character it stands for, wherever it stands: in a JSON
-// document or in prose around one. Anything else is kept as written.
-// changed is false when s holds no escape.
-func unescapeJSON(s string) (view string, changed bool) {
-	i := strings.IndexByte(s, '\\')
-	if i < 0 {
-		return s, false
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	b.WriteString(s[:i])
-	for i < len(s) {
-		if r, n := jsonEscape(s, i); n > 0 {
-			b.WriteRune(r)
-			i += n
-			changed = true
-			continue
-		}
-		b.WriteByte(s[i])
-		i++
-	}
-	return b.String(), changed
-}
-
-// jsonEscape reads the JSON string escape at s[i:]: the character it
-// stands for (a surrogate pair joined, a lone surrogate as U+FFFD) and its
-// length, 0 when s[i:] starts none.
-func jsonEscape(s string, i int) (rune, int) {
-	if i+1 >= len(s) || s[i] != '\\' {
-		return 0, 0
-	}
-	if r, ok := simpleEscapes[s[i+1]]; ok {
-		return rune(r), 2
-	}
-	r1, ok := hex4(s, i+2)
-	if s[i+1] != 'u' || !ok {
-		return 0, 0
-	}
-	if !utf16.IsSurrogate(r1) {
-		return r1, 6
-	}
-	if r2, ok := hex4(s, i+8); ok && s[i+6] == '\\' && s[i+7] == 'u' {
-		if dec := utf16.DecodeRune(r1, r2); dec != utf8.RuneError {
-			return dec, 12
-		}
-	}
-	return utf8.RuneError, 6
-}
-
-// removeInvisible is the result text the model reads (MC3): without the
-// characters [tool.StripInvisible] removes, nor the JSON escapes of such
-// characters (\u200b, \u202e, a tag character as \udb40\udc41, \r),
-// which a model reads decoded; n counts what it removed, an escape as one.
-// The text is built from the left, and whenever it ends with an escape of
-// an invisible character that escape is taken off, so an escape completed
-// by the removal of another ("\u20\u200b0b") goes too. A backslash starts
-// an escape when an even number of backslashes precedes it.
-func removeInvisible(s string) (string, int) {
-	s, n := tool.StripInvisible(s)
-	if !mayEscapeInvisible(s) {
-		return s, n
-	}
-	out := make([]byte, 0, len(s))
-	starts := make([]bool, 0, len(s)) // out[i] is a backslash that starts an escape
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		out = append(out, c)
-		starts = append(starts, c == '\\' && (len(starts) == 0 || !starts[len(starts)-1]))
-		for _, w := range [...]int{12, 6, 2} {
-			p := len(out) - w
-			if p < 0 || !starts[p] {
-				continue
-			}
-			if r, m := jsonEscape(string(out[p:]), 0); m == w && tool.Invisible(r) {
-				out, starts = out[:p], starts[:p]
-				n++
-				break
-			}
-		}
-	}
-	return string(out), n
-}
-
-// mayEscapeInvisible reports a backslash before u, b, f or r: the only
-// JSON escapes that can stand for an invisible character.
-func mayEscapeInvisible(s string) bool {
-	for i := strings.IndexByte(s, '\\'); i >= 0 && i+1 < len(s); {
-		if strings.IndexByte("ubfr", s[i+1]) >= 0 {
-			return true
-		}
-		j := strings.IndexByte(s[i+2:], '\\')
-		if j < 0 {
-			return false
-		}
-		i += 2 + j
-	}
-	return false
-}
-
-// simpleEscapes are JSON's one-letter escapes and what they stand for.
-var simpleEscapes = map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
-
-// hex4 reads the four hex digits of a \u escape at s[i:].
-func hex4(s string, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(s[i:i+4], 16, 16)
-	return rune(v), err == nil
 }
 
 // hiddenCharacters reports an argument holding a character a reader
@@ -599,19 +477,6 @@ func (r *mcpRun) seeRequest(req review.Request) {
 		r.see(path)
 		r.see(content)
 	}
-}
-
-// resultText keeps the text items and structuredContent (as JSON),
-// structuredContent only when it does not merely repeat the text
-// ([repeatsText], review_result.go); images, audio, resources and links
-// were dropped by the adapter. It is all that the result scan, the caps,
-// the byte budget and the model see.
-func resultText(out ports.ToolResult) string {
-	parts := append([]string{}, out.Texts...)
-	if len(out.Structured) > 0 && !repeatsText(out.Texts, out.Structured) {
-		parts = append(parts, string(out.Structured))
-	}
-	return strings.Join(parts, "\n\n")
 }
 
 // hasSecret reports a finding that is a secret (not only personal data).

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/codelotse/codelotse/domain/limits"
+	"github.com/codelotse/codelotse/domain/tool"
+	"github.com/codelotse/codelotse/ports"
 )
 
 // A tool result reaches the model once. The official SDKs answer many
@@ -174,4 +178,151 @@ func jsonEqual(a, b any) bool {
 	default: // string, float64, bool, nil: comparable
 		return a == b
 	}
+}
+
+// readText is a tool's answer as the run reads it, once: text is what the
+// model reads (the text items and structuredContent as [resultText]
+// joins them, with the characters [removeInvisible] takes out), view the
+// same text with its JSON escapes decoded: JSON text items and
+// structuredContent carry strings escaped ("\u0041KIA…", a "\/" inside a
+// token), and the model reads them decoded. The scanner reads both.
+type readText struct {
+	text, view string
+	removed    int
+}
+
+// readResult reads raw, the text [resultText] joined.
+func readResult(raw string) readText {
+	text, removed := removeInvisible(raw)
+	view, _ := unescapeJSON(text)
+	return readText{text: text, view: view, removed: removed}
+}
+
+// escaped reports a view that differs from the text.
+func (t readText) escaped() bool { return t.view != t.text }
+
+// resultText keeps the text items and structuredContent (as JSON),
+// structuredContent only when it does not merely repeat the text
+// ([repeatsText], review_result.go); images, audio, resources and links
+// were dropped by the adapter. It is all that the result scan, the caps,
+// the byte budget and the model see.
+func resultText(out ports.ToolResult) string {
+	parts := append([]string{}, out.Texts...)
+	if len(out.Structured) > 0 && !repeatsText(out.Texts, out.Structured) {
+		parts = append(parts, string(out.Structured))
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// unescapeJSON replaces every JSON string escape in s (\" \\ \/ \b \f
+// \n \r \t and \uXXXX, surrogate pairs joined, a lone surrogate as
+// U+FFFD) by the character it stands for, wherever it stands: in a JSON
+// document or in prose around one. Anything else is kept as written.
+// changed is false when s holds no escape.
+func unescapeJSON(s string) (view string, changed bool) {
+	i := strings.IndexByte(s, '\\')
+	if i < 0 {
+		return s, false
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	b.WriteString(s[:i])
+	for i < len(s) {
+		if r, n := jsonEscape(s, i); n > 0 {
+			b.WriteRune(r)
+			i += n
+			changed = true
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String(), changed
+}
+
+// jsonEscape reads the JSON string escape at s[i:]: the character it
+// stands for (a surrogate pair joined, a lone surrogate as U+FFFD) and its
+// length, 0 when s[i:] starts none.
+func jsonEscape(s string, i int) (rune, int) {
+	if i+1 >= len(s) || s[i] != '\\' {
+		return 0, 0
+	}
+	if r, ok := simpleEscapes[s[i+1]]; ok {
+		return rune(r), 2
+	}
+	r1, ok := hex4(s, i+2)
+	if s[i+1] != 'u' || !ok {
+		return 0, 0
+	}
+	if !utf16.IsSurrogate(r1) {
+		return r1, 6
+	}
+	if r2, ok := hex4(s, i+8); ok && s[i+6] == '\\' && s[i+7] == 'u' {
+		if dec := utf16.DecodeRune(r1, r2); dec != utf8.RuneError {
+			return dec, 12
+		}
+	}
+	return utf8.RuneError, 6
+}
+
+// removeInvisible is the result text the model reads (MC3): without the
+// characters [tool.StripInvisible] removes, nor the JSON escapes of such
+// characters (\u200b, \u202e, a tag character as \udb40\udc41, \r),
+// which a model reads decoded; n counts what it removed, an escape as one.
+// The text is built from the left, and whenever it ends with an escape of
+// an invisible character that escape is taken off, so an escape completed
+// by the removal of another ("\u20\u200b0b") goes too. A backslash starts
+// an escape when an even number of backslashes precedes it.
+func removeInvisible(s string) (string, int) {
+	s, n := tool.StripInvisible(s)
+	if !mayEscapeInvisible(s) {
+		return s, n
+	}
+	out := make([]byte, 0, len(s))
+	starts := make([]bool, 0, len(s)) // out[i] is a backslash that starts an escape
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		out = append(out, c)
+		starts = append(starts, c == '\\' && (len(starts) == 0 || !starts[len(starts)-1]))
+		for _, w := range [...]int{12, 6, 2} {
+			p := len(out) - w
+			if p < 0 || !starts[p] {
+				continue
+			}
+			if r, m := jsonEscape(string(out[p:]), 0); m == w && tool.Invisible(r) {
+				out, starts = out[:p], starts[:p]
+				n++
+				break
+			}
+		}
+	}
+	return string(out), n
+}
+
+// mayEscapeInvisible reports a backslash before u, b, f or r: the only
+// JSON escapes that can stand for an invisible character.
+func mayEscapeInvisible(s string) bool {
+	for i := strings.IndexByte(s, '\\'); i >= 0 && i+1 < len(s); {
+		if strings.IndexByte("ubfr", s[i+1]) >= 0 {
+			return true
+		}
+		j := strings.IndexByte(s[i+2:], '\\')
+		if j < 0 {
+			return false
+		}
+		i += 2 + j
+	}
+	return false
+}
+
+// simpleEscapes are JSON's one-letter escapes and what they stand for.
+var simpleEscapes = map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// hex4 reads the four hex digits of a \u escape at s[i:].
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(s[i:i+4], 16, 16)
+	return rune(v), err == nil
 }
