@@ -45,7 +45,7 @@ image:
 		-version $(VERSION) -revision $$(git rev-parse HEAD 2>/dev/null) -source $(IMAGE_SOURCE) \
 		-created $(SOURCE_DATE_EPOCH) -o ../$(IMAGE)
 
-## demo: a review that uses an MCP server end to end (see README).
+## demo: a review that uses an MCP server end to end (docs/walkthrough.md, "The demo").
 demo:
 	./.ci/demo
 
@@ -67,8 +67,8 @@ test:
 test-all: lint test-go test-signedoff test-deploy cover-domain bench-smoke
 
 ## check: the loop between edits: fmt, vet, archlint, check-generate and test-unit.
-# Needs no PostgreSQL, Node.js or Chromium; README.md ("The loop between
-# edits") gives its time. The five run side by side (wire's type-check
+# Needs no PostgreSQL, Node.js or Chromium; docs/development.md ("The loop
+# between edits") gives its time. The five run side by side (wire's type-check
 # fills the core the longest test package leaves idle), each one's output
 # printed whole when it ends.
 check:

@@ -134,7 +134,7 @@ var cloudForbidden6 = []CloudEndpoint{
 	{"fd20:ce::254/128", "Google Cloud", "Compute Engine metadata server (service account tokens) of IPv6-only VMs",
 		"Compute Engine docs, About VM metadata / Access VM metadata (cloud.google.com/compute/docs/metadata/querying-metadata)"},
 	{"fd00:c1::a9fe:a9fe/128", "Oracle Cloud Infrastructure", "instance metadata (IMDS, instance principal certificates) over IPv6",
-		"OCI Python SDK, instance principals signer (github.com/oracle/oci-python-sdk, src/oci/auth/signers/instance_principals_security_token_signer.py), the endpoint the SDK falls back to on IPv6"},
+		"OCI Python SDK, instance principals security token signer (oci-python-sdk on GitHub), the endpoint the SDK falls back to on IPv6"},
 	{"fd00:42::42/128", "Scaleway", "instance metadata API",
 		"cloud-init docs, Scaleway datasource (docs.cloud-init.io/en/latest/reference/datasources/scaleway.html)"},
 	{"fd00:a9fe:a9fe::1/128", "Akamai Cloud (Linode)", "metadata service (user data, instance token)",
