@@ -247,9 +247,9 @@ func compileRule(id, expr string, keywords []string) (*rule, error) {
 // tryAnchored sets up keyword-anchored mode when the regexp is
 //   - a lazy bounded prefix class, then a part whose every match starts
 //     with one of the keywords, then the rest (gitleaks' semi-generic
-//     rules, the costly ones on keyword-dense text); or, for rules that
-//     windows cannot bound (an unbounded repetition),
-//   - an optional \b, then such a keyword-led part (jwt, slack-bot-token).
+//     rules, the costly ones on keyword-dense text); or
+//   - an optional \b, then such a keyword-led part (jwt, slack-bot-token,
+//     vault-service-token, whose keyword "s." hits in every sentence).
 //
 // Only then is "every match starts at a keyword hit, or at most prefixMax
 // prefix characters before one" a proof, not a guess.
@@ -299,8 +299,6 @@ func (r *rule) keywordLed(tree *syntax.Regexp) []*syntax.Regexp {
 		r.prefix = pre.Sub[0]
 		r.prefixMax = pre.Max
 		subs = subs[1:]
-	case r.window != 0:
-		return nil
 	case pre.Op == syntax.OpWordBoundary:
 		r.wordBoundary = true
 		subs = subs[1:]

@@ -141,11 +141,18 @@ func (s *Scanner) Scan(text string) []ports.SecretFinding {
 	slices.Sort(st.touched)
 	for _, ri := range st.touched {
 		r := s.rules[ri]
+		next := 0 // where the last anchored match of r ended
 		for _, w := range st.windows[ri] {
-			if r.anchored != nil {
-				out = s.matchAnchored(r, text, w.start, out)
-			} else {
+			switch {
+			case r.anchored == nil:
 				out = s.matchRule(r, text, w, out)
+			case r.window > 0 && w.start < next:
+				// A bounded rule reads the text as a search of its
+				// regexp would: no match starts inside the last one.
+			default:
+				var end int
+				out, end = s.matchAnchored(r, text, w.start, out)
+				next = max(next, end)
 			}
 		}
 		st.windows[ri] = st.windows[ri][:0]
@@ -178,25 +185,26 @@ func (s *Scanner) matchRule(r *rule, text string, w window, out []ports.SecretFi
 	return out
 }
 
-// matchAnchored tries r's anchored form at a keyword hit starting at hs.
-func (s *Scanner) matchAnchored(r *rule, text string, hs int, out []ports.SecretFinding) []ports.SecretFinding {
+// matchAnchored tries r's anchored form at a keyword hit starting at hs;
+// end is where its match ended (0 without one), kept or not.
+func (s *Scanner) matchAnchored(r *rule, text string, hs int, out []ports.SecretFinding) (_ []ports.SecretFinding, end int) {
 	if r.wordBoundary && hs > 0 && isWordByte(text[hs-1]) == isWordByte(text[hs]) {
-		return out
+		return out, 0
 	}
 	if r.head != nil && !r.headMatches(text[hs:min(len(text), hs+r.headLen)]) {
-		return out
+		return out, 0
 	}
-	end := r.anchoredEnd(text, hs)
-	sub := r.anchored.FindStringSubmatchIndex(text[hs:end])
+	sub := r.anchored.FindStringSubmatchIndex(text[hs:r.anchoredEnd(text, hs)])
 	if sub == nil {
-		return out
+		return out, 0
 	}
-	me := hs + sub[1]
+	end = hs + sub[1]
+	me := end
 	for me > hs && text[me-1] == '\n' {
 		me--
 	}
 	if me == hs {
-		return out
+		return out, end
 	}
 	// The lazy prefix lets the match start up to prefixMax prefix-class
 	// characters earlier; the leftmost start is the one gitleaks reports.
@@ -218,7 +226,7 @@ func (s *Scanner) matchAnchored(r *rule, text string, hs int, out []ports.Secret
 	if f, ok := s.accept(r, text, ms, me, sub); ok {
 		out = append(out, f)
 	}
-	return out
+	return out, end
 }
 
 // anchoredEnd returns where the input of an anchored attempt at hs can
