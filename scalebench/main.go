@@ -1,5 +1,5 @@
 // Command scalebench measures CodeLotse with the data of a large
-// installation (issue 22; docs/BENCHMARKS.md, "Data scale"): it loads a
+// installation (docs/BENCHMARKS.md, "Data scale"): it loads a
 // database at a configurable size, then prints
 //
 //   - for every tenant-scoped GET route of the API, p50 and p99 against the

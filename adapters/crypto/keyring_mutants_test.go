@@ -10,8 +10,7 @@ import (
 // TestTheKeyIDIsAuthenticated: the header is part of what GCM
 // authenticates, so a ciphertext relabelled with another key id does not
 // open, even when that id names the same key material (an operator who
-// listed one key twice while rotating). Issue 19, section 6:
-// tools/mutants found the header's authentication unproven.
+// listed one key twice while rotating).
 func TestTheKeyIDIsAuthenticated(t *testing.T) {
 	r := ring(t, key("k1", 7), key("k2", 7))
 	sealed, err := r.Seal([]byte("secret"), aad(idA))

@@ -14,9 +14,8 @@ import (
 )
 
 // TestPolicyRouteNeedsRepoManage: a token with tenant:manage only may not
-// set a repository's MCP policy, and nothing is stored (issue 19, section
-// 6: tools/mutants found the API's permission on this route unproven; the
-// web form's is TestPolicyFormNeedsRepoManage).
+// set a repository's MCP policy, and nothing is stored (the web form's is
+// TestPolicyFormNeedsRepoManage).
 func TestPolicyRouteNeedsRepoManage(t *testing.T) {
 	store := newRestStore()
 	store.servers[restTenantA] = map[string]bool{restServerA: true}

@@ -20,9 +20,8 @@ import (
 	"github.com/codelotse/codelotse/ports"
 )
 
-// These tests prove transport and OAuth controls that tools/mutants
-// found unproven (issue 19, section 6): each fails when its control is
-// removed.
+// Each of these tests of the transport and OAuth controls fails when its
+// control is removed.
 
 // tokenServer is an OAuth token endpoint (/token) and an MCP server
 // (/mcp) on one origin. Tokens it issues are valid until it revokes

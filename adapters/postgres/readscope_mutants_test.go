@@ -12,8 +12,7 @@ import (
 
 // TestReadScopeRunsAsTheTenantRole: a read scope switches to the tenant
 // role, not only to the tenant's rows: it cannot read API tokens, which
-// the owner (forced row-level security or not) can. Issue 19, section 6:
-// tools/mutants found the read scope's role switch unproven.
+// the owner (forced row-level security or not) can.
 func TestReadScopeRunsAsTheTenantRole(t *testing.T) {
 	ctx := t.Context()
 	db := pgtest.New(t)

@@ -14,8 +14,7 @@ import (
 // TestRetentionDeleteRemovesAtMostItsBatch: one DeleteExpired removes at
 // most its batch size, also when several tenants each have a batch's
 // worth of expired rows and when prompt logs are past their TTL as well
-// as past their tenant's retention (issue 19, section 6: tools/mutants
-// found this control unproven).
+// as past their tenant's retention.
 func TestRetentionDeleteRemovesAtMostItsBatch(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()

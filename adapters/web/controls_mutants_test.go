@@ -11,8 +11,8 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// These tests prove web controls that tools/mutants found unproven
-// (issue 19, section 6): each fails when its control is removed.
+// Each of these tests of the web controls fails when its control is
+// removed.
 
 // TestOriginCheckComparesExactly: an origin that merely starts with the
 // public URL's (a longer host name, another path) is another origin.

@@ -9,8 +9,8 @@ import (
 	"github.com/codelotse/codelotse/ports/portfake"
 )
 
-// These tests prove connection controls that tools/mutants found
-// unproven (issue 19, section 6): each fails when its control is removed.
+// Each of these tests of the connection controls fails when its control
+// is removed.
 
 // TestDCRIssuersCompareExactly: an issuer that merely starts with a
 // listed one (a longer host name, a path below it) is not listed, and no

@@ -20,8 +20,8 @@ import (
 	"github.com/codelotse/codelotse/ports/portfake"
 )
 
-// These tests prove controls that tools/mutants found unproven (issue 19,
-// section 6): each fails when its control is removed.
+// Each of these tests fails when its control is removed (the mutants of
+// tools/mutants/catalogue.json).
 
 // TestAToolResultIsInNoSpan: the MCP server's result (with a canary in
 // it) reaches the model, and no span of the run carries it: not in a

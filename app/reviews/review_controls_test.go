@@ -18,8 +18,7 @@ import (
 	"github.com/codelotse/codelotse/ports"
 )
 
-// Tests that each fail when one control of the review pipeline is removed
-// (issue 8, section 1).
+// Tests that each fail when one control of the review pipeline is removed.
 
 // TestShortEvidenceProvesNothing: a finding whose evidence has fewer than
 // 8 characters is dropped even though that text is in the diff; 8

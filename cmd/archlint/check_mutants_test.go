@@ -8,8 +8,7 @@ import (
 )
 
 // TestCheckReportsAStdioImport: importing a go-sdk package whose path
-// names stdio is reported, whatever the file then uses of it (issue 19,
-// section 6: tools/mutants found the import rule unproven; the bad
+// names stdio is reported, whatever the file then uses of it (the bad
 // fixture covers the identifiers only).
 func TestCheckReportsAStdioImport(t *testing.T) {
 	files := map[string]string{

@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// End-to-end tests of two items of issue 18 through the real binary, the
+// End-to-end tests through the real binary, the
 // real connector and a go-sdk server: parallel calls of one finder turn
 // wait for the run's byte budget instead of failing, and a result whose
 // structuredContent repeats its text reaches the model once.

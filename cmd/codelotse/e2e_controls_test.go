@@ -17,8 +17,7 @@ import (
 
 // End-to-end proofs of single controls through the production wiring: the
 // real secret scanner, the untrusted wrapper on crypto/rand, the worker's
-// call pipeline and a go-sdk server that counts what reaches it (issue 8,
-// section 1).
+// call pipeline and a go-sdk server that counts what reaches it.
 
 // TestE2EArgumentsThatMustNotLeave: the finder calls the tool with a
 // secret that appears only once the JSON string is decoded ("note\nAKIA…":

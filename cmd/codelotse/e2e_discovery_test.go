@@ -20,7 +20,7 @@ import (
 	"github.com/codelotse/codelotse/domain/tool"
 )
 
-// End-to-end tests of issue 4 at the API level: the real binary discovers
+// End-to-end tests of discovery at the API level: the real binary discovers
 // and allowlists the tools of go-sdk MCP servers over TLS on loopback.
 // Every discovery of a registration is throttled for 10 s, so each subtest
 // registers its own servers.

@@ -21,7 +21,7 @@ import (
 	"github.com/codelotse/codelotse/domain/tool"
 )
 
-// The interop matrix (issue 18): real MCP servers written with the
+// The interop matrix (docs/interop.md): real MCP servers written with the
 // official SDKs, each over TLS on loopback, each registered, discovered,
 // allowlisted and called in a review through the real binary and its
 // connector. Every cell is one tenant with one server named "interop" and

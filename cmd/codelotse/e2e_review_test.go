@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// End-to-end tests of issue 5 through the real binary: `codelotse serve`
+// End-to-end tests of a review with MCP context through the real binary: `codelotse serve`
 // (API and worker) on a real database, go-sdk MCP servers over TLS on
 // loopback, the scripted model calling their tools, and the review's
 // stats, call records, database and logs checked from outside. The

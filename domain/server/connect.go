@@ -195,7 +195,7 @@ func (a AuthorizationServer) CheckFor(boundIssuer string) error {
 		return ErrMetadataIncomplete
 	}
 	// The MCP authorization spec: a metadata document that lists no
-	// methods is refused too (it used to be tolerated).
+	// methods is refused too.
 	if len(a.CodeChallengeMethods) == 0 {
 		return ErrPKCEUnsupported
 	}

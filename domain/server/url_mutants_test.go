@@ -13,8 +13,7 @@ import (
 // TestParseURLLimitsTheInputAsWritten: the 2,048-character limit applies
 // to the URL as the admin wrote it, not only to its normalised form: an
 // input one character too long is refused even when dropping its default
-// port would make it fit (issue 19, section 6: tools/mutants found the
-// input's own check unproven).
+// port would make it fit.
 func TestParseURLLimitsTheInputAsWritten(t *testing.T) {
 	prefix := "https://example.com:443/"
 	in := prefix + strings.Repeat("a", limits.MaxURLLen+1-len(prefix))
