@@ -95,15 +95,42 @@ func checkFile(path, rel, module string, aggs aggregates) ([]Violation, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Violation
-	add := func(pos token.Pos, format string, args ...any) {
-		out = append(out, Violation{File: rel, Line: fset.Position(pos).Line, Msg: fmt.Sprintf(format, args...)})
+	c := &fileCheck{
+		fset: fset, rel: rel, module: module,
+		inDomain: rel == "domain" || strings.HasPrefix(rel, "domain/"),
+		sdkNames: map[string]bool{},
 	}
-	inDomain := rel == "domain" || strings.HasPrefix(rel, "domain/")
+	c.imports(f)
+	aggs.aggregateCopy(rel, f, c.add)
+	ast.Inspect(f, func(n ast.Node) bool {
+		c.transportRef(n)
+		c.clockCall(n)
+		return true
+	})
+	return c.out, nil
+}
 
-	sdkNames := map[string]bool{} // local names of go-sdk imports
-	sdkDot := false               // a go-sdk package imported with "."
-	timeName := ""
+// fileCheck is one file under check: where it is, what it imports and
+// the violations found so far.
+type fileCheck struct {
+	fset     *token.FileSet
+	rel      string // the file's slash-separated path under the root
+	module   string
+	inDomain bool
+	sdkNames map[string]bool // local names of go-sdk imports
+	sdkDot   bool            // a go-sdk package imported with "."
+	timeName string          // the local name of package time, "" if not imported
+	out      []Violation
+}
+
+func (c *fileCheck) add(pos token.Pos, format string, args ...any) {
+	c.out = append(c.out, Violation{File: c.rel, Line: c.fset.Position(pos).Line, Msg: fmt.Sprintf(format, args...)})
+}
+
+// imports notes the local names of the go-sdk and time imports and
+// applies the import rules: the stdio ban, the layer and test-helper
+// rules and the domain's bans.
+func (c *fileCheck) imports(f *ast.File) {
 	for _, imp := range f.Imports {
 		p, _ := strconv.Unquote(imp.Path.Value)
 		local := p[strings.LastIndex(p, "/")+1:]
@@ -111,58 +138,70 @@ func checkFile(path, rel, module string, aggs aggregates) ([]Violation, error) {
 			local = imp.Name.Name
 		}
 		if strings.HasPrefix(p, sdkModule) {
-			sdkNames[local] = true
-			sdkDot = sdkDot || local == "."
+			c.sdkNames[local] = true
+			c.sdkDot = c.sdkDot || local == "."
 			if strings.Contains(strings.ToLower(p[len(sdkModule):]), "stdio") {
-				add(imp.Pos(), "imports %s: stdio transports are banned (MC11)", p)
+				c.add(imp.Pos(), "imports %s: stdio transports are banned (MC11)", p)
 			}
 		}
 		if p == "time" {
-			timeName = local
+			c.timeName = local
 		}
-		if msg := layerViolation(rel, p, module); msg != "" {
-			add(imp.Pos(), "%s", msg)
+		if msg := layerViolation(c.rel, p, c.module); msg != "" {
+			c.add(imp.Pos(), "%s", msg)
 		}
-		if msg := testOnlyViolation(rel, p, module); msg != "" {
-			add(imp.Pos(), "%s", msg)
+		if msg := testOnlyViolation(c.rel, p, c.module); msg != "" {
+			c.add(imp.Pos(), "%s", msg)
 		}
-		if inDomain {
-			for _, b := range domainBannedImports {
-				if p == b || (strings.HasSuffix(b, "/") && strings.HasPrefix(p, b)) {
-					add(imp.Pos(), "domain imports %s: the domain holds rules only, no I/O", p)
-				}
-			}
-			for _, layer := range domainBannedLocal {
-				if p == module+"/"+layer || strings.HasPrefix(p, module+"/"+layer+"/") {
-					add(imp.Pos(), "domain imports %s: the domain may not depend on %s/", p, layer)
-				}
-			}
+		if c.inDomain {
+			c.domainImport(imp.Pos(), p)
 		}
 	}
+}
 
-	aggs.aggregateCopy(rel, f, add)
-
-	ast.Inspect(f, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.Ident:
-			if sdkDot && bannedTransport.MatchString(n.Name) {
-				add(n.Pos(), "refers to %s of a dot-imported go-sdk package: stdio and command transports are banned (MC11)", n.Name)
-			}
-		case *ast.SelectorExpr:
-			x, ok := n.X.(*ast.Ident)
-			if !ok {
-				return true
-			}
-			if sdkNames[x.Name] && bannedTransport.MatchString(n.Sel.Name) {
-				add(n.Pos(), "refers to %s.%s: stdio and command transports are banned (MC11)", x.Name, n.Sel.Name)
-			}
-			if inDomain && timeName != "" && x.Name == timeName && clockFuncs[n.Sel.Name] {
-				add(n.Pos(), "domain calls time.%s: time comes in as a value", n.Sel.Name)
-			}
+// domainImport applies the domain's bans to one of its imports: no I/O
+// package and none of the project's other layers.
+func (c *fileCheck) domainImport(pos token.Pos, p string) {
+	for _, b := range domainBannedImports {
+		if p == b || (strings.HasSuffix(b, "/") && strings.HasPrefix(p, b)) {
+			c.add(pos, "domain imports %s: the domain holds rules only, no I/O", p)
 		}
-		return true
-	})
-	return out, nil
+	}
+	for _, layer := range domainBannedLocal {
+		if p == c.module+"/"+layer || strings.HasPrefix(p, c.module+"/"+layer+"/") {
+			c.add(pos, "domain imports %s: the domain may not depend on %s/", p, layer)
+		}
+	}
+}
+
+// transportRef reports a reference to a go-sdk stdio or command
+// transport, qualified or through a dot import.
+func (c *fileCheck) transportRef(n ast.Node) {
+	switch n := n.(type) {
+	case *ast.Ident:
+		if c.sdkDot && bannedTransport.MatchString(n.Name) {
+			c.add(n.Pos(), "refers to %s of a dot-imported go-sdk package: stdio and command transports are banned (MC11)", n.Name)
+		}
+	case *ast.SelectorExpr:
+		if x, ok := n.X.(*ast.Ident); ok && c.sdkNames[x.Name] && bannedTransport.MatchString(n.Sel.Name) {
+			c.add(n.Pos(), "refers to %s.%s: stdio and command transports are banned (MC11)", x.Name, n.Sel.Name)
+		}
+	}
+}
+
+// clockCall reports a domain file's reference to a clock function of
+// package time.
+func (c *fileCheck) clockCall(n ast.Node) {
+	if !c.inDomain || c.timeName == "" {
+		return
+	}
+	sel, ok := n.(*ast.SelectorExpr)
+	if !ok {
+		return
+	}
+	if x, ok := sel.X.(*ast.Ident); ok && x.Name == c.timeName && clockFuncs[sel.Sel.Name] {
+		c.add(sel.Pos(), "domain calls time.%s: time comes in as a value", sel.Sel.Name)
+	}
 }
 
 // layerViolation applies the import rule between the project's own
@@ -176,18 +215,38 @@ func checkFile(path, rel, module string, aggs aggregates) ([]Violation, error) {
 // cmd/codelotse binds. Test files are not checked, so a test may use
 // another adapter's test helper.
 func layerViolation(rel, imp, module string) string {
-	own := func(layer string) bool { return rel == layer || strings.HasPrefix(rel, layer+"/") }
 	target, ok := strings.CutPrefix(imp, module+"/")
 	if !ok {
 		return ""
 	}
 	targetLayer, targetRest, _ := strings.Cut(target, "/")
-	switch {
-	case own("ports") && (targetLayer == "adapters" || targetLayer == "app" || targetLayer == "cmd"):
+	fromLayer, _, _ := strings.Cut(rel, "/")
+	switch fromLayer {
+	case "ports":
+		return portsImport(imp, targetLayer)
+	case "app":
+		return appImport(rel, imp, targetLayer, targetRest)
+	case "adapters":
+		return adapterImport(rel, imp, targetLayer, targetRest)
+	}
+	return ""
+}
+
+// portsImport is the rule for ports: the domain only.
+func portsImport(imp, targetLayer string) string {
+	if targetLayer == "adapters" || targetLayer == "app" || targetLayer == "cmd" {
 		return fmt.Sprintf("ports imports %s: ports depend on the domain only", imp)
-	case own("app") && (targetLayer == "adapters" || targetLayer == "cmd"):
+	}
+	return ""
+}
+
+// appImport is the rule for app: no adapter, no cmd, and no other
+// application module.
+func appImport(rel, imp, targetLayer, targetRest string) string {
+	switch {
+	case targetLayer == "adapters" || targetLayer == "cmd":
 		return fmt.Sprintf("app imports %s: use cases reach the outside through ports only", imp)
-	case own("app") && targetLayer == "app" && targetRest != "":
+	case targetLayer == "app" && targetRest != "":
 		from, to := appModule(rel), strings.Split(targetRest, "/")[0]
 		if from == "" {
 			return fmt.Sprintf("the shared package app imports %s: the root is shared by every module and imports none", imp)
@@ -195,13 +254,20 @@ func layerViolation(rel, imp, module string) string {
 		if from != to {
 			return fmt.Sprintf("app module %s imports %s: modules import the shared package app and ports, never another module", from, imp)
 		}
-	case own("adapters") && targetLayer == "adapters":
+	}
+	return ""
+}
+
+// adapterImport is the rule for an adapter: no other adapter, no cmd.
+func adapterImport(rel, imp, targetLayer, targetRest string) string {
+	switch targetLayer {
+	case "adapters":
 		from := strings.Split(rel, "/")[1]
 		to, _, _ := strings.Cut(targetRest, "/")
 		if from != to {
 			return fmt.Sprintf("adapter %s imports %s: an adapter never imports another adapter", from, imp)
 		}
-	case (own("adapters") || own("app") || own("ports")) && targetLayer == "cmd":
+	case "cmd":
 		return fmt.Sprintf("imports %s: nothing imports cmd", imp)
 	}
 	return ""
