@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/codelotse/codelotse/ports"
 )
 
 // Code is a fixed error code of the API (openapi.yaml: the Error schema).
@@ -43,6 +45,7 @@ const (
 	CodeProtocolError           Code = "protocol_error"
 	CodeResponseTooLarge        Code = "response_too_large"
 	CodeTimeout                 Code = "timeout"
+	CodeUnavailable             Code = "unavailable"
 	CodeInternal                Code = "internal"
 )
 
@@ -76,9 +79,16 @@ func Invalid(fields map[string]string) *Error {
 	return &Error{Code: CodeValidationFailed, Message: "the request has invalid fields", Fields: fields}
 }
 
-// AsError finds the *Error in err's chain; an unknown error is internal,
-// its cause kept for the log.
+// UnavailableRetry is the Retry-After of an unavailable answer.
+const UnavailableRetry = 5 * time.Second
+
+// AsError finds the *Error in err's chain; a database outage
+// ([ports.ErrUnavailable]) is unavailable, whatever wraps it; an unknown
+// error is internal, its cause kept for the log.
 func AsError(err error) *Error {
+	if errors.Is(err, ports.ErrUnavailable) {
+		return &Error{Code: CodeUnavailable, Message: "the database is unavailable; try again shortly", RetryAfter: UnavailableRetry, Cause: err}
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e
@@ -115,6 +125,7 @@ var statuses = map[Code]int{
 	CodeProtocolError:           http.StatusBadGateway,
 	CodeResponseTooLarge:        http.StatusBadGateway,
 	CodeTimeout:                 http.StatusBadGateway,
+	CodeUnavailable:             http.StatusServiceUnavailable,
 	CodeInternal:                http.StatusInternalServerError,
 }
 

@@ -1,9 +1,12 @@
 package app_test
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/codelotse/codelotse/app"
+	"github.com/codelotse/codelotse/ports"
 )
 
 // TestCodeStatus: each code answers the status of openapi.yaml's error
@@ -38,6 +41,7 @@ func TestCodeStatus(t *testing.T) {
 		{app.CodeProtocolError, 502},
 		{app.CodeResponseTooLarge, 502},
 		{app.CodeTimeout, 502},
+		{app.CodeUnavailable, 503},
 		{app.CodeInternal, 500},
 		{app.Code("made_up"), 500},
 	}
@@ -45,5 +49,25 @@ func TestCodeStatus(t *testing.T) {
 		if got := tt.code.Status(); got != tt.want {
 			t.Errorf("Code(%q).Status() = %d, want %d", tt.code, got, tt.want)
 		}
+	}
+}
+
+// TestAsErrorAnswersAnOutageUnavailable: a database outage is 503
+// unavailable with a Retry-After, however it is wrapped, also inside an
+// error that was already made internal; other causes stay internal.
+func TestAsErrorAnswersAnOutageUnavailable(t *testing.T) {
+	outage := fmt.Errorf("postgres: enter tenant scope: %w", fmt.Errorf("%w: dial tcp: connection refused", ports.ErrUnavailable))
+	for name, err := range map[string]error{
+		"as the store returns it": outage,
+		"wrapped by a use case":   fmt.Errorf("list servers: %w", outage),
+		"made internal before":    &app.Error{Code: app.CodeInternal, Message: "internal error", Cause: outage},
+	} {
+		e := app.AsError(err)
+		if e.Code != app.CodeUnavailable || e.Code.Status() != 503 || e.RetryAfter != app.UnavailableRetry || !errors.Is(e, ports.ErrUnavailable) {
+			t.Errorf("%s: AsError = %+v, want unavailable, 503, Retry-After %v, the cause kept", name, e, app.UnavailableRetry)
+		}
+	}
+	if e := app.AsError(errors.New("syntax error at or near")); e.Code != app.CodeInternal {
+		t.Errorf("AsError(a query error) = %s, want internal", e.Code)
 	}
 }

@@ -22,6 +22,9 @@ var (
 	ErrTooManyServers = errors.New("too many servers")
 	// ErrConflict: a unique constraint other than the server name.
 	ErrConflict = errors.New("conflict")
+	// ErrUnavailable: the database cannot be reached, or is shutting down
+	// or starting; the same request may succeed once it is back.
+	ErrUnavailable = errors.New("database unavailable")
 )
 
 // Tenants runs work inside one tenant: a single database transaction under

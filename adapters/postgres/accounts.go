@@ -101,7 +101,7 @@ func (a *Accounts) LookupToken(ctx context.Context, hash []byte) (ports.Principa
 		return ports.Principal{}, fmt.Errorf("postgres: look up token: %w", ports.ErrNotFound)
 	}
 	if err != nil {
-		return ports.Principal{}, fmt.Errorf("postgres: look up token: %w", err)
+		return ports.Principal{}, unavailable(ctx, fmt.Errorf("postgres: look up token: %w", err))
 	}
 	return p, nil
 }

@@ -69,23 +69,24 @@ func (db *DB) ReadTenant(ctx context.Context, tenantID string, fn func(ctx conte
 		"', true), set_config('transaction_read_only', 'on', true)"
 	conn, err := db.bun.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("postgres: enter read scope: %w", err)
+		return unavailable(ctx, fmt.Errorf("postgres: enter read scope: %w", err))
 	}
 	// Close returns the connection to the pool; database/sql keeps no idle
 	// connections of its own (openSQL), so the driver connection, scope
 	// and all, is dropped with it.
 	defer func() { _ = conn.Close() }()
 	if err := setReadScope(ctx, conn.Conn, scope); err != nil {
-		return fmt.Errorf("postgres: enter read scope: %w", err)
+		return unavailable(ctx, fmt.Errorf("postgres: enter read scope: %w", err))
 	}
 	defer func() { _ = setReadScope(nil, conn.Conn, "") }()
-	return fn(context.WithoutCancel(ctx), conn)
+	return unavailable(ctx, fn(context.WithoutCancel(ctx), conn))
 }
 
 // runScoped runs fn in a transaction that begins with the begin query
 // (begin.go). RunInTx rolls back when fn returns an error or panics; fn
 // gets the caller's context, without the begin query. An error of the
-// begin query says which scope failed.
+// begin query says which scope failed; a lost connection is
+// ports.ErrUnavailable.
 func (db *DB) runScoped(ctx context.Context, begin, scope string, fn func(ctx context.Context, tx bun.Tx) error) error {
 	began := false
 	err := db.bun.RunInTx(withBeginQuery(ctx, begin), nil, func(_ context.Context, tx bun.Tx) error {
@@ -93,9 +94,9 @@ func (db *DB) runScoped(ctx context.Context, begin, scope string, fn func(ctx co
 		return fn(ctx, tx)
 	})
 	if err != nil && !began {
-		return fmt.Errorf("postgres: enter %s scope: %w", scope, err)
+		err = fmt.Errorf("postgres: enter %s scope: %w", scope, err)
 	}
-	return err
+	return unavailable(ctx, err)
 }
 
 // WithSystem runs fn in a transaction as the connecting role, for the few

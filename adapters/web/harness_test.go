@@ -124,7 +124,12 @@ type harness struct {
 // newHarness serves the web interface with gates on a fresh database.
 func newHarness(t *testing.T, gates app.Gates) *harness {
 	t.Helper()
-	db := pgtest.New(t)
+	return newHarnessOn(t, pgtest.New(t), gates)
+}
+
+// newHarnessOn is newHarness on the database db.
+func newHarnessOn(t *testing.T, db *postgres.DB, gates app.Gates) *harness {
+	t.Helper()
 	h := &harness{t: t, db: db, su: pgtest.Superuser(t, db), clock: &testClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}, mcp: &fakeMCP{}, oauth: newFakeOAuth()}
 	var handler http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -128,6 +129,12 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, name str
 // internal logs err and shows a page without its details.
 func (u *UI) internal(w http.ResponseWriter, r *http.Request, c *caller, err error) {
 	u.logFor(r).Error().Err(err).Str("route", r.Pattern).Msg("web: request failed")
+	if e := app.AsError(err); e.Code == app.CodeUnavailable {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+		u.render(w, r, http.StatusServiceUnavailable, "message", c, messagePage{Heading: "Unavailable",
+			Text: codeWords[app.CodeUnavailable]})
+		return
+	}
 	u.render(w, r, http.StatusInternalServerError, "message", c, messagePage{Heading: "Something went wrong",
 		Text: "The request failed on our side. It has been logged; try again later."})
 }

@@ -44,6 +44,7 @@ var codeWords = map[app.Code]string{
 	app.CodeProtocolError:           "The server did not answer as an MCP server should. Check the address (it must be the MCP endpoint).",
 	app.CodeResponseTooLarge:        "The server's answer was larger than allowed.",
 	app.CodeTimeout:                 "The server did not answer in time. Try again later.",
+	app.CodeUnavailable:             "The service cannot reach its database right now. Try again in a few seconds.",
 	app.CodeInternal:                "Something went wrong on our side. It has been logged; try again later.",
 }
 

@@ -15,7 +15,7 @@ func TestRefusalsInWords(t *testing.T) {
 		app.CodeEndpointNotPublic, app.CodeAcknowledgementRequired, app.CodeCredentialRequired, app.CodeUnknownTool,
 		app.CodeUnsupportedSchema, app.CodeWriteNotConfirmed, app.CodeTooManyTools, app.CodeUnknownServer, app.CodePublicRepository,
 		app.CodeKeysUnavailable, app.CodeServerUnreachable, app.CodeServerUnauthorized, app.CodeProtocolError,
-		app.CodeResponseTooLarge, app.CodeTimeout, app.CodeInternal} {
+		app.CodeResponseTooLarge, app.CodeTimeout, app.CodeUnavailable, app.CodeInternal} {
 		w, ok := codeWords[code]
 		if !ok || strings.ContainsAny(w, "^${}\"_") || strings.Contains(w, string(code)) {
 			t.Errorf("codeWords[%s] = %q", code, w)

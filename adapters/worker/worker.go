@@ -16,6 +16,8 @@
 //     leader's rescuer makes it retryable after
 //     [Options.RescueStuckJobsAfter], and the next attempt resumes the run
 //     (ReviewRepo.Start accepts a running run);
+//   - an attempt that met a database outage (ports.ErrUnavailable) is
+//     snoozed for [Options.RetryBackoff] and uses up no attempt;
 //   - a job cancelled through River marks its run failed;
 //   - on shutdown, in-flight runs get [Options.DrainTimeout] to finish;
 //     runs still going are then cancelled and put back in the queue
@@ -176,7 +178,7 @@ func New(pool *pgxpool.Pool, handler ReviewHandler, log zerolog.Logger, opts Opt
 	log = log.With().Str("component", "worker").Logger()
 
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &reviewWorker{handler: handler, log: log, maxAttempts: opts.MaxAttempts, metrics: opts.Metrics}); err != nil {
+	if err := river.AddWorkerSafely(workers, &reviewWorker{handler: handler, log: log, maxAttempts: opts.MaxAttempts, metrics: opts.Metrics, outageSnooze: opts.RetryBackoff}); err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	cfg := &river.Config{
@@ -257,6 +259,9 @@ type reviewWorker struct {
 	log         zerolog.Logger
 	maxAttempts int
 	metrics     Metrics
+	// outageSnooze is how long an attempt that met a database outage
+	// waits, without using up an attempt.
+	outageSnooze time.Duration
 }
 
 func (w *reviewWorker) Work(ctx context.Context, job *river.Job[ports.ReviewJob]) error {
@@ -290,6 +295,9 @@ func (w *reviewWorker) work(ctx context.Context, job *river.Job[ports.ReviewJob]
 		// The client is stopping: River puts the job back without counting
 		// the attempt when the error says so.
 		return fmt.Errorf("%w: %w", context.Canceled, err)
+	case errors.Is(err, ports.ErrUnavailable):
+		log.Warn().Err(err).Msg("review attempt met a database outage; snoozed")
+		return river.JobSnooze(w.outageSnooze)
 	case job.Attempt < reviewAttempts:
 		log.Warn().Err(err).Msg("review attempt failed; retrying")
 		return err

@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -225,6 +226,34 @@ func TestFailsRunAfterLastAttempt(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if got := h.all(); len(got) != len(want) {
 		t.Errorf("handler calls = %+v, want %+v", got, want)
+	}
+}
+
+// TestAnOutageUsesUpNoAttempt: attempts that meet a database outage are
+// snoozed, not failed: after more of them than the review has attempts,
+// the review still runs and completes, and is never marked failed.
+func TestAnOutageUsesUpNoAttempt(t *testing.T) {
+	e := newEnv(t)
+	var outages atomic.Int32
+	h := newHandler(func(context.Context) error {
+		if outages.Add(1) <= 4 {
+			return fmt.Errorf("review: %w", ports.ErrUnavailable)
+		}
+		return nil
+	})
+	start(t, e, h, worker.Options{MaxAttempts: 2, RetryBackoff: 10 * time.Millisecond})
+
+	id := e.enqueue(t)
+	for i := range 5 {
+		if got, want := h.next(t), (call{"run", e.tenant, id}); got != want {
+			t.Fatalf("call %d = %+v, want %+v", i, got, want)
+		}
+	}
+	if attempt := e.waitJob(t, id, "completed"); attempt != 1 {
+		t.Errorf("completed at attempt %d, want 1: the outages used up attempts", attempt)
+	}
+	if got := h.all(); len(got) != 5 {
+		t.Errorf("handler calls = %+v, want five runs and no fail", got)
 	}
 }
 
