@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"strings"
 
 	"helm.sh/helm/v3/pkg/release"
 	batchv1 "k8s.io/api/batch/v1"
@@ -190,7 +191,7 @@ var secretEnv = []string{"QUAVON_DATABASE_URL", "QUAVON_ENCRYPTION_KEYS", "QUAVO
 func checkSecretsReferenced(objs []object, _ profile) []string {
 	var problems []string
 	for _, o := range objs {
-		if o.kind == "Secret" || o.kind == "ConfigMap" {
+		if o.kind == "Secret" || (o.kind == "ConfigMap" && !isDashboard(o)) {
 			problems = append(problems, fmt.Sprintf("the chart renders %s %s: secrets must come from existing Secrets", o.kind, o.name))
 		}
 	}
@@ -215,6 +216,17 @@ func checkSecretsReferenced(objs []object, _ profile) []string {
 		}
 	}
 	return problems
+}
+
+// isDashboard: the one ConfigMap the chart may render holds the Grafana
+// dashboard of files/dashboard.json and nothing else.
+func isDashboard(o object) bool {
+	cm, ok := o.obj.(*corev1.ConfigMap)
+	if !ok || len(cm.BinaryData) > 0 || len(cm.Data) != 1 {
+		return false
+	}
+	raw, err := os.ReadFile(dashboardFile)
+	return err == nil && cm.Data[dashboardKey] == strings.TrimRight(string(raw), "\n")
 }
 
 func checkMigrationHook(objs []object, _ profile) []string {

@@ -91,6 +91,13 @@ func TestChecksFailWhenAPropertyIsRemoved(t *testing.T) {
 		{"a Secret rendered", checkSecretsReferenced, func(t *testing.T, objs []object) []object {
 			return append(objs, object{kind: "Secret", name: "codelotse-db", obj: &corev1.Secret{}})
 		}},
+		{"a ConfigMap rendered", checkSecretsReferenced, func(t *testing.T, objs []object) []object {
+			return append(objs, object{kind: "ConfigMap", name: "codelotse-env", obj: &corev1.ConfigMap{Data: map[string]string{"url": "postgres://app:pw@db/codelotse"}}})
+		}},
+		{"a value beside the dashboard", checkSecretsReferenced, func(t *testing.T, objs []object) []object {
+			return append(objs, object{kind: "ConfigMap", name: "codelotse-dashboard", obj: &corev1.ConfigMap{
+				Data: map[string]string{dashboardKey: dashboardJSON(t), "url": "postgres://app:pw@db/codelotse"}}})
+		}},
 		{"migration job not a hook", checkMigrationHook, func(t *testing.T, objs []object) []object {
 			find(t, objs, "Job", "codelotse-migrate").hook = nil
 			return objs

@@ -127,6 +127,8 @@ func decode(source, manifest string) (object, error) {
 		obj = &networkingv1.NetworkPolicy{}
 	case "monitoring.coreos.com/v1 ServiceMonitor":
 		obj = &monitoringv1.ServiceMonitor{}
+	case "monitoring.coreos.com/v1 PrometheusRule":
+		obj = &monitoringv1.PrometheusRule{}
 	default:
 		return object{}, fmt.Errorf("%s: no typed struct for %q %q", source, tm.APIVersion, tm.Kind)
 	}
