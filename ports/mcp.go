@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
@@ -22,7 +23,17 @@ var (
 	ErrProtocol           = errors.New("protocol_error")
 	ErrRedirectRefused    = errors.New("redirect_refused")
 	ErrAddressBlocked     = errors.New("address_blocked")
+	// ErrRateLimited: the server answered 429 Too Many Requests; a
+	// [*RateLimited] in the chain carries its Retry-After.
+	ErrRateLimited = errors.New("rate_limited")
 )
+
+// RateLimited is [ErrRateLimited] with the wait the server asked for in
+// Retry-After (zero when it gave none or none that could be read).
+type RateLimited struct{ RetryAfter time.Duration }
+
+func (e *RateLimited) Error() string        { return ErrRateLimited.Error() }
+func (e *RateLimited) Is(target error) bool { return target == ErrRateLimited }
 
 // MCPTarget is what a connection needs to know about a server.
 type MCPTarget struct {

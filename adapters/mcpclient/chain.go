@@ -37,8 +37,8 @@ func (l *link) RoundTrip(req *http.Request) (*http.Response, error) { return l.s
 //     origin's requests only), before the credential (a resumption over the
 //     bound costs no token).
 //   - status: the final answer's status gives the operation its code (401
-//     and 403 unauthorized, 429 and 5xx unreachable, during the handshake
-//     any 4xx but 400, 404 and 405 a protocol error). Outside the
+//     and 403 unauthorized, 429 rate limited, 5xx unreachable, during the
+//     handshake any 4xx but 400, 404 and 405 a protocol error). Outside the
 //     credential: it judges the answer after the one retry, so a 401 a new
 //     token cures does not fail the operation.
 //   - credential: the static header or the OAuth access token, on a copy of

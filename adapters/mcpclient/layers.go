@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/codelotse/codelotse/ports"
 )
@@ -92,7 +94,10 @@ func (g *guard) classifyStatus(next http.RoundTripper, req *http.Request) (*http
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		// A wrong or expired credential, whatever the body says.
 		g.record(ctx, fail(ports.ErrServerUnauthorized, fmt.Errorf("status %d", code)), false)
-	case code >= 500 || code == http.StatusTooManyRequests:
+	case code == http.StatusTooManyRequests:
+		// The server asks us to slow down, perhaps saying for how long.
+		g.record(ctx, fail(&ports.RateLimited{RetryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now())}, fmt.Errorf("status %d", code)), false)
+	case code >= 500:
 		// The server is there but cannot serve.
 		g.record(ctx, fail(ports.ErrServerUnreachable, fmt.Errorf("status %d", code)), false)
 	case code >= 400 && !fallbackStatus(code) && op != nil && op.handshake.Load():
@@ -101,6 +106,22 @@ func (g *guard) classifyStatus(next http.RoundTripper, req *http.Request) (*http
 		g.record(ctx, fail(ports.ErrProtocol, fmt.Errorf("status %d", code)), false)
 	}
 	return resp, nil
+}
+
+// maxRetryAfter caps the wait a server's Retry-After may ask for.
+const maxRetryAfter = 10 * time.Minute
+
+// retryAfter reads a Retry-After header (RFC 9110: delay-seconds or an
+// HTTP date) as a wait from now, at most maxRetryAfter; zero when it is
+// absent, unreadable or in the past.
+func retryAfter(v string, now time.Time) time.Duration {
+	var d time.Duration
+	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+		d = time.Duration(min(n, int(maxRetryAfter/time.Second))) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+	}
+	return min(max(d, 0), maxRetryAfter)
 }
 
 // fallbackStatus reports an HTTP status by which a server says it does not

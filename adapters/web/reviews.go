@@ -99,6 +99,8 @@ func callWords(c ports.ToolCall) string {
 		return "not sent: the review had used up its calls or bytes"
 	case review.CallInvalidArguments:
 		return "not sent: the arguments did not match the tool's input schema"
+	case review.CallRateLimited:
+		return "rate limited: the server asked to wait (429); no more calls went to it until the wait passed"
 	}
 	return string(c.Status)
 }

@@ -1,14 +1,17 @@
 package reviews_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codelotse/codelotse/domain/review"
 	"github.com/codelotse/codelotse/ports"
+	"github.com/codelotse/codelotse/ports/portfake"
 )
 
 // The run's own secrets: an AWS key id the scanner finds and a password
@@ -137,5 +140,52 @@ func TestTooManyViewsAreNotSent(t *testing.T) {
 	e.run(t)
 	if len(e.mcp.sent) != 0 || fmt.Sprint(e.statuses()) != fmt.Sprint([]review.CallStatus{review.CallBlocked}) {
 		t.Errorf("sent %q, statuses %v; want blocked, nothing sent", e.mcp.sent, e.statuses())
+	}
+}
+
+// clockedModel moves the run's clock by step before each model request,
+// so that time passes between the finder's turns.
+type clockedModel struct {
+	ports.Model
+	clock *portfake.Clock
+	step  time.Duration
+}
+
+func (m clockedModel) Complete(ctx context.Context, req ports.ModelRequest) (ports.ModelResponse, error) {
+	m.clock.At = m.clock.At.Add(m.step)
+	return m.Model.Complete(ctx, req)
+}
+
+// TestARateLimitedServerWaitsAsItAsked: a server that answers 429 gets no
+// call of the run until its Retry-After has passed (the call is
+// rate_limited, nothing is sent), and none for the rest of the run when
+// it gave no Retry-After.
+func TestARateLimitedServerWaitsAsItAsked(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		after, step time.Duration
+		wantSent    int
+		want        []review.CallStatus
+	}{
+		{"within its Retry-After", time.Hour, time.Minute, 1, []review.CallStatus{review.CallRateLimited, review.CallRateLimited}},
+		{"after its Retry-After", time.Minute, 2 * time.Minute, 2, []review.CallStatus{review.CallRateLimited, review.CallOK}},
+		{"without a Retry-After", 0, 24 * time.Hour, 1, []review.CallStatus{review.CallRateLimited, review.CallRateLimited}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := egressRun(t, []string{query("one")}, []string{query("two")})
+			clock := e.deps.Clock.(*portfake.Clock)
+			e.deps.Model = clockedModel{Model: e.deps.Model, clock: clock, step: tt.step}
+			sent := 0
+			e.mcp.answer = func(string, json.RawMessage) (ports.ToolResult, error) {
+				if sent++; sent == 1 {
+					return ports.ToolResult{}, fmt.Errorf("call: %w", &ports.RateLimited{RetryAfter: tt.after})
+				}
+				return ports.ToolResult{Texts: []string{"the cache page"}}, nil
+			}
+			e.run(t)
+			if got := fmt.Sprint(e.statuses()); got != fmt.Sprint(tt.want) || sent != tt.wantSent {
+				t.Errorf("statuses %s, %d sent; want %v, %d sent", got, sent, tt.want, tt.wantSent)
+			}
+		})
 	}
 }

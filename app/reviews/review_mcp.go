@@ -55,10 +55,37 @@ type mcpRun struct {
 
 	mu       sync.Mutex
 	sessions []ports.MCPSession
+	// held are the servers that answered 429 in this run, with the time
+	// their Retry-After ends (the zero time: the rest of the run).
+	held map[string]time.Time
 	// servers is what became of each server of the effective policy
 	// (stats.mcp.servers): the disabled and unreadable ones first, then
 	// the others in the policy's order.
 	servers []review.ServerOutcome
+}
+
+// hold keeps the server that answered 429 from the run's later calls: for
+// its Retry-After, or for the rest of the run when it gave none.
+func (r *mcpRun) hold(serverID string, err error) {
+	var until time.Time
+	var rl *ports.RateLimited
+	if errors.As(err, &rl) && rl.RetryAfter > 0 {
+		until = r.deps.Clock.Now().Add(rl.RetryAfter)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held == nil {
+		r.held = map[string]time.Time{}
+	}
+	r.held[serverID] = until
+}
+
+// isHeld reports a server whose wait has not passed.
+func (r *mcpRun) isHeld(serverID string) bool {
+	r.mu.Lock()
+	until, ok := r.held[serverID]
+	r.mu.Unlock()
+	return ok && (until.IsZero() || r.deps.Clock.Now().Before(until))
 }
 
 // outcome notes what became of one server of the run.
@@ -384,8 +411,14 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 		return finish(review.CallBlocked, refusal(string(review.CallBlocked)+": the arguments look like a secret or personal data; nothing was sent"))
 	}
 
+	if r.isHeld(t.srv.ID()) {
+		return finish(review.CallRateLimited, refusal(string(review.CallRateLimited)+": the server asked to wait; nothing was sent"))
+	}
 	out, err := t.session.CallTool(ctx, t.snap.Name(), checked)
 	switch {
+	case errors.Is(err, ports.ErrRateLimited):
+		r.hold(t.srv.ID(), err)
+		return finish(review.CallRateLimited, refusal(string(review.CallRateLimited)))
 	case errors.Is(err, ports.ErrResponseTooLarge):
 		// The server made the run read a whole reservation's worth.
 		rec.ResponseBytes = limits.ReviewResponseCap

@@ -47,11 +47,14 @@ const (
 	CallUnavailable      CallStatus = "unavailable"
 	CallBudgetExhausted  CallStatus = "budget_exhausted"
 	CallInvalidArguments CallStatus = "invalid_arguments"
+	// CallRateLimited: the server answered 429, or asked earlier in the
+	// run to wait and the wait has not passed; nothing was sent then.
+	CallRateLimited CallStatus = "rate_limited"
 )
 
 // CallStatuses is every outcome of a tool call.
 func CallStatuses() []CallStatus {
-	return []CallStatus{CallOK, CallError, CallBlocked, CallTooLarge, CallUnavailable, CallBudgetExhausted, CallInvalidArguments}
+	return []CallStatus{CallOK, CallError, CallBlocked, CallTooLarge, CallUnavailable, CallBudgetExhausted, CallInvalidArguments, CallRateLimited}
 }
 
 // Valid reports whether s is one of [CallStatuses].

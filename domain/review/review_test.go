@@ -31,7 +31,7 @@ func TestRunStatusTransitions(t *testing.T) {
 }
 
 func TestCallStatusesAreAClosedSet(t *testing.T) {
-	want := []string{"ok", "error", "blocked", "too_large", "unavailable", "budget_exhausted", "invalid_arguments"}
+	want := []string{"ok", "error", "blocked", "too_large", "unavailable", "budget_exhausted", "invalid_arguments", "rate_limited"}
 	got := CallStatuses()
 	if len(got) != len(want) {
 		t.Fatalf("CallStatuses() = %v, want %v", got, want)
