@@ -303,7 +303,16 @@ func TestServiceMonitor(t *testing.T) {
 		t.Fatal("metrics.serviceMonitor.enabled=true rendered no ServiceMonitor")
 	}
 	if len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Path != "/metrics" || sm.Spec.Endpoints[0].Port != "http" {
-		t.Errorf("ServiceMonitor endpoints = %+v, want port http path /metrics", sm.Spec.Endpoints)
+		t.Fatalf("ServiceMonitor endpoints = %+v, want port http path /metrics", sm.Spec.Endpoints)
+	}
+	// The alerts and the dashboard select job="codelotse" and component:
+	// the job is the Services' app.kubernetes.io/name, the component their
+	// app.kubernetes.io/component.
+	relabel := sm.Spec.Endpoints[0].RelabelConfigs
+	if sm.Spec.JobLabel != "app.kubernetes.io/name" || len(relabel) != 1 || relabel[0].TargetLabel != "component" ||
+		len(relabel[0].SourceLabels) != 1 || relabel[0].SourceLabels[0] != "__meta_kubernetes_service_label_app_kubernetes_io_component" ||
+		relabel[0].Action != "" || relabel[0].Regex != "" || relabel[0].Replacement != nil {
+		t.Errorf("ServiceMonitor jobLabel %q, relabelings %+v; want job from app.kubernetes.io/name, component from app.kubernetes.io/component", sm.Spec.JobLabel, relabel)
 	}
 	scraped := map[string]bool{}
 	for _, o := range objs {
@@ -313,6 +322,11 @@ func TestServiceMonitor(t *testing.T) {
 	}
 	if !scraped["api"] || !scraped["worker"] {
 		t.Errorf("the ServiceMonitor selects the Services of %v, want api and worker", scraped)
+	}
+	for _, o := range objs {
+		if s, ok := o.obj.(*corev1.Service); ok && (s.Labels[sm.Spec.JobLabel] != "codelotse" || s.Labels["app.kubernetes.io/component"] == "") {
+			t.Errorf("Service %s: labels %v, want %s: codelotse and a component", s.Name, s.Labels, sm.Spec.JobLabel)
+		}
 	}
 }
 
