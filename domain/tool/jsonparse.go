@@ -49,8 +49,10 @@ const (
 //   - object: kids[lo:lo+2n] are its n (key, value) pairs in input order,
 //     kids[lo+2n:lo+3n] the member ordinals sorted by key (RFC 8785).
 //
-// pos is the offset of the value's first byte, end the offset just past
-// it (the offset encoding/json's decoder reported in its errors).
+// pos orders the values: the offset of a string's or number's first byte,
+// of the white space and separator before a container or literal (see
+// value); end is the offset just past the value (the offset
+// encoding/json's decoder reported in its errors).
 type jnode struct {
 	kind     kind
 	b        bool
@@ -142,7 +144,7 @@ const maxPooledNodes = 1 << 14
 func getParser() *parser { return parsers.Get().(*parser) }
 
 func (p *parser) release() {
-	if cap(p.nodes) > maxPooledNodes || cap(p.out) > 1<<20 || cap(p.strs) > 1<<20 {
+	if cap(p.nodes) > maxPooledNodes || cap(p.out) > 1<<20 || cap(p.strs) > 1<<20 || p.buf.Cap() > 1<<20 {
 		return
 	}
 	p.src = nil
