@@ -51,24 +51,31 @@ func TestMonitoringOffByDefault(t *testing.T) {
 			t.Errorf("-f %v: %d PrometheusRule and %d ConfigMap by default, want none (they need prometheus-operator and Grafana's sidecar)", files, n, m)
 		}
 	}
+	// The values are the top-level prometheusRule and dashboard; the strict
+	// schema refuses the old places under metrics.
+	for _, set := range []string{"metrics.prometheusRule.enabled=true", "metrics.grafanaDashboard.enabled=true", "metrics.dashboard.enabled=true"} {
+		if _, err := render(nil, set); err == nil {
+			t.Errorf("--set %s renders; want the schema to refuse it (prometheusRule.* and dashboard.* are top-level)", set)
+		}
+	}
 }
 
-// TestPrometheusRule: metrics.prometheusRule.enabled renders the groups of
+// TestPrometheusRule: prometheusRule.enabled renders the groups of
 // files/alerts.yaml unchanged but for the runbook's base address, in both
 // profiles.
 func TestPrometheusRule(t *testing.T) {
 	want := alertGroups(t)
 	for _, files := range [][]string{nil, {airgapValues}} {
-		rule := prometheusRule(t, files, "metrics.prometheusRule.enabled=true", "metrics.prometheusRule.labels.release=kube-prometheus-stack")
+		rule := prometheusRule(t, files, "prometheusRule.enabled=true", "prometheusRule.labels.release=kube-prometheus-stack")
 		if rule.Labels["release"] != "kube-prometheus-stack" || rule.Labels["app.kubernetes.io/name"] != "codelotse" {
-			t.Errorf("-f %v: PrometheusRule labels %v, want the chart's and metrics.prometheusRule.labels", files, rule.Labels)
+			t.Errorf("-f %v: PrometheusRule labels %v, want the chart's and prometheusRule.labels", files, rule.Labels)
 		}
 		if !reflect.DeepEqual(rule.Spec, want) {
 			t.Errorf("-f %v: the PrometheusRule's groups differ from %s:\n%s", files, alertsFile, mustJSON(t, rule.Spec))
 		}
 	}
 	base := "https://wiki.example.com/ops/codelotse-runbook"
-	rule := prometheusRule(t, nil, "metrics.prometheusRule.enabled=true", "metrics.prometheusRule.runbookBaseURL="+base)
+	rule := prometheusRule(t, nil, "prometheusRule.enabled=true", "prometheusRule.runbookBaseURL="+base)
 	moved := 0
 	for gi, g := range rule.Spec.Groups {
 		for ri, r := range g.Rules {
@@ -82,7 +89,7 @@ func TestPrometheusRule(t *testing.T) {
 	if !reflect.DeepEqual(rule.Spec, want) || moved == 0 {
 		t.Errorf("runbookBaseURL changed more than the runbook_url of %d rules", moved)
 	}
-	if _, err := render(nil, "metrics.prometheusRule.enabled=true", "metrics.prometheusRule.runbookBaseURL=https://x/runbook.md#top"); err == nil ||
+	if _, err := render(nil, "prometheusRule.enabled=true", "prometheusRule.runbookBaseURL=https://x/runbook.md#top"); err == nil ||
 		!strings.Contains(err.Error(), "runbookBaseURL") {
 		t.Errorf("a runbookBaseURL with an anchor renders: %v", err)
 	}
@@ -140,13 +147,13 @@ func TestAlertsFollowTheConvention(t *testing.T) {
 	}
 }
 
-// TestGrafanaDashboard: metrics.grafanaDashboard.enabled renders
+// TestGrafanaDashboard: dashboard.enabled renders
 // files/dashboard.json in a ConfigMap labelled for Grafana's sidecar; the
 // label, the namespace and the annotations come from the values.
 func TestGrafanaDashboard(t *testing.T) {
 	want := dashboardJSON(t)
 	for _, files := range [][]string{nil, {airgapValues}} {
-		cm := dashboardConfigMap(t, files, "metrics.grafanaDashboard.enabled=true")
+		cm := dashboardConfigMap(t, files, "dashboard.enabled=true")
 		if cm.Labels["grafana_dashboard"] != "1" || cm.Namespace != "" || len(cm.Annotations) != 0 {
 			t.Errorf("-f %v: ConfigMap labels %v, namespace %q, annotations %v; want grafana_dashboard: \"1\" in the release's namespace", files, cm.Labels, cm.Namespace, cm.Annotations)
 		}
@@ -154,15 +161,15 @@ func TestGrafanaDashboard(t *testing.T) {
 			t.Errorf("-f %v: the ConfigMap's %s is not %s", files, dashboardKey, dashboardFile)
 		}
 	}
-	cm := dashboardConfigMap(t, nil, "metrics.grafanaDashboard.enabled=true", "metrics.grafanaDashboard.labelKey=grafana.example.com/dashboard",
-		"metrics.grafanaDashboard.labelValue=codelotse", "metrics.grafanaDashboard.namespace=monitoring",
-		"metrics.grafanaDashboard.annotations.grafana_folder=CodeLotse")
+	cm := dashboardConfigMap(t, nil, "dashboard.enabled=true", "dashboard.labelKey=grafana.example.com/dashboard",
+		"dashboard.labelValue=codelotse", "dashboard.namespace=monitoring",
+		"dashboard.annotations.grafana_folder=CodeLotse")
 	if cm.Labels["grafana.example.com/dashboard"] != "codelotse" || cm.Labels["grafana_dashboard"] != "" || cm.Namespace != "monitoring" ||
 		cm.Annotations["grafana_folder"] != "CodeLotse" {
 		t.Errorf("ConfigMap labels %v, namespace %q, annotations %v; want the values' label, namespace and folder", cm.Labels, cm.Namespace, cm.Annotations)
 	}
-	for _, set := range []string{"metrics.grafanaDashboard.labelKey=", "metrics.grafanaDashboard.labelKey=a b", "metrics.grafanaDashboard.labelValue=-x"} {
-		if _, err := render(nil, "metrics.grafanaDashboard.enabled=true", set); err == nil {
+	for _, set := range []string{"dashboard.labelKey=", "dashboard.labelKey=a b", "dashboard.labelValue=-x"} {
+		if _, err := render(nil, "dashboard.enabled=true", set); err == nil {
 			t.Errorf("--set %s renders; want the schema to refuse a label Kubernetes refuses", set)
 		}
 	}
@@ -564,16 +571,14 @@ func defaultRunbookBase(t *testing.T) string {
 		t.Fatal(err)
 	}
 	var v struct {
-		Metrics struct {
-			PrometheusRule struct {
-				RunbookBaseURL string `json:"runbookBaseURL"`
-			} `json:"prometheusRule"`
-		} `json:"metrics"`
+		PrometheusRule struct {
+			RunbookBaseURL string `json:"runbookBaseURL"`
+		} `json:"prometheusRule"`
 	}
-	if err := yaml.Unmarshal(raw, &v); err != nil || v.Metrics.PrometheusRule.RunbookBaseURL == "" {
-		t.Fatalf("values.yaml: metrics.prometheusRule.runbookBaseURL: %v", err)
+	if err := yaml.Unmarshal(raw, &v); err != nil || v.PrometheusRule.RunbookBaseURL == "" {
+		t.Fatalf("values.yaml: prometheusRule.runbookBaseURL: %v", err)
 	}
-	return v.Metrics.PrometheusRule.RunbookBaseURL
+	return v.PrometheusRule.RunbookBaseURL
 }
 
 var heading = regexp.MustCompile(`(?m)^## (.+)$`)
