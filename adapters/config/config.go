@@ -6,6 +6,7 @@ package config
 import (
 	"cmp"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/netpolicy"
+	"github.com/codelotse/codelotse/domain/server"
 	"github.com/rs/zerolog"
 )
 
@@ -73,7 +75,11 @@ type Config struct {
 	// the client address (QUAVON_TRUSTED_PROXIES, comma-separated CIDRs);
 	// empty by default: the client is the connection's peer.
 	TrustedProxies netpolicy.TrustedProxies
-	LLM            LLM
+	// AllowedURLs is the operator's allowlist of MCP server URLs
+	// (QUAVON_MCP_ALLOWED_URLS, comma-separated https URL prefixes);
+	// empty by default: any URL the other rules admit.
+	AllowedURLs server.AllowedURLs
+	LLM         LLM
 }
 
 // LLM is the model endpoint's configuration.
@@ -150,6 +156,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.TrustedProxies, err = netpolicy.ParseTrustedProxies(getenv("QUAVON_TRUSTED_PROXIES")); err != nil {
 		errs = append(errs, &Error{"QUAVON_TRUSTED_PROXIES", "must be comma-separated CIDRs (10.0.0.0/8, fd00::/8) or addresses"})
+	}
+	if c.AllowedURLs, err = server.ParseAllowedURLs(getenv("QUAVON_MCP_ALLOWED_URLS")); err != nil {
+		errs = append(errs, &Error{"QUAVON_MCP_ALLOWED_URLS", allowedURLsReason(err)})
 	}
 	c.LLM = loadLLM(getenv, get("QUAVON_LLM_PROVIDER", "openai"), &errs)
 	if len(errs) > 0 {
@@ -235,6 +244,17 @@ func parseIssuers(raw string) ([]string, error) {
 		out = append(out, iss)
 	}
 	return out, nil
+}
+
+// allowedURLsReason is the startup error of a bad allowlist entry: its
+// position and why, never the entry (it may hold a credential).
+func allowedURLsReason(err error) string {
+	const format = "must be comma-separated https URL prefixes (https://host[:port][/path], no user info, query or fragment)"
+	var ae *server.AllowedURLError
+	if errors.As(err, &ae) {
+		return format + ": " + ae.Error()
+	}
+	return format
 }
 
 // parseKeys reads `ID:BASE64,ID:BASE64`; the first entry is the primary key.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/adapters/config"
+	"github.com/codelotse/codelotse/domain/server"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -167,4 +168,78 @@ func TestLoadDCRIssuers(t *testing.T) {
 	if err != nil || len(c.OAuthDCRIssuers) != 2 || c.OAuthDCRIssuers[0] != "https://as.example.com" || c.OAuthDCRIssuers[1] != "https://login.example.org/tenant-1" {
 		t.Errorf("DCR issuers %q, %v", c.OAuthDCRIssuers, err)
 	}
+}
+
+func TestLoadAllowedURLs(t *testing.T) {
+	c, err := config.Load(env(nil))
+	if err != nil || c.AllowedURLs.Len() != 0 {
+		t.Fatalf("default allowlist %d entries, %v; want none (any URL)", c.AllowedURLs.Len(), err)
+	}
+	if !c.AllowedURLs.Allows(mustServerURL(t, "https://anything.example/mcp")) {
+		t.Errorf("the default allowlist refuses a URL")
+	}
+	c, err = config.Load(env(map[string]string{"QUAVON_MCP_ALLOWED_URLS": " https://wiki.example.com/mcp , https://Tools.Example.org:8443,"}))
+	if err != nil || c.AllowedURLs.Len() != 2 {
+		t.Fatalf("allowlist %d entries, %v; want 2", c.AllowedURLs.Len(), err)
+	}
+	for s, want := range map[string]bool{
+		"https://wiki.example.com/mcp/x":      true,
+		"https://tools.example.org:8443/a":    true,
+		"https://wiki.example.com/mcpx":       false,
+		"https://tools.example.org/a":         false,
+		"https://wiki.example.com.evil.test/": false,
+	} {
+		if got := c.AllowedURLs.Allows(mustServerURL(t, s)); got != want {
+			t.Errorf("Allows(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestLoadRefusesAllowedURLs: a bad entry is a startup error naming the
+// variable and the entry's position, never the entry.
+func TestLoadRefusesAllowedURLs(t *testing.T) {
+	tests := []struct {
+		name, value, want string
+	}{
+		{"http", "http://wiki.example.com/mcp", "entry 1 is not an https URL prefix: must be https"},
+		{"second entry with a query", "https://wiki.example.com/mcp, https://x.example.com/?token=s3cr3t-value", "entry 2 is not an https URL prefix: must not contain a query"},
+		{"user info", "https://admin:hunter2-password@wiki.example.com/mcp", "entry 1 is not an https URL prefix: must not contain user info"},
+		{"fragment", "https://wiki.example.com/mcp#frag", "entry 1 is not an https URL prefix: must not contain a fragment"},
+		{"no host", "https:///mcp", "entry 1 is not an https URL prefix: must have a host"},
+		{"bare host", "wiki.example.com", "entry 1 is not an https URL prefix: must be https"},
+		{"wildcard", "*", "entry 1 is not an https URL prefix"},
+		{"dot segment", "https://wiki.example.com/mcp/../admin", "entry 1 is not an https URL prefix: its path must not hold dot segments"},
+		{"counts blanks", "https://a.example.com,,http://b.example.com", "entry 3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := config.Load(env(map[string]string{"QUAVON_MCP_ALLOWED_URLS": tt.value}))
+			if err == nil {
+				t.Fatalf("Load(QUAVON_MCP_ALLOWED_URLS=%q) error = nil", tt.value)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "QUAVON_MCP_ALLOWED_URLS must be comma-separated https URL prefixes") || !strings.Contains(msg, tt.want) || strings.Contains(msg, "\n") {
+				t.Errorf("error = %q, want one line naming the variable and %q", msg, tt.want)
+			}
+			for _, part := range strings.Split(tt.value, ",") {
+				if p := strings.TrimSpace(part); len(p) > 1 && strings.Contains(msg, p) {
+					t.Errorf("error %q repeats the entry %q", msg, p)
+				}
+			}
+			for _, secret := range []string{"s3cr3t", "hunter2", "example"} {
+				if strings.Contains(msg, secret) {
+					t.Errorf("error %q repeats %q", msg, secret)
+				}
+			}
+		})
+	}
+}
+
+func mustServerURL(t *testing.T, s string) server.URL {
+	t.Helper()
+	u, err := server.ParseURL(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/registry"
+	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -15,11 +16,13 @@ type DiscoveryRoutes struct {
 	save     *registry.SaveToolsHandler
 	calls    *registry.ListCallsHandler
 	findings *registry.Findings
+	allowed  server.AllowedURLs
 }
 
-// NewDiscoveryRoutes returns the route group.
-func NewDiscoveryRoutes(discover *registry.DiscoverServerHandler, save *registry.SaveToolsHandler, calls *registry.ListCallsHandler, findings *registry.Findings) *DiscoveryRoutes {
-	return &DiscoveryRoutes{discover: discover, save: save, calls: calls, findings: findings}
+// NewDiscoveryRoutes returns the route group; allowed is the operator's
+// allowlist of URLs, which a server view's status reads.
+func NewDiscoveryRoutes(discover *registry.DiscoverServerHandler, save *registry.SaveToolsHandler, calls *registry.ListCallsHandler, findings *registry.Findings, allowed server.AllowedURLs) *DiscoveryRoutes {
+	return &DiscoveryRoutes{discover: discover, save: save, calls: calls, findings: findings, allowed: allowed}
 }
 
 // discoveredToolJSON is the API's DiscoveredTool: one tool of a discovery.
@@ -105,7 +108,7 @@ func (g *DiscoveryRoutes) register(rt *router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusOK, NewServerView(s, g.findings), nil
+		return http.StatusOK, NewServerView(s, g.findings, g.allowed), nil
 	})
 	rt.handle("GET /v1/mcp/servers/{id}/calls", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		list, err := g.calls.Handle(r.Context(), p, registry.ListCalls{ID: r.PathValue("id")})

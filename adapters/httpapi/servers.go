@@ -24,6 +24,8 @@ type ServerRoutes struct {
 	del    *registry.DeleteServerHandler
 	// findings reads the poisoning rules over each serverDefinition.
 	findings *registry.Findings
+	// allowed is the operator's allowlist of URLs, which the status reads.
+	allowed server.AllowedURLs
 }
 
 // NewServerRoutes returns the server route group.
@@ -34,8 +36,9 @@ func NewServerRoutes(
 	patch *registry.PatchServerHandler,
 	del *registry.DeleteServerHandler,
 	findings *registry.Findings,
+	allowed server.AllowedURLs,
 ) *ServerRoutes {
-	return &ServerRoutes{create: create, get: get, list: list, patch: patch, del: del, findings: findings}
+	return &ServerRoutes{create: create, get: get, list: list, patch: patch, del: del, findings: findings, allowed: allowed}
 }
 
 // ServerView is the API's ServerView (openapi.yaml). It has no field
@@ -163,8 +166,9 @@ func newFindingsJSON(fs []poison.Finding) []toolFindingJSON {
 
 // NewServerView builds the view of s. Times are RFC 3339 in UTC, null
 // when zero ("never"); lastError is null when empty; tools is never null.
-// f reads the findings of each tool's serverDefinition.
-func NewServerView(s *server.Server, f *registry.Findings) ServerView {
+// f reads the findings of each tool's serverDefinition; the status is
+// decided under the operator's allowlist of URLs (outside_allowlist).
+func NewServerView(s *server.Server, f *registry.Findings, allowed server.AllowedURLs) ServerView {
 	v := ServerView{
 		ID:              s.ID(),
 		Name:            s.Name().String(),
@@ -173,7 +177,7 @@ func NewServerView(s *server.Server, f *registry.Findings) ServerView {
 		Auth:            newServerAuthView(s),
 		AcknowledgedAt:  timeJSON(s.AcknowledgedAt()),
 		LastDiscoveryAt: timeJSON(s.LastDiscoveryAt()),
-		Status:          string(s.Status(time.Now())),
+		Status:          string(s.StatusUnder(allowed, time.Now())),
 		Tools:           []ToolSnapshotView{},
 		CreatedAt:       timeJSON(s.CreatedAt()),
 		UpdatedAt:       timeJSON(s.UpdatedAt()),
@@ -285,7 +289,7 @@ func (g *ServerRoutes) register(rt *router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusCreated, NewServerView(s, g.findings), nil
+		return http.StatusCreated, NewServerView(s, g.findings, g.allowed), nil
 	})
 	rt.handle("GET /v1/mcp/servers", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		list, err := g.list.Handle(r.Context(), p, registry.ListServers{})
@@ -294,7 +298,7 @@ func (g *ServerRoutes) register(rt *router) {
 		}
 		out := serverListJSON{Servers: make([]ServerView, 0, len(list))}
 		for _, s := range list {
-			out.Servers = append(out.Servers, NewServerView(s, g.findings))
+			out.Servers = append(out.Servers, NewServerView(s, g.findings, g.allowed))
 		}
 		return http.StatusOK, out, nil
 	})
@@ -303,7 +307,7 @@ func (g *ServerRoutes) register(rt *router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusOK, NewServerView(s, g.findings), nil
+		return http.StatusOK, NewServerView(s, g.findings, g.allowed), nil
 	})
 	rt.gated("PATCH /v1/mcp/servers/{id}", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		var req patchServerRequest
@@ -317,7 +321,7 @@ func (g *ServerRoutes) register(rt *router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusOK, NewServerView(s, g.findings), nil
+		return http.StatusOK, NewServerView(s, g.findings, g.allowed), nil
 	})
 	rt.handle("DELETE /v1/mcp/servers/{id}", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		if err := g.del.Handle(r.Context(), p, registry.DeleteServer{ID: r.PathValue("id")}); err != nil {

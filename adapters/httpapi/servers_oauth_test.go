@@ -77,7 +77,7 @@ func TestServerAuthViewConnected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := json.Marshal(NewServerView(s, testFindings))
+	raw, _ := json.Marshal(NewServerView(s, testFindings, server.AllowedURLs{}))
 	auth := srvJSON(t, raw)["auth"].(map[string]any)
 	conn := auth["connection"].(map[string]any)
 	if conn["state"] != "connected" || conn["by"] != "token:t1" || conn["at"] != "2026-03-02T08:30:00Z" || strings.Contains(string(raw), "SUPERSECRET") {
@@ -89,7 +89,7 @@ func TestServerAuthViewConnected(t *testing.T) {
 	// A Connect refused because the MCP server named another
 	// authorization server: the view says why.
 	s.RefuseConnection(server.RefusedIssuerMismatch)
-	raw, _ = json.Marshal(NewServerView(s, testFindings))
+	raw, _ = json.Marshal(NewServerView(s, testFindings, server.AllowedURLs{}))
 	v := srvJSON(t, raw)
 	if conn := v["auth"].(map[string]any)["connection"].(map[string]any); conn["refused"] != "issuer_mismatch" || v["lastError"] != "server_unauthorized" || v["status"] != "unauthorized" {
 		t.Errorf("refused view %s", raw)

@@ -201,6 +201,13 @@ func (srvReady) Ping(context.Context) error { return nil }
 // (tenant:manage, tenant B).
 func newServerAPI(t *testing.T, store *srvStore, gates app.Gates) *httptest.Server {
 	t.Helper()
+	return newServerAPIAllowing(t, store, gates, server.AllowedURLs{})
+}
+
+// newServerAPIAllowing is newServerAPI under the operator's allowlist of
+// URLs allowed.
+func newServerAPIAllowing(t *testing.T, store *srvStore, gates app.Gates, allowed server.AllowedURLs) *httptest.Server {
+	t.Helper()
 	n := 0
 	deps := registry.ServerDeps{
 		Tenants: store,
@@ -210,13 +217,14 @@ func newServerAPI(t *testing.T, store *srvStore, gates app.Gates) *httptest.Serv
 			"docs.example.com": {netip.MustParseAddr("93.184.216.35")},
 			"intra.example":    {netip.MustParseAddr("10.0.0.5")},
 		},
-		Clock: srvClock{},
-		Gates: gates,
-		Rules: netpolicy.NewRules(gate.SelfHosted, netpolicy.PrivateHosts{}),
-		NewID: func() string { n++; return fmt.Sprintf("%08x-3333-4333-8333-333333333333", n) },
+		Clock:   srvClock{},
+		Gates:   gates,
+		Rules:   netpolicy.NewRules(gate.SelfHosted, netpolicy.PrivateHosts{}),
+		NewID:   func() string { n++; return fmt.Sprintf("%08x-3333-4333-8333-333333333333", n) },
+		Allowed: allowed,
 	}
 	routes := NewServerRoutes(registry.NewCreateServerHandler(deps), registry.NewGetServerHandler(deps),
-		registry.NewListServersHandler(deps), registry.NewPatchServerHandler(deps), registry.NewDeleteServerHandler(deps), testFindings)
+		registry.NewListServersHandler(deps), registry.NewPatchServerHandler(deps), registry.NewDeleteServerHandler(deps), testFindings, allowed)
 	tokens := srvTokens{
 		"admin": {TokenID: "t1", TenantID: srvTenantA, Permissions: []string{app.PermTenantManage}},
 		"repo":  {TokenID: "t2", TenantID: srvTenantA, Permissions: []string{app.PermRepoManage}},
@@ -521,7 +529,7 @@ func TestNewServerViewTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.RecordDiscovery(at, "timeout")
-	raw, _ := json.Marshal(NewServerView(s, testFindings))
+	raw, _ := json.Marshal(NewServerView(s, testFindings, server.AllowedURLs{}))
 	v := srvJSON(t, raw)
 	if v["lastDiscoveryAt"] != "2026-03-02T07:30:00Z" || v["lastError"] != "timeout" {
 		t.Errorf("view = %s", raw)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/registry"
+	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -14,11 +15,13 @@ type ToolApprovalRoutes struct {
 	approve  *registry.ApproveToolHandler
 	test     *registry.TestConnectionHandler
 	findings *registry.Findings
+	allowed  server.AllowedURLs
 }
 
-// NewToolApprovalRoutes returns the route group.
-func NewToolApprovalRoutes(approve *registry.ApproveToolHandler, test *registry.TestConnectionHandler, findings *registry.Findings) *ToolApprovalRoutes {
-	return &ToolApprovalRoutes{approve: approve, test: test, findings: findings}
+// NewToolApprovalRoutes returns the route group; allowed is the
+// operator's allowlist of URLs, which a server view's status reads.
+func NewToolApprovalRoutes(approve *registry.ApproveToolHandler, test *registry.TestConnectionHandler, findings *registry.Findings, allowed server.AllowedURLs) *ToolApprovalRoutes {
+	return &ToolApprovalRoutes{approve: approve, test: test, findings: findings, allowed: allowed}
 }
 
 // approveToolRequest is the body of POST …/tools/{name}/approve: the
@@ -61,7 +64,7 @@ func (g *ToolApprovalRoutes) register(rt *router) {
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusOK, NewServerView(s, g.findings), nil
+		return http.StatusOK, NewServerView(s, g.findings, g.allowed), nil
 	})
 	rt.gated("POST /v1/mcp/servers/test", app.PermTenantManage, func(r *http.Request, p ports.Principal) (int, any, error) {
 		var req createServerRequest

@@ -29,6 +29,7 @@ import (
 	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/netpolicy"
+	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/codelotse/codelotse/ports/portfake"
@@ -119,6 +120,9 @@ type harness struct {
 	// ui is the handler the test server serves (for requests from
 	// another client address).
 	ui http.Handler
+	// allowed is the operator's allowlist of URLs depsOf builds with
+	// (zero: any URL).
+	allowed server.AllowedURLs
 }
 
 // newHarness serves the web interface with gates on a fresh database.
@@ -257,10 +261,10 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 	ad := accounts.Deps{Accounts: store, Tenants: tenants, Sessions: postgres.NewSessions(h.db), Clock: h.clock, Rand: rand.Reader, Limiter: accounts.NewAuthLimiter(h.clock)}
 	vd := reviews.Deps{Tenants: tenants, Cipher: app.NewVault(xorCipher{}), Clock: h.clock, NewID: uuid.NewString}
 	sd := registry.ServerDeps{Tenants: tenants, Cipher: app.NewVault(xorCipher{}), Resolver: publicResolver{}, Clock: h.clock, Gates: gates,
-		Rules: netpolicy.NewRules(gate.SelfHosted, netpolicy.PrivateHosts{}), NewID: uuid.NewString}
+		Rules: netpolicy.NewRules(gate.SelfHosted, netpolicy.PrivateHosts{}), NewID: uuid.NewString, Allowed: h.allowed}
 	rd := repositories.Deps{Tenants: tenants, Clock: h.clock, NewID: uuid.NewString, Gates: gates}
-	dd := registry.DiscoveryDeps{Tenants: tenants, Cipher: app.NewVault(xorCipher{}), Connector: h.mcp, Clock: h.clock, Gates: gates, Findings: registry.NewFindings(portfake.Scanner{})}
-	cd := registry.ConnectDeps{Tenants: tenants, Cipher: app.NewVault(xorCipher{}), OAuth: h.oauth, Clock: h.clock, Gates: gates, Rand: rand.Reader}
+	dd := registry.DiscoveryDeps{Tenants: tenants, Cipher: app.NewVault(xorCipher{}), Connector: h.mcp, Clock: h.clock, Gates: gates, Findings: registry.NewFindings(portfake.Scanner{}), Allowed: h.allowed}
+	cd := registry.ConnectDeps{Tenants: tenants, Cipher: app.NewVault(xorCipher{}), OAuth: h.oauth, Clock: h.clock, Gates: gates, Rand: rand.Reader, Allowed: h.allowed}
 	return web.Deps{
 		SignIn: accounts.NewSignInHandler(ad), ResumeSession: accounts.NewResumeSessionHandler(ad), SignOut: accounts.NewSignOutHandler(ad),
 		Status:       app.NewStatusHandler(gates),
@@ -285,6 +289,7 @@ func (h *harness) depsOf(gates app.Gates) web.Deps {
 		AuditPage:    accounts.NewAuditPageHandler(ad),
 		SubmitReview: reviews.NewSubmitReviewHandler(vd), GetReview: reviews.NewGetReviewHandler(vd),
 		ListReviews: reviews.NewListReviewsHandler(vd), ListReviewCalls: reviews.NewListReviewCallsHandler(vd),
+		Allowed: h.allowed,
 	}
 }
 

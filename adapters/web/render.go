@@ -301,7 +301,7 @@ func statusClass(st server.Status) string {
 	switch st {
 	case server.StatusOK:
 		return "ok"
-	case server.StatusToolsChanged, server.StatusUnauthorized, server.StatusUnreachable:
+	case server.StatusToolsChanged, server.StatusUnauthorized, server.StatusUnreachable, server.StatusOutsideAllowlist:
 		return "bad"
 	case server.StatusNeedsConnection:
 		return "warn"

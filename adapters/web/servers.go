@@ -33,7 +33,7 @@ func (u *UI) serversPage(w http.ResponseWriter, r *http.Request, c *caller) {
 	now := time.Now()
 	rows := make([]serverRow, 0, len(list))
 	for _, s := range list {
-		rows = append(rows, newServerRow(s, now))
+		rows = append(rows, newServerRow(s, u.d.Allowed, now))
 	}
 	p := serversPage{Total: len(rows), Q: r.URL.Query().Get("q"), Status: parseStatus(r.URL.Query().Get("status")), Statuses: server.Statuses}
 	p.Servers = filterServers(rows, p.Q, p.Status)
@@ -88,7 +88,7 @@ func (u *UI) loadServerPage(r *http.Request, c *caller) (serverPage, error) {
 		return serverPage{}, err
 	}
 	return serverPage{S: s, Calls: calls, Edit: serverForm{Name: s.Name().String(), URL: s.URL().String(), AuthType: "keep"},
-		Status: s.Status(time.Now()), Allowlist: u.allowlistRows(s, nil, nil)}, nil
+		Status: s.StatusUnder(u.d.Allowed, time.Now()), Allowlist: u.allowlistRows(s, nil, nil)}, nil
 }
 
 func (u *UI) serverPage(w http.ResponseWriter, r *http.Request, c *caller) {

@@ -210,17 +210,18 @@ type serverRow struct {
 // statusWords are the statuses as the list and the server page say them
 // (with the number of tools where it matters).
 var statusWords = map[server.Status]string{
-	server.StatusNeverDiscovered: "never discovered",
-	server.StatusOK:              "ok",
-	server.StatusToolsChanged:    "tools changed",
-	server.StatusUnreachable:     "unreachable",
-	server.StatusUnauthorized:    "unauthorized",
-	server.StatusNeedsConnection: "needs connection",
-	server.StatusDisabled:        "disabled",
+	server.StatusOutsideAllowlist: "outside the operator's allowlist",
+	server.StatusNeverDiscovered:  "never discovered",
+	server.StatusOK:               "ok",
+	server.StatusToolsChanged:     "tools changed",
+	server.StatusUnreachable:      "unreachable",
+	server.StatusUnauthorized:     "unauthorized",
+	server.StatusNeedsConnection:  "needs connection",
+	server.StatusDisabled:         "disabled",
 }
 
-func newServerRow(s *server.Server, now time.Time) serverRow {
-	return serverRow{S: s, Status: s.Status(now), Pinned: len(s.Tools()), Changed: len(s.ChangedTools())}
+func newServerRow(s *server.Server, allowed server.AllowedURLs, now time.Time) serverRow {
+	return serverRow{S: s, Status: s.StatusUnder(allowed, now), Pinned: len(s.Tools()), Changed: len(s.ChangedTools())}
 }
 
 // filterServers keeps the servers whose name contains q (any case) and,

@@ -28,6 +28,7 @@ import (
 	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/netpolicy"
+	"github.com/codelotse/codelotse/domain/server"
 	"github.com/rs/zerolog"
 )
 
@@ -86,6 +87,10 @@ type Deps struct {
 	// Proxies decide which address is a sign-in's client
 	// (QUAVON_TRUSTED_PROXIES); the zero value trusts none.
 	Proxies netpolicy.TrustedProxies
+	// Allowed is the operator's allowlist of MCP server URLs
+	// (QUAVON_MCP_ALLOWED_URLS), which a server's status reads; the zero
+	// value allows any URL.
+	Allowed server.AllowedURLs
 }
 
 // UI is the web interface's handler, mounted at /ui/ (and / redirecting

@@ -8,6 +8,7 @@ import (
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/poison"
+	"github.com/codelotse/codelotse/domain/server"
 )
 
 // The words of refusals. The use cases answer with the contract's codes
@@ -88,6 +89,7 @@ var reasonWords = map[string]string{
 	"is required: this instance does not allow dynamic client registration at this authorization server (QUAVON_MCP_OAUTH_DCR_ISSUERS)": "Fill in the client id: this instance may not use dynamic client registration at this authorization server. " +
 		"An operator must allow it (the setting QUAVON_MCP_OAUTH_DCR_ISSUERS) if you want the client registered when connecting.",
 	"is required: the authorization server offers no dynamic client registration": "Fill in the client id: the authorization server offers no dynamic client registration.",
+	server.OutsideAllowlistReason: "This URL is outside the operator's allowlist of MCP server URLs: use a URL it allows, or ask an operator to add it (the setting QUAVON_MCP_ALLOWED_URLS).",
 }
 
 // fieldIDs are the inputs a field's error links to.

@@ -54,6 +54,11 @@ type ConnectDeps struct {
 	// (crypto/rand.Reader).
 	Rand       ports.Random
 	DCRIssuers DCRIssuers
+	// Allowed is the operator's allowlist of server URLs
+	// (QUAVON_MCP_ALLOWED_URLS): a server outside it is neither
+	// connected nor asked for its authorization server. The zero value
+	// allows any URL.
+	Allowed server.AllowedURLs
 }
 
 // StartConnect starts the connection of a code-flow server. SessionID
@@ -117,7 +122,7 @@ func (h *StartConnectHandler) Handle(ctx context.Context, p ports.Principal, cmd
 // read reads the server and its sealed credential, refuses a server that
 // cannot connect (before any key is needed) and opens the credential.
 func (h *StartConnectHandler) read(ctx context.Context, p ports.Principal, id string) (*server.Server, []byte, server.Credential, error) {
-	s, enc, err := readServer(ctx, h.d.Tenants, p.TenantID, id)
+	s, enc, err := readServer(ctx, h.d.Tenants, h.d.Allowed, p.TenantID, id)
 	if err != nil {
 		return nil, nil, server.Credential{}, err
 	}
@@ -132,8 +137,10 @@ func (h *StartConnectHandler) read(ctx context.Context, p ports.Principal, id st
 }
 
 // readServer reads a server and its sealed credential in one tenant
-// transaction (not_found when it is gone).
-func readServer(ctx context.Context, tenants ports.Tenants, tenantID, id string) (s *server.Server, enc []byte, err error) {
+// transaction (not_found when it is gone); a server whose URL the
+// operator's allowlist does not allow is refused (validation_failed on
+// url), so neither the start nor the callback of a connection reaches it.
+func readServer(ctx context.Context, tenants ports.Tenants, allowed server.AllowedURLs, tenantID, id string) (s *server.Server, enc []byte, err error) {
 	err = tenants.InTenant(ctx, tenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		if s, err = tx.Servers().Get(ctx, id); err != nil {
 			return err
@@ -143,6 +150,9 @@ func readServer(ctx context.Context, tenants ports.Tenants, tenantID, id string)
 	})
 	if err != nil {
 		return nil, nil, srvStoreError(err)
+	}
+	if err := allowed.Check(s.URL()); err != nil {
+		return nil, nil, srvDomainError(err)
 	}
 	return s, enc, nil
 }
@@ -379,7 +389,7 @@ func (h *FinishConnectHandler) take(ctx context.Context, p ports.Principal, cb s
 // the connection started over, opens it and returns the credential with
 // the client the start pinned.
 func (h *FinishConnectHandler) client(ctx context.Context, p ports.Principal, pc *server.PendingConnection, secret server.ConnectSecret) (*server.Server, server.Credential, error) {
-	s, enc, err := readServer(ctx, h.d.Tenants, p.TenantID, pc.ServerID())
+	s, enc, err := readServer(ctx, h.d.Tenants, h.d.Allowed, p.TenantID, pc.ServerID())
 	if err != nil {
 		return nil, server.Credential{}, err
 	}

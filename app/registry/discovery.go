@@ -22,6 +22,10 @@ type DiscoveryDeps struct {
 	Clock     ports.Clock
 	Gates     app.Gates
 	Findings  *Findings
+	// Allowed is the operator's allowlist of server URLs
+	// (QUAVON_MCP_ALLOWED_URLS): a stored server outside it is neither
+	// claimed nor contacted. The zero value allows any URL.
+	Allowed server.AllowedURLs
 }
 
 // Audit actions of discovery and the allowlist.
@@ -43,9 +47,21 @@ func remoteFailure(err error) (apiErr *app.Error, lastError string) {
 // together, across replicas (a discovery's claim is the server's
 // lastDiscoveryAt, a test's is not). Refused, it is discovery_throttled
 // with the time to wait.
+//
+// A server outside the operator's allowlist is refused before its claim
+// (validation_failed on url), so nothing is written for it.
 func (d DiscoveryDeps) claimDiscovery(ctx context.Context, tenantID, id string, l ports.Listing) error {
 	return d.claim(ctx, tenantID, limits.DiscoveryInterval, "this server was discovered or tested less than 10 s ago",
 		func(ctx context.Context, r ports.ServerRepo) (bool, time.Duration, error) {
+			if d.Allowed.Len() > 0 {
+				s, err := r.Get(ctx, id)
+				if err != nil {
+					return false, 0, err
+				}
+				if err := d.Allowed.Check(s.URL()); err != nil {
+					return false, 0, srvDomainError(err)
+				}
+			}
 			return r.ClaimDiscovery(ctx, id, limits.DiscoveryInterval, l)
 		})
 }
@@ -91,7 +107,11 @@ func throttled(msg string, retryAfter time.Duration) error {
 }
 
 // target reads a server and opens its credential inside the tenant; the
-// plaintext lives only in the returned value, for one connection.
+// plaintext lives only in the returned value, for one connection. A
+// server whose URL the operator's allowlist does not allow is refused
+// (validation_failed on url) before its credential is opened: every
+// discovery, connection test, allowlist save and approval builds its
+// target here.
 func (d DiscoveryDeps) target(ctx context.Context, tenantID, id string) (*server.Server, ports.MCPTarget, error) {
 	var (
 		s   *server.Server
@@ -107,6 +127,9 @@ func (d DiscoveryDeps) target(ctx context.Context, tenantID, id string) (*server
 	})
 	if err != nil {
 		return nil, ports.MCPTarget{}, srvStoreError(err)
+	}
+	if err := d.Allowed.Check(s.URL()); err != nil {
+		return nil, ports.MCPTarget{}, srvDomainError(err)
 	}
 	cred, err := app.OpenCredential(d.Cipher, s.ID(), enc)
 	if err != nil {

@@ -26,8 +26,9 @@ func NewFindIssuerHandler(s ServerDeps, c ConnectDeps) *FindIssuerHandler {
 	return &FindIssuerHandler{s: s, c: c}
 }
 
-// Handle checks the gates, the URL's rules (validation_failed on url)
-// and its save-time address check (endpoint_not_public), then discovers
+// Handle checks the gates, the URL's rules and the operator's allowlist
+// (validation_failed on url) and its save-time address check
+// (endpoint_not_public), then discovers
 // the server's authorization server without a bound issuer and returns
 // the issuer its metadata names (RFC 8414 issuer check included). The
 // answer is a suggestion: it comes from the MCP server, so the admin
@@ -38,6 +39,9 @@ func (h *FindIssuerHandler) Handle(ctx context.Context, _ ports.Principal, q Fin
 	}
 	u, err := server.ParseURL(q.URL)
 	if err != nil {
+		return "", srvDomainError(err)
+	}
+	if err := h.s.Allowed.Check(u); err != nil {
 		return "", srvDomainError(err)
 	}
 	if err := h.s.checkEndpoint(ctx, u); err != nil {

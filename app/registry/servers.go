@@ -30,6 +30,9 @@ type ServerDeps struct {
 	Rules netpolicy.Rules
 	// NewID returns a new lowercase canonical UUID for a server.
 	NewID ports.NewID
+	// Allowed is the operator's allowlist of server URLs
+	// (QUAVON_MCP_ALLOWED_URLS); the zero value allows any URL.
+	Allowed server.AllowedURLs
 }
 
 // ServerAuth is the auth object of a create or patch request. Type is

@@ -24,7 +24,8 @@ type CreateServerHandler struct{ d ServerDeps }
 func NewCreateServerHandler(d ServerDeps) *CreateServerHandler { return &CreateServerHandler{d: d} }
 
 // Handle checks, in this order: the gates (not_signed_off,
-// instance_disabled); the fields (validation_failed, every field at once);
+// instance_disabled); the fields (validation_failed, every field at once;
+// a URL outside the operator's allowlist is refused on url);
 // the acknowledgement (acknowledgement_required); the addresses of the
 // URL's host and of a client-credentials token URL (endpoint_not_public); the key ring when a credential is
 // given (keys_unavailable). Then, in one tenant transaction, it stores the
@@ -38,6 +39,9 @@ func (h *CreateServerHandler) Handle(ctx context.Context, p ports.Principal, cmd
 	name, err := server.ParseName(cmd.Name)
 	fields.add(err)
 	u, err := server.ParseURL(cmd.URL)
+	if err == nil {
+		err = h.d.Allowed.Check(u)
+	}
 	fields.add(err)
 	cred, err := cmd.Auth.credential()
 	if !fields.add(err) {

@@ -33,7 +33,9 @@ func NewPatchServerHandler(d ServerDeps) *PatchServerHandler { return &PatchServ
 // server with a credential, and any URL change of an OAuth server, needs
 // auth (credential_required). A new client-credentials token URL must pass
 // the address check (endpoint_not_public) before anything is read. A URL that
-// really changes must pass the address check (endpoint_not_public). A new
+// really changes must be inside the operator's allowlist (validation_failed
+// on url, before the other rules) and pass the address check
+// (endpoint_not_public). A new
 // credential is sealed for this server's row. The audit event
 // server.update names the changed fields only; a patch that changes
 // nothing writes no event.
@@ -50,12 +52,15 @@ func (h *PatchServerHandler) Handle(ctx context.Context, p ports.Principal, cmd 
 		return nil, err
 	}
 
-	// The address check runs before the transaction, so no DNS lookup
-	// happens while the row is locked; its answer counts only if the URL
-	// turns out to change.
-	var endpointErr error
+	// The allowlist and address checks run before the transaction, so no
+	// DNS lookup happens while the row is locked; their answers count only
+	// if the URL turns out to change. A URL outside the allowlist is not
+	// even looked up.
+	var allowErr, endpointErr error
 	if patch.URL != nil {
-		endpointErr = h.d.checkEndpoint(ctx, *patch.URL)
+		if allowErr = srvDomainError(h.d.Allowed.Check(*patch.URL)); allowErr == nil {
+			endpointErr = h.d.checkEndpoint(ctx, *patch.URL)
+		}
 	}
 	// A new credential's token URL is new: its check counts always.
 	if patch.Credential != nil {
@@ -70,6 +75,9 @@ func (h *PatchServerHandler) Handle(ctx context.Context, p ports.Principal, cmd 
 		var changed []string
 		s, err := tx.Servers().Update(ctx, id, func(s *server.Server) (ports.CredentialUpdate, error) {
 			urlChanges := patch.URL != nil && *patch.URL != s.URL()
+			if urlChanges && allowErr != nil {
+				return ports.CredentialUpdate{}, allowErr
+			}
 			c, err := s.Apply(patch, now)
 			if err != nil {
 				return ports.CredentialUpdate{}, srvDomainError(err)

@@ -41,7 +41,7 @@ func NewTestConnectionHandler(s ServerDeps, d DiscoveryDeps) *TestConnectionHand
 }
 
 // Handle tests a registered server with its stored credential, after the
-// same gates as a discovery and under the same claim (at most one live
+// same gates and allowlist check as a discovery and under the same claim (at most one live
 // listing per limits.DiscoveryInterval and server, discovery or test;
 // discovery_throttled otherwise).
 func (h *TestConnectionHandler) Handle(ctx context.Context, p ports.Principal, cmd TestServer) (ConnectionResult, error) {
@@ -66,8 +66,9 @@ func (h *TestConnectionHandler) Handle(ctx context.Context, p ports.Principal, c
 
 // HandleNew tests a server before it is registered
 // (POST /v1/mcp/servers/test, a create body): the same gates, field rules
-// and save-time address checks as the registration (validation_failed,
-// endpoint_not_public), without the acknowledgement, since a test sends
+// (the operator's allowlist of URLs included) and save-time address checks
+// as the registration (validation_failed, endpoint_not_public), without
+// the acknowledgement, since a test sends
 // nothing of a review. Nothing is stored and the credential is never
 // sealed. A test that passes those checks counts against the tenant's
 // limit (limits.MaxConnectionTests per limits.ConnectionTestWindow,
@@ -80,6 +81,9 @@ func (h *TestConnectionHandler) HandleNew(ctx context.Context, p ports.Principal
 	name, err := server.ParseName(cmd.Name)
 	fields.add(err)
 	u, err := server.ParseURL(cmd.URL)
+	if err == nil {
+		err = h.s.Allowed.Check(u)
+	}
 	fields.add(err)
 	cred, err := cmd.Auth.credential()
 	if !fields.add(err) {

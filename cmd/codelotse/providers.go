@@ -28,6 +28,7 @@ import (
 	"github.com/codelotse/codelotse/app/repositories"
 	"github.com/codelotse/codelotse/app/reviews"
 	"github.com/codelotse/codelotse/domain/netpolicy"
+	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/google/uuid"
 	"github.com/google/wire"
@@ -192,8 +193,22 @@ var appSet = wire.NewSet(
 	accounts.ProviderSet, reviews.ProviderSet, provideAuthLimiter,
 )
 
-// connectorSet is the guarded MCP transport.
-var connectorSet = wire.NewSet(provideConnectorOptions, mcpclient.ProviderSet)
+// connectorSet is the guarded MCP transport, as the application holds
+// it: behind the operator's allowlist of URLs.
+var connectorSet = wire.NewSet(provideConnectorOptions, mcpclient.NewConnector, provideAllowedURLs, provideMCPConnector)
+
+// provideAllowedURLs is the operator's allowlist of MCP server URLs
+// (QUAVON_MCP_ALLOWED_URLS; empty: any URL), which the registration, the
+// discovery, the connection tests and the OAuth connection check and
+// the server views' status reads.
+func provideAllowedURLs(cfg config.Config) server.AllowedURLs { return cfg.AllowedURLs }
+
+// provideMCPConnector is the one MCP connector of the application
+// modules (reviews, discovery, connection tests): the guarded transport
+// behind the allowlist, so no connection reaches a URL it leaves out.
+func provideMCPConnector(c *mcpclient.Connector, allowed server.AllowedURLs) ports.MCPConnector {
+	return app.AllowlistedConnector(c, allowed)
+}
 
 func provideConnectorOptions(cfg config.Config, rules netpolicy.Rules, resolver ports.Resolver, log zerolog.Logger, m mcpclient.OperationMetrics) (mcpclient.Options, error) {
 	roots, err := rootCAs()

@@ -62,6 +62,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	resolver := provideResolver()
 	rules := provideRules(cfg)
 	newID := provideNewID()
+	allowedURLs := provideAllowedURLs(cfg)
 	serverDeps := registry.ServerDeps{
 		Tenants:  tenants,
 		Cipher:   vault,
@@ -70,6 +71,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Gates:    gates,
 		Rules:    rules,
 		NewID:    newID,
+		Allowed:  allowedURLs,
 	}
 	createServerHandler := registry.NewCreateServerHandler(serverDeps)
 	getServerHandler := registry.NewGetServerHandler(serverDeps)
@@ -82,7 +84,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		return nil, nil, err
 	}
 	findings := registry.NewFindings(scanner)
-	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler, findings)
+	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler, findings, allowedURLs)
 	statusHandler := app.NewStatusHandler(gates)
 	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
 	repositoriesDeps := repositories.Deps{
@@ -111,18 +113,20 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		return nil, nil, err
 	}
 	connector := mcpclient.NewConnector(options)
+	mcpConnector := provideMCPConnector(connector, allowedURLs)
 	discoveryDeps := registry.DiscoveryDeps{
 		Tenants:   tenants,
 		Cipher:    vault,
-		Connector: connector,
+		Connector: mcpConnector,
 		Clock:     clock,
 		Gates:     gates,
 		Findings:  findings,
+		Allowed:   allowedURLs,
 	}
 	discoverServerHandler := registry.NewDiscoverServerHandler(discoveryDeps)
 	saveToolsHandler := registry.NewSaveToolsHandler(discoveryDeps)
 	listCallsHandler := registry.NewListCallsHandler(discoveryDeps)
-	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler, findings)
+	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler, findings, allowedURLs)
 	reviewsDeps := reviews.Deps{
 		Tenants: tenants,
 		Cipher:  vault,
@@ -155,6 +159,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Gates:      gates,
 		Rand:       random,
 		DCRIssuers: dcrIssuers,
+		Allowed:    allowedURLs,
 	}
 	findIssuerHandler := registry.NewFindIssuerHandler(serverDeps, connectDeps)
 	startConnectHandler := registry.NewStartConnectHandler(connectDeps)
@@ -208,6 +213,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		ListReviews:      listReviewsHandler,
 		ListReviewCalls:  listReviewCallsHandler,
 		Proxies:          trustedProxies,
+		Allowed:          allowedURLs,
 	}
 	ui, err := web.New(publicURL, webDeps, log)
 	if err != nil {
@@ -216,7 +222,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	}
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
-	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler, findings)
+	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler, findings, allowedURLs)
 	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
 	v := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, trustedProxies, v, metricsRegistry)
@@ -230,7 +236,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	reviewDeps := reviews.ReviewDeps{
 		Tenants:   tenants,
 		Cipher:    vault,
-		Connector: connector,
+		Connector: mcpConnector,
 		Model:     model,
 		Scanner:   scanner,
 		Metrics:   metricsRegistry,
@@ -291,6 +297,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	resolver := provideResolver()
 	rules := provideRules(cfg)
 	newID := provideNewID()
+	allowedURLs := provideAllowedURLs(cfg)
 	serverDeps := registry.ServerDeps{
 		Tenants:  tenants,
 		Cipher:   vault,
@@ -299,6 +306,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		Gates:    gates,
 		Rules:    rules,
 		NewID:    newID,
+		Allowed:  allowedURLs,
 	}
 	createServerHandler := registry.NewCreateServerHandler(serverDeps)
 	getServerHandler := registry.NewGetServerHandler(serverDeps)
@@ -311,7 +319,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		return nil, nil, err
 	}
 	findings := registry.NewFindings(scanner)
-	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler, findings)
+	serverRoutes := httpapi.NewServerRoutes(createServerHandler, getServerHandler, listServersHandler, patchServerHandler, deleteServerHandler, findings, allowedURLs)
 	statusHandler := app.NewStatusHandler(gates)
 	statusRoutes := httpapi.NewStatusRoutes(statusHandler)
 	repositoriesDeps := repositories.Deps{
@@ -340,18 +348,20 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		return nil, nil, err
 	}
 	connector := mcpclient.NewConnector(options)
+	mcpConnector := provideMCPConnector(connector, allowedURLs)
 	discoveryDeps := registry.DiscoveryDeps{
 		Tenants:   tenants,
 		Cipher:    vault,
-		Connector: connector,
+		Connector: mcpConnector,
 		Clock:     clock,
 		Gates:     gates,
 		Findings:  findings,
+		Allowed:   allowedURLs,
 	}
 	discoverServerHandler := registry.NewDiscoverServerHandler(discoveryDeps)
 	saveToolsHandler := registry.NewSaveToolsHandler(discoveryDeps)
 	listCallsHandler := registry.NewListCallsHandler(discoveryDeps)
-	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler, findings)
+	discoveryRoutes := httpapi.NewDiscoveryRoutes(discoverServerHandler, saveToolsHandler, listCallsHandler, findings, allowedURLs)
 	reviewsDeps := reviews.Deps{
 		Tenants: tenants,
 		Cipher:  vault,
@@ -384,6 +394,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		Gates:      gates,
 		Rand:       random,
 		DCRIssuers: dcrIssuers,
+		Allowed:    allowedURLs,
 	}
 	findIssuerHandler := registry.NewFindIssuerHandler(serverDeps, connectDeps)
 	startConnectHandler := registry.NewStartConnectHandler(connectDeps)
@@ -437,6 +448,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		ListReviews:      listReviewsHandler,
 		ListReviewCalls:  listReviewCallsHandler,
 		Proxies:          trustedProxies,
+		Allowed:          allowedURLs,
 	}
 	ui, err := web.New(publicURL, webDeps, log)
 	if err != nil {
@@ -445,7 +457,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	}
 	uiHandler := provideUIHandler(ui)
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
-	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler, findings)
+	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler, findings, allowedURLs)
 	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
 	v := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, trustedProxies, v, metricsRegistry)
@@ -482,6 +494,8 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 		return nil, nil, err
 	}
 	connector := mcpclient.NewConnector(options)
+	allowedURLs := provideAllowedURLs(cfg)
+	mcpConnector := provideMCPConnector(connector, allowedURLs)
 	model, err := provideModel(cfg, log)
 	if err != nil {
 		cleanup()
@@ -498,7 +512,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 	reviewDeps := reviews.ReviewDeps{
 		Tenants:   tenants,
 		Cipher:    vault,
-		Connector: connector,
+		Connector: mcpConnector,
 		Model:     model,
 		Scanner:   scanner,
 		Metrics:   metricsRegistry,

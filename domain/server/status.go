@@ -6,8 +6,13 @@ import "time"
 // and the server list show it.
 type Status string
 
-// The statuses, in the order [Server.Status] decides them.
+// The statuses, in the order [Server.StatusUnder] and [Server.Status]
+// decide them.
 const (
+	// StatusOutsideAllowlist: the operator's allowlist of MCP server URLs
+	// (QUAVON_MCP_ALLOWED_URLS) does not allow the server's URL, so
+	// nothing uses it; decided by [Server.StatusUnder] only.
+	StatusOutsideAllowlist Status = "outside_allowlist"
 	// StatusDisabled: the admin switched the server off for reviews.
 	StatusDisabled Status = "disabled"
 	// StatusNeedsConnection: an OAuth authorization-code server that is
@@ -27,8 +32,9 @@ const (
 	StatusOK Status = "ok"
 )
 
-// Statuses are every status, in the order [Server.Status] decides them.
-var Statuses = []Status{StatusDisabled, StatusNeedsConnection, StatusToolsChanged, StatusUnauthorized,
+// Statuses are every status, in the order [Server.StatusUnder] decides
+// them.
+var Statuses = []Status{StatusOutsideAllowlist, StatusDisabled, StatusNeedsConnection, StatusToolsChanged, StatusUnauthorized,
 	StatusUnreachable, StatusNeverDiscovered, StatusOK}
 
 // The lastError codes the status reads (spelt as the application records

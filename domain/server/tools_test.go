@@ -253,7 +253,7 @@ func TestStatus(t *testing.T) {
 			}
 		})
 	}
-	if len(server.Statuses) != 7 {
+	if len(server.Statuses) != 8 {
 		t.Errorf("Statuses = %v", server.Statuses)
 	}
 }
