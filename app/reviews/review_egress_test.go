@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 	"github.com/codelotse/codelotse/ports/portfake"
+	"github.com/google/go-cmp/cmp"
 )
 
 // The run's own secrets: an AWS key id the scanner finds and a password
@@ -187,5 +189,23 @@ func TestARateLimitedServerWaitsAsItAsked(t *testing.T) {
 				t.Errorf("statuses %s, %d sent; want %v, %d sent", got, sent, tt.want, tt.wantSent)
 			}
 		})
+	}
+}
+
+// TestAServerOutsideTheAllowlistIsNotUsed: a stored server whose URL the
+// operator's allowlist does not allow is skipped as disabled: the run
+// opens no connection to it and never opens its credential for it.
+func TestAServerOutsideTheAllowlistIsNotUsed(t *testing.T) {
+	e := egressRun(t, []string{query("cache")})
+	var err error
+	if e.deps.Allowed, err = server.ParseAllowedURLs("https://wiki.example.com/other"); err != nil {
+		t.Fatal(err)
+	}
+	run := e.run(t)
+	if e.mcp.opened != 0 || len(e.mcp.creds) != 0 {
+		t.Errorf("opened %d sessions (credentials %v), want none", e.mcp.opened, e.mcp.creds)
+	}
+	if diff := cmp.Diff([]review.ServerOutcome{{ID: revServer, Name: "wiki", Reason: review.ServerDisabled}}, run.Stats().Mcp.Servers); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
 	}
 }

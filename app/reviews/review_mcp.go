@@ -152,7 +152,8 @@ type mcpServer struct {
 }
 
 // loadServers reads the run's servers (of the tenant, enabled,
-// acknowledged) and opens their credentials. A server that cannot be read
+// acknowledged, inside the operator's allowlist) and opens their
+// credentials. A server that cannot be read
 // or whose credential cannot be opened is skipped, not the run.
 func (r *mcpRun) loadServers(ctx context.Context, ids []string) []mcpServer {
 	var out []mcpServer
@@ -177,7 +178,7 @@ func (r *mcpRun) loadServers(ctx context.Context, ids []string) []mcpServer {
 			r.deps.Metrics.McpCall(review.CallUnavailable)
 			continue
 		}
-		if !s.Enabled() || !s.Acknowledged() {
+		if !s.Enabled() || !s.Acknowledged() || !r.deps.Allowed.Allows(s.URL()) {
 			r.outcome(s, review.ServerDisabled)
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/domain/server"
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/domain/budget"
@@ -28,6 +29,9 @@ type ReviewDeps struct {
 	Metrics   ports.Metrics
 	Clock     ports.Clock
 	Gates     app.Gates
+	// Allowed is the operator's allowlist of MCP server URLs: a server
+	// outside it is skipped as disabled, its credential never opened.
+	Allowed server.AllowedURLs
 	// Rand feeds the untrusted wrapper's boundaries (crypto/rand.Reader).
 	Rand ports.Random
 	// Warn logs a warning with fields that never hold a URL, an argument,

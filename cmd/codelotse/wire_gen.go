@@ -242,6 +242,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Metrics:   metricsRegistry,
 		Clock:     clock,
 		Gates:     gates,
+		Allowed:   allowedURLs,
 		Rand:      random,
 		Warn:      warn,
 	}
@@ -518,6 +519,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 		Metrics:   metricsRegistry,
 		Clock:     clock,
 		Gates:     gates,
+		Allowed:   allowedURLs,
 		Rand:      random,
 		Warn:      warn,
 	}
