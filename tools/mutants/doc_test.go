@@ -200,3 +200,17 @@ func TestWriteDocRewritesOnlyTheTables(t *testing.T) {
 		t.Errorf("a stale count stays: %s", docDiff(got, want))
 	}
 }
+
+// TestHeadingSaysHowLongTheRunTook: the line above the counts names the
+// run's commit, tree, date and, when recorded, its duration.
+func TestHeadingSaysHowLongTheRunTook(t *testing.T) {
+	r := Run{Commit: "0123456789abcdef", Date: "2026-12-02T00:00:00Z", Seconds: 954}
+	want := "From the last full run, `make mutants` on commit `0123456789ab` (a clean tree), 2026-12-02T00:00:00Z, in 15m54s."
+	if got := r.heading(); got != want {
+		t.Errorf("heading = %q, want %q", got, want)
+	}
+	r.Seconds, r.Dirty = 0, true
+	if got := r.heading(); got != "From the last full run, `make mutants` on commit `0123456789ab` (a tree with uncommitted changes), 2026-12-02T00:00:00Z." {
+		t.Errorf("heading without a duration = %q", got)
+	}
+}

@@ -135,7 +135,8 @@ func run(catalogue, results, only string, list bool) error {
 	}
 	defer os.RemoveAll(tmp)
 	// The commit and the tree are read before the run: what was tested.
-	record := newRun(time.Now())
+	started := time.Now()
+	record := newRun(started)
 	var outcomes []result
 	for i, m := range muts {
 		r := apply(m, tmp)
@@ -149,6 +150,7 @@ func run(catalogue, results, only string, list bool) error {
 		outcomes = append(outcomes, r)
 	}
 	if only == "" {
+		record.Seconds = int(time.Since(started).Seconds())
 		for _, o := range outcomes {
 			record.Outcomes[o.m.ID] = o.outcome
 		}

@@ -21,6 +21,7 @@ type Run struct {
 	Commit   string            `json:"commit"`
 	Dirty    bool              `json:"dirty"`
 	Date     string            `json:"date"`
+	Seconds  int               `json:"seconds,omitempty"` // how long the run took
 	Outcomes map[string]string `json:"outcomes"`
 }
 
@@ -80,5 +81,9 @@ func (r Run) heading() string {
 	if r.Dirty {
 		tree = "a tree with uncommitted changes"
 	}
-	return fmt.Sprintf("From the last full run, `make mutants` on commit `%s` (%s), %s.", commit, tree, r.Date)
+	took := ""
+	if r.Seconds > 0 {
+		took = fmt.Sprintf(", in %s", (time.Duration(r.Seconds) * time.Second).String())
+	}
+	return fmt.Sprintf("From the last full run, `make mutants` on commit `%s` (%s), %s%s.", commit, tree, r.Date, took)
 }
