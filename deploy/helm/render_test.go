@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -179,6 +180,9 @@ func TestDefaultProfile(t *testing.T) {
 			}
 		}
 	}
+	// No allowlist of MCP server URLs by default: any URL the other rules
+	// admit.
+	expectNoAllowlist(t, objs)
 }
 
 func TestAirgapProfile(t *testing.T) {
@@ -191,6 +195,77 @@ func TestAirgapProfile(t *testing.T) {
 				t.Errorf("%s", strings.Join(problems, "\n"))
 			}
 		})
+	}
+	expectNoAllowlist(t, objs)
+}
+
+// expectNoAllowlist: no container names QUAVON_MCP_ALLOWED_URLS, not even
+// empty, so an unset mcpAllowedURLs renders what the chart rendered before
+// the value existed.
+func expectNoAllowlist(t *testing.T, objs []object) {
+	t.Helper()
+	for _, p := range pods(objs) {
+		for _, c := range containers(p) {
+			for _, e := range c.Env {
+				if e.Name == "QUAVON_MCP_ALLOWED_URLS" {
+					t.Errorf("%s/%s: QUAVON_MCP_ALLOWED_URLS = %q by default, want it unset", p.name, c.Name, e.Value)
+				}
+			}
+		}
+	}
+}
+
+// TestMCPAllowedURLs: mcpAllowedURLs reaches every container of both
+// profiles as QUAVON_MCP_ALLOWED_URLS joined by commas, and changes nothing
+// else: without that variable the render is the unset one, so the air-gap
+// profile renders exactly as before while the value is unset.
+func TestMCPAllowedURLs(t *testing.T) {
+	const set = "mcpAllowedURLs={https://wiki.example.com/mcp,https://tools.example.org:8443}"
+	const want = "https://wiki.example.com/mcp,https://tools.example.org:8443"
+	for _, pr := range []struct {
+		name  string
+		files []string
+	}{{"default", nil}, {"air-gap", []string{airgapValues}}} {
+		t.Run(pr.name, func(t *testing.T) {
+			unset := mustRender(t, pr.files)
+			objs := mustRender(t, pr.files, set)
+			if len(objs) != len(unset) {
+				t.Fatalf("%d objects with mcpAllowedURLs set, %d without", len(objs), len(unset))
+			}
+			n := 0
+			for _, p := range pods(objs) {
+				for _, c := range containers(p) {
+					var found []string
+					for _, e := range c.Env {
+						if e.Name == "QUAVON_MCP_ALLOWED_URLS" {
+							found = append(found, e.Value)
+						}
+					}
+					if len(found) != 1 || found[0] != want {
+						t.Errorf("%s/%s: QUAVON_MCP_ALLOWED_URLS = %q, want once %q", p.name, c.Name, found, want)
+					}
+					c.Env = removeEnv(c.Env, "QUAVON_MCP_ALLOWED_URLS")
+					n++
+				}
+			}
+			if n == 0 {
+				t.Fatal("no container rendered")
+			}
+			for i := range objs {
+				if !reflect.DeepEqual(objs[i].obj, unset[i].obj) {
+					t.Errorf("%s %s: mcpAllowedURLs changed more than QUAVON_MCP_ALLOWED_URLS", objs[i].kind, objs[i].name)
+				}
+			}
+		})
+	}
+	// The schema admits every form of an https URL prefix the service
+	// parses: a port, an IPv6 literal, a trailing slash or dot, an IDN host,
+	// escapes in the path.
+	for _, u := range []string{"https://wiki.example.com", "https://wiki.example.com/", "https://wiki.example.com./mcp/",
+		"https://[2001:db8::1]:8443/mcp", "https://10.0.0.5/tools/v1", "https://bücher.example/mcp", "https://h.example/a%20b/c;v=1"} {
+		if _, err := render(nil, "mcpAllowedURLs[0]="+u); err != nil {
+			t.Errorf("mcpAllowedURLs[0]=%s refused: %v", u, err)
+		}
 	}
 }
 
@@ -246,6 +321,18 @@ func TestRefusesBadValues(t *testing.T) {
 		{"extraEnv overrides the switch", []string{"worker.extraEnv[0].name=QUAVON_MCP_CONTEXT", "worker.extraEnv[0].value=allowed"}, "worker.extraEnv may not set QUAVON_MCP_CONTEXT"},
 		{"trusted proxy not a CIDR", []string{"trustedProxies={ingress-nginx}"}, "at '/trustedProxies/0'"},
 		{"extraEnv overrides the trusted proxies", []string{"api.extraEnv[0].name=QUAVON_TRUSTED_PROXIES", "api.extraEnv[0].value=0.0.0.0/0"}, "api.extraEnv may not set QUAVON_TRUSTED_PROXIES"},
+		// mcpAllowedURLs takes https URL prefixes only; the service would
+		// refuse the rest at startup, the schema refuses it at install.
+		{"allowed URL over http", []string{"mcpAllowedURLs={http://wiki.example.com/mcp}"}, "at '/mcpAllowedURLs/0'"},
+		{"allowed URL without a scheme", []string{"mcpAllowedURLs={wiki.example.com}"}, "at '/mcpAllowedURLs/0'"},
+		{"allowed URL with user info", []string{"mcpAllowedURLs[0]=https://user:pw@wiki.example.com/mcp"}, "at '/mcpAllowedURLs/0'"},
+		{"allowed URL with a query", []string{"mcpAllowedURLs[0]=https://wiki.example.com/mcp?x=1"}, "at '/mcpAllowedURLs/0'"},
+		{"allowed URL with a fragment", []string{"mcpAllowedURLs[0]=https://wiki.example.com/mcp#top"}, "at '/mcpAllowedURLs/0'"},
+		{"allowed URL without a host", []string{"mcpAllowedURLs[0]=https:///mcp"}, "at '/mcpAllowedURLs/0'"},
+		{"allowed URL with a space", []string{"mcpAllowedURLs[0]=https://wiki.example.com/m cp"}, "at '/mcpAllowedURLs/0'"},
+		{"allowed URL empty", []string{"mcpAllowedURLs[0]="}, "at '/mcpAllowedURLs/0'"},
+		{"second allowed URL over http", []string{"mcpAllowedURLs={https://wiki.example.com,http://tools.example.org}"}, "at '/mcpAllowedURLs/1'"},
+		{"extraEnv overrides the allowed URLs", []string{"worker.extraEnv[0].name=QUAVON_MCP_ALLOWED_URLS", "worker.extraEnv[0].value=https://evil.example"}, "worker.extraEnv may not set QUAVON_MCP_ALLOWED_URLS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -259,12 +346,12 @@ func TestRefusesBadValues(t *testing.T) {
 
 func TestValuesReachTheContainers(t *testing.T) {
 	objs := mustRender(t, nil, "mcpContext=allowed", "edition=enterprise", "privateHosts={wiki.internal,jira.internal}",
-		"trustedProxies={10.244.0.0/16,fd00::/8}",
+		"trustedProxies={10.244.0.0/16,fd00::/8}", "mcpAllowedURLs={https://wiki.example.com/mcp,https://jira.example.com}",
 		"otel.endpoint=http://otel-collector:4318", "api.replicas=3", "worker.replicas=5",
 		"api.extraEnv[0].name=QUAVON_MCP_CALL_TIMEOUT_MS", "api.extraEnv[0].value=5000")
 	want := map[string]string{"QUAVON_MCP_CONTEXT": "allowed", "QUAVON_EDITION": "enterprise",
 		"QUAVON_MCP_PRIVATE_HOSTS": "wiki.internal,jira.internal", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel-collector:4318",
-		"QUAVON_TRUSTED_PROXIES": "10.244.0.0/16,fd00::/8"}
+		"QUAVON_TRUSTED_PROXIES": "10.244.0.0/16,fd00::/8", "QUAVON_MCP_ALLOWED_URLS": "https://wiki.example.com/mcp,https://jira.example.com"}
 	for _, p := range pods(objs) {
 		for _, c := range p.spec.Containers {
 			for name, v := range want {
