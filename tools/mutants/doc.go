@@ -53,107 +53,164 @@ func writeDoc(file string, muts []Mutant, run Run) error {
 // markers out of place are errors: the prose of a row is a person's to
 // write, and the generator owns only what its markers enclose.
 func renderDoc(doc []byte, muts []Mutant, run Run) ([]byte, error) {
+	byRow, catalogueRows := groupByRow(muts)
+	s := &docScan{byRow: byRow, rowOf: map[string]bool{}, sections: map[string]int{}}
+	s.scan(strings.Split(string(doc), "\n"))
+	s.check(catalogueRows)
+	if len(s.errs) > 0 {
+		return nil, errors.Join(s.errs...)
+	}
+	return []byte(strings.Join(s.fill(run), "\n")), nil
+}
+
+// groupByRow returns the mutants of each row and the rows in the order
+// of the catalogue.
+func groupByRow(muts []Mutant) (map[string][]Mutant, []string) {
 	byRow := map[string][]Mutant{}
-	var catalogueRows []string
+	var rows []string
 	for _, m := range muts {
 		if _, ok := byRow[m.Row]; !ok {
-			catalogueRows = append(catalogueRows, m.Row)
+			rows = append(rows, m.Row)
 		}
 		byRow[m.Row] = append(byRow[m.Row], m)
 	}
+	return byRow, rows
+}
 
-	type block struct {
-		at  int    // index in out of the begin marker
-		row string // "" for the counts
-	}
-	var (
-		out      []string
-		blocks   []block
-		errs     []error
-		section  string // the title of the current "## " section
-		rowOf    = map[string]bool{}
-		docRows  []string
-		sections = map[string]int{} // row section title -> line
-	)
-	lines := strings.Split(string(doc), "\n")
+// docBlock is a generated block of the doc being rendered.
+type docBlock struct {
+	at  int    // index in out of the begin marker
+	row string // "" for the counts
+}
+
+// docScan is the state of renderDoc's pass over the doc's lines.
+type docScan struct {
+	byRow    map[string][]Mutant
+	out      []string // the doc's lines, each generated block emptied
+	blocks   []docBlock
+	errs     []error
+	section  string          // the title of the current "## " section
+	rowOf    map[string]bool // row sections that have a table
+	docRows  []string        // those rows, in the doc's order
+	sections map[string]int  // row section title -> line
+}
+
+// scan copies lines to out, each generated block reduced to its begin and
+// end marker and recorded in blocks, and collects what is out of place.
+func (s *docScan) scan(lines []string) {
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
-		switch {
-		case strings.HasPrefix(line, "## "):
-			section = strings.TrimSpace(strings.TrimPrefix(line, "## "))
-		case strings.HasPrefix(line, "# "):
-			section = ""
-		case line == generatedEnd:
-			errs = append(errs, fmt.Errorf("line %d: %s without a begin marker", i+1, generatedEnd))
+		if s.plainLine(i, line) {
 			continue
 		}
-		if !strings.HasPrefix(line, generatedPrefix) {
-			out = append(out, line)
-			continue
-		}
-		end := i + 1
-		for end < len(lines) && lines[end] != generatedEnd && !strings.HasPrefix(lines[end], generatedPrefix) {
-			end++
-		}
+		end := blockEnd(lines, i)
 		if end == len(lines) || lines[end] != generatedEnd {
-			errs = append(errs, fmt.Errorf("line %d: a generated block without %s", i+1, generatedEnd))
-			out = append(out, line)
+			s.errs = append(s.errs, fmt.Errorf("line %d: a generated block without %s", i+1, generatedEnd))
+			s.out = append(s.out, line)
 			continue
 		}
-		switch line {
-		case countsBegin:
-			blocks = append(blocks, block{at: len(out)})
-		case rowBegin:
-			switch {
-			case section == "":
-				errs = append(errs, fmt.Errorf("line %d: the mutants of a row outside a \"## <row>\" section", i+1))
-			case rowOf[section]:
-				errs = append(errs, fmt.Errorf("line %d: a second table of row %s (line %d has the first)", i+1, section, sections[section]))
-			case len(byRow[section]) == 0:
-				errs = append(errs, fmt.Errorf("line %d: section %q has no mutants in the catalogue: add them, or remove the section's generated block", i+1, section))
-			default:
-				rowOf[section] = true
-				sections[section] = i + 1
-				docRows = append(docRows, section)
-				blocks = append(blocks, block{at: len(out), row: section})
-			}
-		default:
-			errs = append(errs, fmt.Errorf("line %d: unknown marker %q: want %q or %q", i+1, line, countsBegin, rowBegin))
-		}
-		out = append(out, line, generatedEnd)
+		s.marker(i, line)
+		s.out = append(s.out, line, generatedEnd)
 		i = end
 	}
+}
+
+// plainLine follows the section line i is in and copies it to out unless
+// it is a marker; it reports whether the line is done with (an end marker
+// out of place is an error and dropped).
+func (s *docScan) plainLine(i int, line string) bool {
+	switch {
+	case strings.HasPrefix(line, "## "):
+		s.section = strings.TrimSpace(strings.TrimPrefix(line, "## "))
+	case strings.HasPrefix(line, "# "):
+		s.section = ""
+	case line == generatedEnd:
+		s.errs = append(s.errs, fmt.Errorf("line %d: %s without a begin marker", i+1, generatedEnd))
+		return true
+	}
+	if strings.HasPrefix(line, generatedPrefix) {
+		return false
+	}
+	s.out = append(s.out, line)
+	return true
+}
+
+// blockEnd is the index of the line that ends the block begun at line i:
+// the end marker, the next begin marker, or len(lines).
+func blockEnd(lines []string, i int) int {
+	end := i + 1
+	for end < len(lines) && lines[end] != generatedEnd && !strings.HasPrefix(lines[end], generatedPrefix) {
+		end++
+	}
+	return end
+}
+
+// marker records the block whose begin marker is line i.
+func (s *docScan) marker(i int, line string) {
+	switch line {
+	case countsBegin:
+		s.blocks = append(s.blocks, docBlock{at: len(s.out)})
+	case rowBegin:
+		s.rowBlock(i)
+	default:
+		s.errs = append(s.errs, fmt.Errorf("line %d: unknown marker %q: want %q or %q", i+1, line, countsBegin, rowBegin))
+	}
+}
+
+// rowBlock records the table of mutants of the current section, begun at
+// line i.
+func (s *docScan) rowBlock(i int) {
+	section := s.section
+	switch {
+	case section == "":
+		s.errs = append(s.errs, fmt.Errorf("line %d: the mutants of a row outside a \"## <row>\" section", i+1))
+	case s.rowOf[section]:
+		s.errs = append(s.errs, fmt.Errorf("line %d: a second table of row %s (line %d has the first)", i+1, section, s.sections[section]))
+	case len(s.byRow[section]) == 0:
+		s.errs = append(s.errs, fmt.Errorf("line %d: section %q has no mutants in the catalogue: add them, or remove the section's generated block", i+1, section))
+	default:
+		s.rowOf[section] = true
+		s.sections[section] = i + 1
+		s.docRows = append(s.docRows, section)
+		s.blocks = append(s.blocks, docBlock{at: len(s.out), row: section})
+	}
+}
+
+// check adds the errors of the doc as a whole: not exactly one table of
+// counts, a row of the catalogue without a section.
+func (s *docScan) check(catalogueRows []string) {
 	counts := 0
-	for _, b := range blocks {
+	for _, b := range s.blocks {
 		if b.row == "" {
 			counts++
 		}
 	}
 	if counts != 1 {
-		errs = append(errs, fmt.Errorf("%d tables of counts, want one (marked %s)", counts, countsBegin))
+		s.errs = append(s.errs, fmt.Errorf("%d tables of counts, want one (marked %s)", counts, countsBegin))
 	}
 	for _, r := range catalogueRows {
-		if !rowOf[r] {
-			errs = append(errs, fmt.Errorf("row %s of the catalogue has no section: write \"## %s\" with its prose (Controls, Lives in, Proven by) and the lines %s and %s, then run %s", r, r, rowBegin, generatedEnd, docCommand))
+		if !s.rowOf[r] {
+			s.errs = append(s.errs, fmt.Errorf("row %s of the catalogue has no section: write \"## %s\" with its prose (Controls, Lives in, Proven by) and the lines %s and %s, then run %s", r, r, rowBegin, generatedEnd, docCommand))
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
+}
 
+// fill returns out with each block's table written between its markers.
+func (s *docScan) fill(run Run) []string {
+	out := s.out
 	// Fill the blocks from the last, so the indexes of earlier ones hold.
-	for k := len(blocks) - 1; k >= 0; k-- {
-		b := blocks[k]
+	for k := len(s.blocks) - 1; k >= 0; k-- {
+		b := s.blocks[k]
 		var table []string
 		if b.row == "" {
-			table = countsTable(docRows, byRow, run)
+			table = countsTable(s.docRows, s.byRow, run)
 		} else {
-			table = mutantsTable(byRow[b.row], run)
+			table = mutantsTable(s.byRow[b.row], run)
 		}
 		body := append(append([]string{""}, table...), "")
 		out = append(out[:b.at+1], append(body, out[b.at+1:]...)...)
 	}
-	return []byte(strings.Join(out, "\n")), nil
+	return out
 }
 
 // countsTable: which run, then per row the mutants and their outcomes
