@@ -90,6 +90,15 @@ type ServerRepo interface {
 	// number of API replicas share one count. When it is not, ok is false
 	// and retryAfter tells when the oldest test of the window leaves it.
 	ClaimConnectionTest(ctx context.Context, max int, window time.Duration) (ok bool, retryAfter time.Duration, err error)
+	// TakeCall counts one tool call of the server in the current window
+	// of the database's clock (windows of length window from the Unix
+	// epoch: whole minutes for limits.CallLimitWindow) unless limit calls
+	// are counted in it already: ok is false then, and nothing is
+	// counted. One statement, so any number of review replicas share one
+	// count and no two calls both take the last one; it also drops the
+	// server's counts of earlier windows. ErrNotFound when the server is
+	// missing (another tenant's too).
+	TakeCall(ctx context.Context, serverID string, limit int, window time.Duration) (ok bool, err error)
 }
 
 // Listing is what a discovery claim is taken for ([ServerRepo.ClaimDiscovery]).

@@ -79,7 +79,12 @@ type Config struct {
 	// (QUAVON_MCP_ALLOWED_URLS, comma-separated https URL prefixes);
 	// empty by default: any URL the other rules admit.
 	AllowedURLs server.AllowedURLs
-	LLM         LLM
+	// CallCap caps every server's maxCallsPerMinute
+	// (QUAVON_MCP_MAX_CALLS_PER_MINUTE, 1 to limits.MaxCallsPerMinute,
+	// which is its default): a higher limit cannot be set, and a stored
+	// one counts as the cap.
+	CallCap server.CallCap
+	LLM     LLM
 }
 
 // LLM is the model endpoint's configuration.
@@ -151,6 +156,9 @@ func Load(getenv func(string) string) (Config, error) {
 	c.CallTimeout = time.Duration(intVar(getenv, "QUAVON_MCP_CALL_TIMEOUT_MS", 1, maxMS, maxMS, &errs)) * time.Millisecond
 	c.WorkerConcurrency = intVar(getenv, "QUAVON_WORKER_CONCURRENCY", 1, MaxWorkerConcurrency, 0, &errs)
 	c.AuthFailureLimit = intVar(getenv, "QUAVON_AUTH_FAILURE_LIMIT", 1, MaxAuthFailureLimit, 0, &errs)
+	// intVar keeps the value within 1 to MaxCallsPerMinute, which is what
+	// ParseCallCap accepts.
+	c.CallCap, _ = server.ParseCallCap(intVar(getenv, "QUAVON_MCP_MAX_CALLS_PER_MINUTE", 1, limits.MaxCallsPerMinute, limits.MaxCallsPerMinute, &errs))
 	if c.OAuthDCRIssuers, err = parseIssuers(getenv("QUAVON_MCP_OAUTH_DCR_ISSUERS")); err != nil {
 		errs = append(errs, &Error{"QUAVON_MCP_OAUTH_DCR_ISSUERS", "must be comma-separated https issuer URLs (no user info, query or fragment)"})
 	}

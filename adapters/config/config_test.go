@@ -31,20 +31,24 @@ func TestLoadDefaults(t *testing.T) {
 	if len(c.Keys) != 0 || len(c.PrivateHosts.Hosts()) != 0 || c.CallTimeout != 10*time.Second || c.LLM.Provider != "openai" || c.WorkerConcurrency != 0 {
 		t.Errorf("unexpected defaults: %+v", c)
 	}
+	if c.CallCap.PerMinute() != 600 {
+		t.Errorf("CallCap = %d, want 600", c.CallCap.PerMinute())
+	}
 }
 
 func TestLoadValues(t *testing.T) {
 	c, err := config.Load(env(map[string]string{
-		"QUAVON_MCP_CONTEXT":         "allowed",
-		"QUAVON_EDITION":             "enterprise",
-		"QUAVON_MCP_PRIVATE_HOSTS":   " Wiki.Internal , jira.corp ",
-		"QUAVON_ENCRYPTION_KEYS":     "k2:" + key32 + ",k1:" + key32,
-		"QUAVON_MCP_CALL_TIMEOUT_MS": "250",
-		"QUAVON_WORKER_CONCURRENCY":  "100",
-		"QUAVON_AUTH_FAILURE_LIMIT":  "50",
-		"QUAVON_LLM_PROVIDER":        "scripted",
-		"QUAVON_LLM_SCRIPT":          "script.json",
-		"QUAVON_PUBLIC_URL":          "https://Review.Example.com/",
+		"QUAVON_MCP_CONTEXT":              "allowed",
+		"QUAVON_EDITION":                  "enterprise",
+		"QUAVON_MCP_PRIVATE_HOSTS":        " Wiki.Internal , jira.corp ",
+		"QUAVON_ENCRYPTION_KEYS":          "k2:" + key32 + ",k1:" + key32,
+		"QUAVON_MCP_CALL_TIMEOUT_MS":      "250",
+		"QUAVON_WORKER_CONCURRENCY":       "100",
+		"QUAVON_AUTH_FAILURE_LIMIT":       "50",
+		"QUAVON_MCP_MAX_CALLS_PER_MINUTE": "30",
+		"QUAVON_LLM_PROVIDER":             "scripted",
+		"QUAVON_LLM_SCRIPT":               "script.json",
+		"QUAVON_PUBLIC_URL":               "https://Review.Example.com/",
 	}))
 	if err != nil {
 		t.Fatalf("Load error = %v", err)
@@ -69,6 +73,9 @@ func TestLoadValues(t *testing.T) {
 	}
 	if c.AuthFailureLimit != 50 {
 		t.Errorf("AuthFailureLimit = %d, want 50", c.AuthFailureLimit)
+	}
+	if c.CallCap.PerMinute() != 30 {
+		t.Errorf("CallCap = %d, want 30", c.CallCap.PerMinute())
 	}
 }
 
@@ -113,6 +120,11 @@ func TestLoadRefusesBadValuesOnOneLine(t *testing.T) {
 		{"concurrency not a number", "QUAVON_WORKER_CONCURRENCY", "many", "QUAVON_WORKER_CONCURRENCY"},
 		{"auth failure limit zero", "QUAVON_AUTH_FAILURE_LIMIT", "0", "QUAVON_AUTH_FAILURE_LIMIT must be 1 to 100000"},
 		{"auth failure limit not a number", "QUAVON_AUTH_FAILURE_LIMIT", "lots", "QUAVON_AUTH_FAILURE_LIMIT"},
+		{"calls per minute zero", "QUAVON_MCP_MAX_CALLS_PER_MINUTE", "0", "QUAVON_MCP_MAX_CALLS_PER_MINUTE must be 1 to 600"},
+		{"calls per minute negative", "QUAVON_MCP_MAX_CALLS_PER_MINUTE", "-1", "QUAVON_MCP_MAX_CALLS_PER_MINUTE must be 1 to 600"},
+		{"calls per minute above the most", "QUAVON_MCP_MAX_CALLS_PER_MINUTE", "601", "QUAVON_MCP_MAX_CALLS_PER_MINUTE must be 1 to 600"},
+		{"calls per minute not a number", "QUAVON_MCP_MAX_CALLS_PER_MINUTE", "ten", "QUAVON_MCP_MAX_CALLS_PER_MINUTE must be 1 to 600"},
+		{"calls per minute with a space", "QUAVON_MCP_MAX_CALLS_PER_MINUTE", " 60", "QUAVON_MCP_MAX_CALLS_PER_MINUTE must be 1 to 600"},
 		{"trusted proxy not a CIDR", "QUAVON_TRUSTED_PROXIES", "10.0.0.0/8, ingress.local", "QUAVON_TRUSTED_PROXIES must be comma-separated CIDRs"},
 		{"trusted proxy prefix too long", "QUAVON_TRUSTED_PROXIES", "10.0.0.0/33", "QUAVON_TRUSTED_PROXIES"},
 		{"trusted proxy wildcard", "QUAVON_TRUSTED_PROXIES", "*", "QUAVON_TRUSTED_PROXIES"},

@@ -86,6 +86,10 @@ func (t *srvTx) ClaimConnectionTest(context.Context, int, time.Duration) (bool, 
 	return false, 0, errors.New("srvTx: no connection test in these tests")
 }
 
+func (t *srvTx) TakeCall(context.Context, string, int, time.Duration) (bool, error) {
+	return false, errors.New("srvTx: no tool call in these tests")
+}
+
 func (t *srvTx) rows() map[string]*server.Server { return t.s.servers[t.tenant] }
 
 func (t *srvTx) Insert(_ context.Context, s *server.Server, enc []byte, max int) error {

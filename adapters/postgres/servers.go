@@ -37,8 +37,10 @@ type serverRow struct {
 	LastDiscoveryAt time.Time       `bun:"last_discovery_at,nullzero"`
 	LastError       string          `bun:"last_error,nullzero"`
 	ListedTools     json.RawMessage `bun:"listed_tools,type:jsonb,nullzero"`
-	CreatedAt       time.Time       `bun:"created_at"`
-	UpdatedAt       time.Time       `bun:"updated_at"`
+	// MaxCallsPerMinute is the calls-per-minute limit, NULL (0) for none.
+	MaxCallsPerMinute int       `bun:"max_calls_per_minute,nullzero"`
+	CreatedAt         time.Time `bun:"created_at"`
+	UpdatedAt         time.Time `bun:"updated_at"`
 }
 
 // toolJSON is one element of the tools jsonb array. Its keys happen to be
@@ -136,22 +138,24 @@ func newServerRow(s *server.Server) (serverRow, error) {
 			return serverRow{}, fmt.Errorf("encode listed tools: %w", err)
 		}
 	}
+	perMinute, _ := s.MaxCallsPerMinute().PerMinute()
 	return serverRow{
-		ID:              s.ID(),
-		TenantID:        s.TenantID(),
-		Name:            s.Name().String(),
-		URL:             s.URL().String(),
-		Enabled:         s.Enabled(),
-		AuthType:        s.CredentialKind().String(),
-		CredentialHint:  s.CredentialHint(),
-		AuthPublic:      newAuthPublic(s),
-		AcknowledgedAt:  s.AcknowledgedAt(),
-		Tools:           tools,
-		LastDiscoveryAt: s.LastDiscoveryAt(),
-		LastError:       s.LastError(),
-		ListedTools:     listed,
-		CreatedAt:       s.CreatedAt(),
-		UpdatedAt:       s.UpdatedAt(),
+		ID:                s.ID(),
+		TenantID:          s.TenantID(),
+		Name:              s.Name().String(),
+		URL:               s.URL().String(),
+		Enabled:           s.Enabled(),
+		AuthType:          s.CredentialKind().String(),
+		CredentialHint:    s.CredentialHint(),
+		AuthPublic:        newAuthPublic(s),
+		AcknowledgedAt:    s.AcknowledgedAt(),
+		Tools:             tools,
+		LastDiscoveryAt:   s.LastDiscoveryAt(),
+		LastError:         s.LastError(),
+		ListedTools:       listed,
+		MaxCallsPerMinute: perMinute,
+		CreatedAt:         s.CreatedAt(),
+		UpdatedAt:         s.UpdatedAt(),
 	}, nil
 }
 
@@ -228,7 +232,7 @@ func (r serverRow) toDomain() (*server.Server, error) {
 		}
 	}
 	s, err := server.UnmarshalServerFromDatabase(r.ID, r.TenantID, r.Name, r.URL, r.Enabled,
-		r.AuthType, r.CredentialHint, r.AuthPublic.view(), r.AcknowledgedAt, r.LastDiscoveryAt, r.LastError, tools,
+		r.AuthType, r.CredentialHint, r.AuthPublic.view(), r.AcknowledgedAt, r.LastDiscoveryAt, r.LastError, r.MaxCallsPerMinute, tools,
 		r.CreatedAt, r.UpdatedAt)
 	if err != nil {
 		return nil, fmt.Errorf("server %s: %w", r.ID, err)
@@ -359,7 +363,7 @@ func (r serverRepo) Update(ctx context.Context, id string, fn func(s *server.Ser
 	err = inSavepoint(ctx, r.t.tx, func(ctx context.Context, tx bun.Tx) error {
 		q := tx.NewUpdate().Model(&updated).
 			Column("name", "url", "enabled", "auth_type", "credential_hint", "auth_public", "acknowledged_at",
-				"tools", "last_discovery_at", "last_error", "listed_tools", "updated_at").
+				"tools", "last_discovery_at", "last_error", "listed_tools", "max_calls_per_minute", "updated_at").
 			WherePK()
 		if cred.Replace {
 			q = q.Set("encrypted_credentials = ?", cred.Encrypted)
@@ -486,4 +490,55 @@ func (r serverRepo) ClaimConnectionTest(ctx context.Context, limit int, window t
 		return false, 0, fmt.Errorf("postgres: claim connection test: %w", err)
 	}
 	return true, 0, nil
+}
+
+// TakeCall is one statement, one round trip: the upsert adds one to the
+// server's row of the current window (by clock_timestamp(), the time the
+// statement runs, not the transaction's start) only while its count is
+// below limit, so concurrent takes of every replica queue on that row and
+// exactly limit of them succeed; the DELETE drops the server's earlier
+// windows, skipping rows another take holds (it never waits, so two
+// takes at a window's edge cannot deadlock). A missing server, or another
+// tenant's (row-level security hides it), takes nothing and is
+// ErrNotFound; the foreign key (tenant_id, server_id) holds it too.
+func (r serverRepo) TakeCall(ctx context.Context, serverID string, limit int, window time.Duration) (bool, error) {
+	if !isUUID(serverID) {
+		return false, fmt.Errorf("postgres: take call: %w", ports.ErrNotFound)
+	}
+	if window <= 0 {
+		return false, fmt.Errorf("postgres: take call: window %v is not positive", window)
+	}
+	secs := window.Seconds()
+	var (
+		found bool
+		taken int
+	)
+	err := r.t.db.NewRaw(`WITH w AS (
+		    SELECT to_timestamp(floor(extract(epoch FROM clock_timestamp()) / ?) * ?) AS minute
+		), srv AS (
+		    SELECT id, tenant_id FROM mcp_servers WHERE id = ? AND tenant_id = ?
+		), taken AS (
+		    INSERT INTO mcp_call_minutes AS m (tenant_id, server_id, minute, calls)
+		    SELECT srv.tenant_id, srv.id, w.minute, 1 FROM srv, w WHERE ? > 0
+		    ON CONFLICT (server_id, minute) DO UPDATE SET calls = m.calls + 1 WHERE m.calls < ?
+		    RETURNING 1
+		), earlier AS (
+		    DELETE FROM mcp_call_minutes WHERE (server_id, minute) IN (
+		        SELECT c.server_id, c.minute FROM mcp_call_minutes c, w
+		        WHERE c.server_id = ? AND c.tenant_id = ? AND c.minute < w.minute
+		        FOR UPDATE OF c SKIP LOCKED)
+		)
+		SELECT EXISTS (SELECT 1 FROM srv), (SELECT count(*) FROM taken)`,
+		secs, secs, serverID, r.t.tenantID, limit, limit, serverID, r.t.tenantID).Scan(ctx, &found, &taken)
+	if code, _ := pgError(err); code == codeForeignKeyViolation {
+		// The server was deleted while the call was counted.
+		return false, fmt.Errorf("postgres: take call: %w", ports.ErrNotFound)
+	}
+	if err != nil {
+		return false, fmt.Errorf("postgres: take call: %w", err)
+	}
+	if !found {
+		return false, fmt.Errorf("postgres: take call: %w", ports.ErrNotFound)
+	}
+	return taken == 1, nil
 }

@@ -33,6 +33,20 @@ type ServerDeps struct {
 	// Allowed is the operator's allowlist of server URLs
 	// (QUAVON_MCP_ALLOWED_URLS); the zero value allows any URL.
 	Allowed server.AllowedURLs
+	// CallCap is the instance's cap of a server's maxCallsPerMinute
+	// (QUAVON_MCP_MAX_CALLS_PER_MINUTE); the zero value is 600.
+	CallCap server.CallCap
+}
+
+// callLimit reads maxCallsPerMinute (nil: none) under the instance's
+// cap: a field error on maxCallsPerMinute when it is out of range or
+// above the cap.
+func (d ServerDeps) callLimit(perMinute *int) (server.CallLimit, error) {
+	l, err := server.ParseCallLimit(perMinute)
+	if err != nil {
+		return server.CallLimit{}, err
+	}
+	return l, d.CallCap.Check(l)
 }
 
 // ServerAuth is the auth object of a create or patch request. Type is
@@ -261,6 +275,9 @@ func srvAuditDetails(s *server.Server) map[string]any {
 	if s.CredentialKind().IsOAuth() {
 		v := s.OAuth()
 		d["clientId"], d["scopes"] = v.ClientID, append([]string{}, v.Scopes...)
+	}
+	if n, ok := s.MaxCallsPerMinute().PerMinute(); ok {
+		d["maxCallsPerMinute"] = n
 	}
 	return d
 }

@@ -15,6 +15,9 @@ type CreateServer struct {
 	URL          string
 	Auth         ServerAuth
 	Acknowledged bool
+	// MaxCallsPerMinute is the server's calls-per-minute limit, 1 to the
+	// instance's cap; nil for none.
+	MaxCallsPerMinute *int
 }
 
 // CreateServerHandler registers servers.
@@ -25,7 +28,8 @@ func NewCreateServerHandler(d ServerDeps) *CreateServerHandler { return &CreateS
 
 // Handle checks, in this order: the gates (not_signed_off,
 // instance_disabled); the fields (validation_failed, every field at once;
-// a URL outside the operator's allowlist is refused on url);
+// a URL outside the operator's allowlist is refused on url, a
+// maxCallsPerMinute above the instance's cap on maxCallsPerMinute);
 // the acknowledgement (acknowledgement_required); the addresses of the
 // URL's host and of a client-credentials token URL (endpoint_not_public); the key ring when a credential is
 // given (keys_unavailable). Then, in one tenant transaction, it stores the
@@ -47,6 +51,8 @@ func (h *CreateServerHandler) Handle(ctx context.Context, p ports.Principal, cmd
 	if !fields.add(err) {
 		return nil, err
 	}
+	callLimit, err := h.d.callLimit(cmd.MaxCallsPerMinute)
+	fields.add(err)
 	if err := fields.err(); err != nil {
 		return nil, err
 	}
@@ -61,8 +67,12 @@ func (h *CreateServerHandler) Handle(ctx context.Context, p ports.Principal, cmd
 	}
 
 	id := h.d.NewID()
-	s, err := server.NewServer(id, p.TenantID, name, u, cred, cmd.Acknowledged, h.d.Clock.Now())
+	now := h.d.Clock.Now()
+	s, err := server.NewServer(id, p.TenantID, name, u, cred, cmd.Acknowledged, now)
 	if err != nil {
+		return nil, srvDomainError(err)
+	}
+	if _, err := s.Apply(server.Patch{MaxCallsPerMinute: &callLimit}, now); err != nil {
 		return nil, srvDomainError(err)
 	}
 	sealed, err := app.SealCredential(h.d.Cipher, id, cred)

@@ -17,6 +17,14 @@ type PatchServer struct {
 	Auth         *ServerAuth
 	Acknowledged *bool
 	Enabled      *bool
+	// MaxCallsPerMinute, when set, changes the calls-per-minute limit.
+	MaxCallsPerMinute *CallLimitChange
+}
+
+// CallLimitChange is a new calls-per-minute limit: PerMinute 1 to the
+// instance's cap, or nil to remove the limit.
+type CallLimitChange struct {
+	PerMinute *int
 }
 
 // PatchServerHandler changes servers.
@@ -35,7 +43,8 @@ func NewPatchServerHandler(d ServerDeps) *PatchServerHandler { return &PatchServ
 // the address check (endpoint_not_public) before anything is read. A URL that
 // really changes must be inside the operator's allowlist (validation_failed
 // on url, before the other rules) and pass the address check
-// (endpoint_not_public). A new
+// (endpoint_not_public). A maxCallsPerMinute above the instance's cap is
+// validation_failed on maxCallsPerMinute; null removes the limit. A new
 // credential is sealed for this server's row. The audit event
 // server.update names the changed fields only; a patch that changes
 // nothing writes no event.
@@ -47,7 +56,7 @@ func (h *PatchServerHandler) Handle(ctx context.Context, p ports.Principal, cmd 
 	if err != nil {
 		return nil, err
 	}
-	patch, err := cmd.patch()
+	patch, err := cmd.patch(h.d)
 	if err != nil {
 		return nil, err
 	}
@@ -118,9 +127,9 @@ func (h *PatchServerHandler) Handle(ctx context.Context, p ports.Principal, cmd 
 
 // patch reads the command's fields into the domain's patch
 // (validation_failed naming every bad field; at least one must be set).
-func (cmd PatchServer) patch() (server.Patch, error) {
-	if cmd.Name == nil && cmd.URL == nil && cmd.Auth == nil && cmd.Acknowledged == nil && cmd.Enabled == nil {
-		return server.Patch{}, app.Invalid(map[string]string{"body": "must set at least one of name, url, auth, acknowledged, enabled"})
+func (cmd PatchServer) patch(d ServerDeps) (server.Patch, error) {
+	if cmd.Name == nil && cmd.URL == nil && cmd.Auth == nil && cmd.Acknowledged == nil && cmd.Enabled == nil && cmd.MaxCallsPerMinute == nil {
+		return server.Patch{}, app.Invalid(map[string]string{"body": "must set at least one of name, url, auth, acknowledged, enabled, maxCallsPerMinute"})
 	}
 	patch := server.Patch{Acknowledged: cmd.Acknowledged, Enabled: cmd.Enabled}
 	fields := srvFieldErrors{}
@@ -140,6 +149,11 @@ func (cmd PatchServer) patch() (server.Patch, error) {
 			return server.Patch{}, err
 		}
 		patch.Credential = &c
+	}
+	if cmd.MaxCallsPerMinute != nil {
+		l, err := d.callLimit(cmd.MaxCallsPerMinute.PerMinute)
+		fields.add(err)
+		patch.MaxCallsPerMinute = &l
 	}
 	return patch, fields.err()
 }

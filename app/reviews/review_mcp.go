@@ -88,6 +88,32 @@ func (r *mcpRun) isHeld(serverID string) bool {
 	return ok && (until.IsZero() || r.deps.Clock.Now().Before(until))
 }
 
+// takeCall counts the call against the server's calls-per-minute limit
+// (the lower of the admin's and the instance's cap), shared by every
+// review and replica through the store; a server without a limit costs
+// no query. It reports whether the call may be sent. A store that cannot
+// count it does not let it through (fail closed): the call is then
+// rate_limited like one over the limit, not unavailable, which would
+// count it as sent to the server.
+func (r *mcpRun) takeCall(ctx context.Context, srv *server.Server) bool {
+	limit, ok := r.deps.CallCap.Effective(srv.MaxCallsPerMinute())
+	if !ok {
+		return true
+	}
+	var taken bool
+	err := r.deps.Tenants.InTenant(ctx, r.tenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		var err error
+		taken, err = tx.Servers().TakeCall(ctx, srv.ID(), limit, limits.CallLimitWindow)
+		return err
+	})
+	if err != nil {
+		r.deps.warn("mcp call not sent: its calls-per-minute limit could not be counted",
+			map[string]string{"server_id": srv.ID(), "review_id": r.reviewID, "error": err.Error()})
+		return false
+	}
+	return taken
+}
+
 // outcome notes what became of one server of the run.
 func (r *mcpRun) outcome(s *server.Server, reason review.ServerReason) {
 	r.mu.Lock()
@@ -364,7 +390,9 @@ func refusal(status string) string { return fmt.Sprintf(`{"error": %q}`, status)
 // this order: run budget (waiting, under ctx, while calls in flight hold
 // the bytes) → strict arguments → no invisible, format or bidi character
 // in them → the egress check (admit: the scanner over the arguments and
-// their decoded views, then the run's taint) → tools/call → text and
+// their decoded views, then the run's taint) → the server's wait after a
+// 429, then its calls-per-minute limit, counted in the store across
+// reviews (rate_limited, nothing sent) → tools/call → text and
 // structuredContent only, a structured copy of the text dropped
 // (resultText) → 64 KiB → read once (readResult): invisible characters
 // removed, escaped ones too, and counted, and the JSON escapes decoded →
@@ -414,6 +442,9 @@ func (t *mcpTool) Call(ctx context.Context, args json.RawMessage) (answer string
 
 	if r.isHeld(t.srv.ID()) {
 		return finish(review.CallRateLimited, refusal(string(review.CallRateLimited)+": the server asked to wait; nothing was sent"))
+	}
+	if !r.takeCall(ctx, t.srv) {
+		return finish(review.CallRateLimited, refusal(string(review.CallRateLimited)+": the server's calls-per-minute limit is reached; nothing was sent"))
 	}
 	out, err := t.session.CallTool(ctx, t.snap.Name(), checked)
 	switch {

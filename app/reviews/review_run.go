@@ -32,6 +32,10 @@ type ReviewDeps struct {
 	// Allowed is the operator's allowlist of MCP server URLs: a server
 	// outside it is skipped as disabled, its credential never opened.
 	Allowed server.AllowedURLs
+	// CallCap is the instance's cap of a server's calls-per-minute limit
+	// (QUAVON_MCP_MAX_CALLS_PER_MINUTE): a call is held to the lower of
+	// the two; the zero value is 600.
+	CallCap server.CallCap
 	// Rand feeds the untrusted wrapper's boundaries (crypto/rand.Reader).
 	Rand ports.Random
 	// Warn logs a warning with fields that never hold a URL, an argument,

@@ -13,6 +13,6 @@ var ProviderSet = wire.NewSet(
 // RunnerSet builds the review run the worker calls, from the ports in
 // [ReviewDeps] (McpSetupTimeout stays zero: 30 s).
 var RunnerSet = wire.NewSet(
-	wire.Struct(new(ReviewDeps), "Tenants", "Cipher", "Connector", "Model", "Scanner", "Metrics", "Clock", "Gates", "Allowed", "Rand", "Warn"),
+	wire.Struct(new(ReviewDeps), "Tenants", "Cipher", "Connector", "Model", "Scanner", "Metrics", "Clock", "Gates", "Allowed", "CallCap", "Rand", "Warn"),
 	NewReviewRunner,
 )

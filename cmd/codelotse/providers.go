@@ -185,7 +185,12 @@ func provideAuthLimiter(cfg config.Config, clock ports.Clock) *accounts.AuthLimi
 // resolver, and the three sources of what differs between two runs, each
 // injected the same way into every use case: the clock (ports.Clock), new
 // ids (ports.NewID) and randomness (ports.Random).
-var baseSet = wire.NewSet(provideGates, provideRules, provideTrustedProxies, provideResolver, provideClock, provideNewID, provideRand, scannerSet)
+var baseSet = wire.NewSet(provideGates, provideRules, provideTrustedProxies, provideResolver, provideClock, provideNewID, provideRand, provideCallCap, scannerSet)
+
+// provideCallCap is the instance's cap of a server's calls-per-minute
+// limit (QUAVON_MCP_MAX_CALLS_PER_MINUTE), which the registration checks
+// and every review's call is held to.
+func provideCallCap(cfg config.Config) server.CallCap { return cfg.CallCap }
 
 // appSet builds every use case the API serves, module by module.
 var appSet = wire.NewSet(

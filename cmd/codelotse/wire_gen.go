@@ -63,6 +63,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	rules := provideRules(cfg)
 	newID := provideNewID()
 	allowedURLs := provideAllowedURLs(cfg)
+	callCap := provideCallCap(cfg)
 	serverDeps := registry.ServerDeps{
 		Tenants:  tenants,
 		Cipher:   vault,
@@ -72,6 +73,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Rules:    rules,
 		NewID:    newID,
 		Allowed:  allowedURLs,
+		CallCap:  callCap,
 	}
 	createServerHandler := registry.NewCreateServerHandler(serverDeps)
 	getServerHandler := registry.NewGetServerHandler(serverDeps)
@@ -243,6 +245,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Clock:     clock,
 		Gates:     gates,
 		Allowed:   allowedURLs,
+		CallCap:   callCap,
 		Rand:      random,
 		Warn:      warn,
 	}
@@ -299,6 +302,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	rules := provideRules(cfg)
 	newID := provideNewID()
 	allowedURLs := provideAllowedURLs(cfg)
+	callCap := provideCallCap(cfg)
 	serverDeps := registry.ServerDeps{
 		Tenants:  tenants,
 		Cipher:   vault,
@@ -308,6 +312,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		Rules:    rules,
 		NewID:    newID,
 		Allowed:  allowedURLs,
+		CallCap:  callCap,
 	}
 	createServerHandler := registry.NewCreateServerHandler(serverDeps)
 	getServerHandler := registry.NewGetServerHandler(serverDeps)
@@ -508,6 +513,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 		return nil, nil, err
 	}
 	clock := provideClock()
+	callCap := provideCallCap(cfg)
 	random := provideRand()
 	warn := provideWarn(log)
 	reviewDeps := reviews.ReviewDeps{
@@ -520,6 +526,7 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 		Clock:     clock,
 		Gates:     gates,
 		Allowed:   allowedURLs,
+		CallCap:   callCap,
 		Rand:      random,
 		Warn:      warn,
 	}

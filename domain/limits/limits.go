@@ -73,6 +73,12 @@ const (
 	// a tenant may make per ConnectionTestWindow.
 	MaxConnectionTests   = 6
 	ConnectionTestWindow = time.Minute
+	// MaxCallsPerMinute bounds a server's maxCallsPerMinute and the
+	// instance's cap of it (QUAVON_MCP_MAX_CALLS_PER_MINUTE, whose
+	// default it is): tool calls per server and CallLimitWindow, counted
+	// across reviews and replicas in the database.
+	MaxCallsPerMinute = 600
+	CallLimitWindow   = time.Minute
 	// FinderMaxSteps and FinderWallClock bound the finder step.
 	FinderMaxSteps  = 8
 	FinderWallClock = 240 * time.Second

@@ -42,6 +42,7 @@ func TestThreatAnalysisLimits(t *testing.T) {
 		{"BoundaryBytes (128-bit boundaries)", limits.BoundaryBytes, 16},
 		{"DefaultRetentionDays", limits.DefaultRetentionDays, 90},
 		{"MaxConnectionTests (tests of unsaved servers per tenant and window)", limits.MaxConnectionTests, 6},
+		{"MaxCallsPerMinute (a server's calls per window, and the instance's cap)", limits.MaxCallsPerMinute, 600},
 	}
 	for _, tt := range sizes {
 		if tt.got != tt.want {
@@ -55,6 +56,7 @@ func TestThreatAnalysisLimits(t *testing.T) {
 		{"CallTimeout (per HTTP request to an MCP server)", limits.CallTimeout, 10 * time.Second},
 		{"DiscoveryInterval (between discoveries of one server)", limits.DiscoveryInterval, 10 * time.Second},
 		{"ConnectionTestWindow (of MaxConnectionTests)", limits.ConnectionTestWindow, time.Minute},
+		{"CallLimitWindow (of MaxCallsPerMinute)", limits.CallLimitWindow, time.Minute},
 		{"FinderWallClock", limits.FinderWallClock, 240 * time.Second},
 	}
 	for _, tt := range durations {

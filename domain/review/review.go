@@ -48,7 +48,9 @@ const (
 	CallBudgetExhausted  CallStatus = "budget_exhausted"
 	CallInvalidArguments CallStatus = "invalid_arguments"
 	// CallRateLimited: the server answered 429, or asked earlier in the
-	// run to wait and the wait has not passed; nothing was sent then.
+	// run to wait and the wait has not passed, or the server's
+	// calls-per-minute limit (across reviews) is reached or could not be
+	// counted; nothing was sent then.
 	CallRateLimited CallStatus = "rate_limited"
 )
 

@@ -17,7 +17,8 @@ import "errors"
 // "tenantId", "auth" and its parts ("auth.type", "auth.token",
 // "auth.name", "auth.value", "auth.clientId", "auth.clientSecret",
 // "auth.scopes", "auth.tokenUrl", "auth.issuer", "auth.refreshToken",
-// "auth.accessToken", "auth.accessExpiresAt", "auth.connection").
+// "auth.accessToken", "auth.accessExpiresAt", "auth.connection"),
+// "maxCallsPerMinute".
 
 // Errors of [NewServer] and [Server.Apply].
 var (

@@ -24,6 +24,7 @@ type Server struct {
 	acknowledgedAt  time.Time
 	lastDiscoveryAt time.Time
 	lastError       string
+	callLimit       CallLimit
 	tools           []tool.Snapshot
 	// states holds the allowlisted tools that are not pinned (changed or
 	// gone); listed the names of the last listing. Both are replaced, never
@@ -77,9 +78,11 @@ func NewServer(id, tenantID string, name Name, url URL, cred Credential, acknowl
 // UnmarshalServerFromDatabase rebuilds a stored server for the store
 // adapter, without the rules of [NewServer] and [Server.Apply] (no
 // acknowledgement or tool-count checks), so rows written under older rules
-// still load. Two things are parsed all the same: the URL, because it is
+// still load. Three things are parsed all the same: the URL, because it is
 // dialled and must pass today's MC1 rules even if the row was tampered
-// with, and the credential kind, an enum. Zero times mean "never".
+// with, the credential kind, an enum, and the calls-per-minute limit
+// (0 for none, else 1 to [limits.MaxCallsPerMinute]), which a call
+// is held to. Zero times mean "never".
 func UnmarshalServerFromDatabase(
 	id, tenantID, name, rawURL string,
 	enabled bool,
@@ -87,6 +90,7 @@ func UnmarshalServerFromDatabase(
 	oauth OAuthView,
 	acknowledgedAt, lastDiscoveryAt time.Time,
 	lastError string,
+	maxCallsPerMinute int,
 	tools []tool.Snapshot,
 	createdAt, updatedAt time.Time,
 ) (*Server, error) {
@@ -97,6 +101,12 @@ func UnmarshalServerFromDatabase(
 	kind, err := ParseCredentialKind(credentialKind)
 	if err != nil {
 		return nil, err
+	}
+	var callLimit CallLimit
+	if maxCallsPerMinute != 0 {
+		if callLimit, err = ParseCallLimit(&maxCallsPerMinute); err != nil {
+			return nil, err
+		}
 	}
 	return &Server{
 		id:              id,
@@ -110,6 +120,7 @@ func UnmarshalServerFromDatabase(
 		acknowledgedAt:  acknowledgedAt,
 		lastDiscoveryAt: lastDiscoveryAt,
 		lastError:       lastError,
+		callLimit:       callLimit,
 		tools:           append([]tool.Snapshot{}, tools...),
 		createdAt:       createdAt,
 		updatedAt:       updatedAt,
@@ -207,6 +218,10 @@ func (s *Server) LastDiscoveryAt() time.Time { return s.lastDiscoveryAt }
 // LastError is the fixed code of the last failure ("" when none).
 func (s *Server) LastError() string { return s.lastError }
 
+// MaxCallsPerMinute is the server's calls-per-minute limit (none by
+// default); a call is held to [CallCap.Effective] of it.
+func (s *Server) MaxCallsPerMinute() CallLimit { return s.callLimit }
+
 // Tools returns a copy of the allowlist.
 func (s *Server) Tools() []tool.Snapshot { return append([]tool.Snapshot{}, s.tools...) }
 
@@ -231,6 +246,9 @@ type Patch struct {
 	Acknowledged *bool
 	// Enabled switches the server on or off for reviews.
 	Enabled *bool
+	// MaxCallsPerMinute sets the server's calls-per-minute limit (from
+	// [ParseCallLimit]); [NoCallLimit] removes it.
+	MaxCallsPerMinute *CallLimit
 }
 
 // Names of changed fields reported by [Server.Apply], in this order.
@@ -240,6 +258,7 @@ const (
 	ChangedAuth         = "auth"
 	ChangedAcknowledged = "acknowledged"
 	ChangedEnabled      = "enabled"
+	ChangedCallLimit    = "maxCallsPerMinute"
 	ChangedTools        = "tools"
 )
 
@@ -323,6 +342,10 @@ func (s *Server) apply(p Patch, urlChanged bool, now time.Time) []string {
 	if p.Enabled != nil && *p.Enabled != s.enabled {
 		s.enabled = *p.Enabled
 		changed = append(changed, ChangedEnabled)
+	}
+	if p.MaxCallsPerMinute != nil && *p.MaxCallsPerMinute != s.callLimit {
+		s.callLimit = *p.MaxCallsPerMinute
+		changed = append(changed, ChangedCallLimit)
 	}
 	if urlChanged {
 		if len(s.tools) > 0 {

@@ -103,7 +103,7 @@ func TestServerOAuthView(t *testing.T) {
 		t.Errorf("after removing: %+v", v)
 	}
 	r, err := server.UnmarshalServerFromDatabase(serverID, tenantID, "wiki", u.String(), true, "oauth_authorization_code", "",
-		server.OAuthView{ClientID: "c", Scopes: []string{"a"}, ConnectedBy: "x", ConnectedAt: t0}, t0, t0, "", nil, t0, t0)
+		server.OAuthView{ClientID: "c", Scopes: []string{"a"}, ConnectedBy: "x", ConnectedAt: t0}, t0, t0, "", 0, nil, t0, t0)
 	if err != nil || r.OAuth().ClientID != "c" || !r.OAuth().Connected(t0) {
 		t.Errorf("UnmarshalServerFromDatabase: %v %+v", err, r.OAuth())
 	}

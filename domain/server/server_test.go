@@ -257,7 +257,7 @@ func TestToolsAndDiscovery(t *testing.T) {
 func TestUnmarshalServerFromDatabase(t *testing.T) {
 	tools := make([]tool.Snapshot, 3)
 	s, err := server.UnmarshalServerFromDatabase(serverID, tenantID, "wiki", "https://wiki.example.com/mcp", false,
-		"bearer", "Bearer …wxyz", server.OAuthView{}, time.Time{}, t1, "timeout", tools, t0, t1)
+		"bearer", "Bearer …wxyz", server.OAuthView{}, time.Time{}, t1, "timeout", 0, tools, t0, t1)
 	if err != nil {
 		t.Fatalf("UnmarshalServerFromDatabase() = %v", err)
 	}
@@ -275,7 +275,7 @@ func TestUnmarshalServerFromDatabase(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := server.UnmarshalServerFromDatabase(serverID, tenantID, "wiki", tt.url, true, tt.kind, "", server.OAuthView{}, t0, time.Time{}, "", nil, t0, t0); err == nil {
+			if _, err := server.UnmarshalServerFromDatabase(serverID, tenantID, "wiki", tt.url, true, tt.kind, "", server.OAuthView{}, t0, time.Time{}, "", 0, nil, t0, t0); err == nil {
 				t.Errorf("UnmarshalServerFromDatabase(%q, %q) = nil error", tt.url, tt.kind)
 			}
 		})

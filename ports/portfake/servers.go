@@ -32,6 +32,16 @@ type Servers struct {
 	Claims map[string]time.Time
 	// Tests are the times of the tenant's counted connection tests.
 	Tests []time.Time
+	// CallCounts are the servers' calls counted by TakeCall in their
+	// current window, by server id. Runs that share the fake share them.
+	CallCounts map[string]CallCount
+}
+
+// CallCount is a server's calls counted in one window of TakeCall.
+type CallCount struct {
+	// Window is the start of the window.
+	Window time.Time
+	Calls  int
 }
 
 func NewServers() *Servers {
@@ -131,6 +141,7 @@ func (r *Servers) Delete(_ context.Context, id string) error {
 	}
 	delete(r.Rows, id)
 	delete(r.Creds, id)
+	delete(r.CallCounts, id)
 	if r.Calls != nil {
 		r.Calls.Records = slices.DeleteFunc(r.Calls.Records, func(c ports.ToolCall) bool { return c.ServerID == id })
 	}
@@ -190,6 +201,32 @@ func (r *Servers) ClaimConnectionTest(_ context.Context, max int, window time.Du
 	}
 	r.Tests = append(r.Tests, now)
 	return true, 0, nil
+}
+
+// TakeCall counts a call of the server in the current window of the
+// fake's clock (nil: the zero time, one window for ever) while fewer than
+// limit are counted in it; a new window starts from zero.
+func (r *Servers) TakeCall(_ context.Context, serverID string, limit int, window time.Duration) (bool, error) {
+	if r.Err != nil {
+		return false, r.Err
+	}
+	if _, ok := r.Rows[serverID]; !ok {
+		return false, ports.ErrNotFound
+	}
+	start := r.claimNow().Truncate(window)
+	if r.CallCounts == nil {
+		r.CallCounts = map[string]CallCount{}
+	}
+	c := r.CallCounts[serverID]
+	if !c.Window.Equal(start) {
+		c = CallCount{Window: start}
+	}
+	if c.Calls >= limit {
+		return false, nil
+	}
+	c.Calls++
+	r.CallCounts[serverID] = c
+	return true, nil
 }
 
 func (r *Servers) claimNow() time.Time {

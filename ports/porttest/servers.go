@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,6 +80,11 @@ func ServerRepo(t *testing.T, open Open) {
 				isErr(t, "Credential "+id, err, ports.ErrNotFound)
 				_, _, err = r.ClaimDiscovery(ctx, id, time.Hour, ports.ListingDiscovery)
 				isErr(t, "ClaimDiscovery "+id, err, ports.ErrNotFound)
+				ok, err := r.TakeCall(ctx, id, 5, time.Hour)
+				isErr(t, "TakeCall "+id, err, ports.ErrNotFound)
+				if ok {
+					t.Errorf("TakeCall %q granted a call", id)
+				}
 				isErr(t, "Delete "+id, r.Delete(ctx, id), ports.ErrNotFound)
 				list, err := r.List(ctx)
 				if err != nil || len(list) != 0 {
@@ -273,8 +279,9 @@ func ServerRepo(t *testing.T, open Open) {
 			name, _ := server.ParseName("wiki2")
 			u, _ := server.ParseURL("https://wiki2.example.com:8443/mcp")
 			c, _ := server.NewHeader("x-api-key", "header-value-1234")
-			ack, off := true, false
-			if _, err := s.Apply(server.Patch{Name: &name, URL: &u, Credential: &c, Acknowledged: &ack, Enabled: &off}, later); err != nil {
+			ack, off, perMinute := true, false, 42
+			limit, _ := server.ParseCallLimit(&perMinute)
+			if _, err := s.Apply(server.Patch{Name: &name, URL: &u, Credential: &c, Acknowledged: &ack, Enabled: &off, MaxCallsPerMinute: &limit}, later); err != nil {
 				return ports.CredentialUpdate{}, err
 			}
 			if err := s.ReplaceTools([]tool.Snapshot{snapshot(t, "wiki2", "search")}, later); err != nil {
@@ -283,8 +290,8 @@ func ServerRepo(t *testing.T, open Open) {
 			s.RecordDiscovery(later, "timeout")
 			return ports.CredentialUpdate{Replace: true, Encrypted: []byte("new")}, nil
 		})
-		if want.Name().String() != "wiki2" || want.Enabled() || want.CredentialKind() != server.KindHeader ||
-			want.LastError() != "timeout" || len(want.Tools()) != 1 || !want.UpdatedAt().Equal(later) {
+		if n, _ := want.MaxCallsPerMinute().PerMinute(); want.Name().String() != "wiki2" || want.Enabled() || want.CredentialKind() != server.KindHeader ||
+			want.LastError() != "timeout" || len(want.Tools()) != 1 || !want.UpdatedAt().Equal(later) || n != 42 {
 			t.Errorf("Update returned %+v, want every field changed", want)
 		}
 		h.stored(t, tenant, want, []byte("new"))
@@ -533,6 +540,152 @@ func ServerRepo(t *testing.T, open Open) {
 			t.Errorf("second claim within the short window = %v, retry after %v; want refused within 50ms", ok, after)
 		}
 	})
+
+	t.Run("Insert and Update store the calls-per-minute limit, Update removes it", func(t *testing.T) {
+		h := open(t)
+		tenant := h.tenant(t)
+		s := newServer(t, tenant, "wiki")
+		most := 600
+		limit, err := server.ParseCallLimit(&most)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Apply(server.Patch{MaxCallsPerMinute: &limit}, T0); err != nil {
+			t.Fatal(err)
+		}
+		h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+			return tx.Servers().Insert(ctx, s, nil, 20)
+		})
+		h.stored(t, tenant, s, nil)
+		want := h.update(t, tenant, s.ID(), func(s *server.Server) (ports.CredentialUpdate, error) {
+			none := server.NoCallLimit()
+			_, err := s.Apply(server.Patch{MaxCallsPerMinute: &none}, T0.Add(time.Hour))
+			return ports.CredentialUpdate{}, err
+		})
+		if _, ok := want.MaxCallsPerMinute().PerMinute(); ok {
+			t.Fatal("the limit was not removed")
+		}
+		h.stored(t, tenant, want, nil)
+	})
+
+	t.Run("TakeCall counts a server's calls up to the limit per window of the store's clock", func(t *testing.T) {
+		h := open(t)
+		tenant := h.tenant(t)
+		a, b := h.seedServer(t, tenant, "wiki", nil), h.seedServer(t, tenant, "docs", nil)
+		const window = time.Hour
+		for i := range 3 {
+			if !h.takeCall(t, tenant, a, 3, window) {
+				t.Fatalf("take %d of 3 refused", i+1)
+			}
+		}
+		for range 2 {
+			if h.takeCall(t, tenant, a, 3, window) {
+				t.Error("a take over the limit granted")
+			}
+		}
+		if !h.takeCall(t, tenant, b, 1, window) {
+			t.Error("another server's first take refused: the count is per server")
+		}
+		if h.takeCall(t, tenant, b, 1, window) {
+			t.Error("the other server's second take under 1 granted")
+		}
+		// The refused takes counted nothing: a higher limit has one more.
+		if !h.takeCall(t, tenant, a, 4, window) {
+			t.Error("a take under a higher limit refused")
+		}
+		if h.takeCall(t, tenant, a, 4, window) {
+			t.Error("a fifth take under 4 granted")
+		}
+		if h.takeCall(t, tenant, a, 0, window) {
+			t.Error("a take under a limit of 0 granted")
+		}
+	})
+
+	t.Run("TakeCall starts each window from zero", func(t *testing.T) {
+		h := open(t)
+		tenant := h.tenant(t)
+		id := h.seedServer(t, tenant, "wiki", nil)
+		const window = 300 * time.Millisecond
+		if !h.takeCall(t, tenant, id, 1, window) {
+			t.Fatal("the first take refused")
+		}
+		time.Sleep(window + 50*time.Millisecond) // the next window at the latest
+		if !h.takeCall(t, tenant, id, 1, window) {
+			t.Error("the first take of a new window refused")
+		}
+	})
+
+	t.Run("TakeCall of concurrent transactions grants exactly the limit", func(t *testing.T) {
+		h := open(t)
+		tenant := h.tenant(t)
+		id := h.seedServer(t, tenant, "wiki", nil)
+		const limit, takers = 7, 24
+		var (
+			mu      sync.Mutex
+			granted int
+			wg      sync.WaitGroup
+		)
+		start := make(chan struct{})
+		for range takers {
+			wg.Go(func() {
+				<-start
+				err := h.try(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+					ok, err := tx.Servers().TakeCall(ctx, id, limit, time.Hour)
+					if ok {
+						mu.Lock()
+						granted++
+						mu.Unlock()
+					}
+					return err
+				})
+				if err != nil {
+					t.Errorf("TakeCall: %v", err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if granted != limit {
+			t.Errorf("%d of %d concurrent takes granted, want %d", granted, takers, limit)
+		}
+	})
+
+	t.Run("TakeCall does not count a call of another tenant at a server", func(t *testing.T) {
+		h := open(t)
+		tenant, other := h.tenant(t), h.tenant(t)
+		id := h.seedServer(t, tenant, "wiki", nil)
+		if !h.takeCall(t, tenant, id, 2, time.Hour) {
+			t.Fatal("the first take refused")
+		}
+		for range 3 {
+			err := h.try(t, other, func(ctx context.Context, tx ports.TenantTx) error {
+				ok, err := tx.Servers().TakeCall(ctx, id, 2, time.Hour)
+				if ok {
+					t.Error("another tenant took a call of the server")
+				}
+				return err
+			})
+			isErr(t, "another tenant's TakeCall", err, ports.ErrNotFound)
+		}
+		if !h.takeCall(t, tenant, id, 2, time.Hour) {
+			t.Error("the second take refused: another tenant's counted")
+		}
+		if h.takeCall(t, tenant, id, 2, time.Hour) {
+			t.Error("a third take under 2 granted")
+		}
+	})
+}
+
+// takeCall runs TakeCall in its own transaction of tenant.
+func (h Harness) takeCall(t *testing.T, tenant, id string, limit int, window time.Duration) bool {
+	t.Helper()
+	var ok bool
+	h.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+		var err error
+		ok, err = tx.Servers().TakeCall(ctx, id, limit, window)
+		return err
+	})
+	return ok
 }
 
 // update runs Update with fn in its own transaction and checks that it
@@ -609,6 +762,8 @@ func sameServer(t *testing.T, got, want *server.Server) {
 		}
 		listed, ok := s.Listed()
 		out += fmt.Sprintf(" listed=%v %q", ok, listed)
+		perMinute, limited := s.MaxCallsPerMinute().PerMinute()
+		out += fmt.Sprintf(" maxCallsPerMinute=%v %d", limited, perMinute)
 		return out
 	}
 	if g, w := v(got), v(want); g != w {
