@@ -12,10 +12,16 @@
 //   - the job has more River attempts than review attempts; the spare ones
 //     only mark the run failed, so a run whose last review attempt was lost
 //     (a killed worker, a failed FailReview) still ends as failed;
-//   - a worker killed mid-run leaves its job in River's running state; the
-//     leader's rescuer makes it retryable after
-//     [Options.RescueStuckJobsAfter], and the next attempt resumes the run
-//     (ReviewRepo.Start accepts a running run);
+//   - every attempt holds a lease that PostgreSQL ends with the attempt's
+//     process (lease.go): when a worker is killed, or its node is lost,
+//     any replica's lease check makes the job available again within
+//     about 16 s (28 s for a lost node), and the next attempt resumes the
+//     run (ReviewRepo.Start accepts a running run); an attempt never runs
+//     without the lease, so never beside another;
+//   - an attempt whose lease connection breaks (a database restart) is
+//     cancelled and put back in the queue without using up an attempt;
+//   - a job whose attempt took no lease is made retryable by the leader's
+//     rescuer after [Options.RescueStuckJobsAfter];
 //   - an attempt that met a database outage (ports.ErrUnavailable) is
 //     snoozed for [Options.RetryBackoff] and uses up no attempt;
 //   - a job cancelled through River marks its run failed;
@@ -103,7 +109,8 @@ type Retention interface {
 type Options struct {
 	// Workers is how many reviews run at once in this replica. Each holds
 	// a pool connection while it queries, and River keeps about three more
-	// (LISTEN, fetches, completions): size the pool above Workers.
+	// (LISTEN, fetches, completions): size the pool above Workers. Each
+	// also holds a connection of its own, its lease, outside the pool.
 	Workers int
 	// MaxAttempts is how many attempts run the review; it is capped at
 	// one less than the job's River max_attempts.
@@ -127,6 +134,10 @@ type Options struct {
 	// Metrics, when set, receives review durations and outcomes, job
 	// latency and the queue's depth (observe.go).
 	Metrics Metrics
+
+	// leaseCheckInterval and leaseGrace are DefaultLeaseCheckInterval and
+	// DefaultLeaseGrace; tests shorten them (export_test.go).
+	leaseCheckInterval, leaseGrace time.Duration
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -139,9 +150,11 @@ func (o Options) withDefaults() (Options, error) {
 	o.DrainTimeout = cmpOr(o.DrainTimeout, DefaultDrainTimeout)
 	o.RetryBackoff = cmpOr(o.RetryBackoff, DefaultRetryBackoff)
 	o.RetentionInterval = cmpOr(o.RetentionInterval, DefaultRetentionInterval)
+	o.leaseCheckInterval = cmpOr(o.leaseCheckInterval, DefaultLeaseCheckInterval)
+	o.leaseGrace = cmpOr(o.leaseGrace, DefaultLeaseGrace)
 	switch {
 	case o.Workers < 0, o.MaxAttempts < 0, o.JobTimeout < 0, o.RescueStuckJobsAfter < 0,
-		o.DrainTimeout < 0, o.RetryBackoff < 0, o.RetentionInterval < 0:
+		o.DrainTimeout < 0, o.RetryBackoff < 0, o.RetentionInterval < 0, o.leaseCheckInterval < 0, o.leaseGrace < 0:
 		return o, errors.New("worker: options must not be negative")
 	case o.RescueStuckJobsAfter <= o.JobTimeout:
 		return o, fmt.Errorf("worker: RescueStuckJobsAfter (%s) must be greater than JobTimeout (%s)", o.RescueStuckJobsAfter, o.JobTimeout)
@@ -159,9 +172,10 @@ func cmpOr[T comparable](v, def T) T {
 
 // Worker runs review jobs and the retention job. Run it once.
 type Worker struct {
-	client *river.Client[pgx.Tx]
-	log    zerolog.Logger
-	opts   Options
+	client  *river.Client[pgx.Tx]
+	resumer *resumer
+	log     zerolog.Logger
+	opts    Options
 }
 
 // New returns a Worker that takes jobs from the database of pool. It
@@ -178,7 +192,9 @@ func New(pool *pgxpool.Pool, handler ReviewHandler, log zerolog.Logger, opts Opt
 	log = log.With().Str("component", "worker").Logger()
 
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &reviewWorker{handler: handler, log: log, maxAttempts: opts.MaxAttempts, metrics: opts.Metrics, outageSnooze: opts.RetryBackoff}); err != nil {
+	review := &reviewWorker{handler: handler, log: log, maxAttempts: opts.MaxAttempts, metrics: opts.Metrics,
+		outageSnooze: opts.RetryBackoff, leases: newLeases(pool)}
+	if err := river.AddWorkerSafely(workers, review); err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	cfg := &river.Config{
@@ -211,7 +227,8 @@ func New(pool *pgxpool.Pool, handler ReviewHandler, log zerolog.Logger, opts Opt
 	if opts.Metrics != nil {
 		opts.Metrics.ObserveQueue(queueDepth(pool))
 	}
-	return &Worker{client: client, log: log, opts: opts}, nil
+	res := &resumer{pool: pool, log: log, interval: opts.leaseCheckInterval, grace: opts.leaseGrace}
+	return &Worker{client: client, resumer: res, log: log, opts: opts}, nil
 }
 
 // Run works jobs until ctx is cancelled (SIGTERM), then stops gracefully:
@@ -227,6 +244,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("worker: start: %w", err)
 	}
 	w.log.Info().Int("workers", w.opts.Workers).Msg("worker started")
+	// Every replica checks the leases, so a lost leader delays nothing.
+	checkCtx, stopCheck := context.WithCancel(runCtx)
+	checked := make(chan struct{})
+	go func() { defer close(checked); w.resumer.run(checkCtx) }()
+	defer func() { stopCheck(); <-checked }()
 
 	select {
 	case <-ctx.Done():
@@ -259,13 +281,35 @@ type reviewWorker struct {
 	log         zerolog.Logger
 	maxAttempts int
 	metrics     Metrics
-	// outageSnooze is how long an attempt that met a database outage
-	// waits, without using up an attempt.
+	// outageSnooze is how long an attempt that met a database outage, or
+	// could not take its lease, waits, without using up an attempt.
 	outageSnooze time.Duration
+	leases       *leases
 }
 
+// Work runs the attempt under its lease, or not at all.
 func (w *reviewWorker) Work(ctx context.Context, job *river.Job[ports.ReviewJob]) error {
-	return w.observed(ctx, job, func(ctx context.Context) error { return w.work(ctx, job) })
+	lease, err := w.leases.take(ctx, job.JobRow, job.Args.ReviewID)
+	if err != nil {
+		return w.refuse(ctx, job, err)
+	}
+	defer lease.release()
+	return w.observed(lease.ctx, job, func(ctx context.Context) error { return w.work(ctx, job) })
+}
+
+// refuse answers an attempt that could not take its lease: it does not
+// run, and is snoozed without using up an attempt.
+func (w *reviewWorker) refuse(ctx context.Context, job *river.Job[ports.ReviewJob], err error) error {
+	log := w.log.With().Str("reviewId", job.Args.ReviewID).Int("attempt", job.Attempt).Logger()
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("%w: %w", context.Canceled, err) // the client is stopping
+	case errors.Is(err, errLeaseHeld), errors.Is(err, errNotCurrent):
+		log.Warn().Err(err).Msg("review attempt not run: it has no lease")
+	default:
+		log.Warn().Err(err).Msg("review attempt not run: its lease could not be opened; snoozed")
+	}
+	return river.JobSnooze(w.outageSnooze)
 }
 
 func (w *reviewWorker) work(ctx context.Context, job *river.Job[ports.ReviewJob]) error {
@@ -287,6 +331,11 @@ func (w *reviewWorker) work(ctx context.Context, job *river.Job[ports.ReviewJob]
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(context.Cause(ctx), errLeaseLost):
+		// Back in the queue at once, the attempt not counted; the next
+		// attempt runs once this one's lock is gone.
+		log.Warn().Err(context.Cause(ctx)).Msg("review attempt stopped: its lease was lost")
+		return fmt.Errorf("%w: %w", context.Canceled, river.JobSnooze(0))
 	case errors.Is(context.Cause(ctx), rivertype.ErrJobCancelledRemotely):
 		// River finalises the job as cancelled and will not retry it.
 		log.Warn().Err(err).Msg("review job cancelled; marking the run failed")

@@ -40,7 +40,12 @@ type env struct {
 
 func newEnv(t *testing.T) env {
 	t.Helper()
-	db := pgtest.New(t)
+	return newEnvOn(t, pgtest.New(t))
+}
+
+// newEnvOn is newEnv on an open database.
+func newEnvOn(t *testing.T, db *postgres.DB) env {
+	t.Helper()
 	e := env{db: db, tenants: postgres.NewTenants(db), repo: newID(t)}
 	var err error
 	if e.tenant, err = postgres.NewAccounts(db).CreateTenant(t.Context(), "acme"); err != nil {
@@ -63,6 +68,13 @@ func newEnv(t *testing.T) env {
 func (e env) enqueue(t *testing.T) string {
 	t.Helper()
 	id := newID(t)
+	e.enqueueID(t, id)
+	return id
+}
+
+// enqueueID stores the review run id, which enqueues its job.
+func (e env) enqueueID(t *testing.T, id string) {
+	t.Helper()
 	run, err := review.NewRun(id, e.repo, review.Request{Title: "t", Diff: "+x\n"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +85,6 @@ func (e env) enqueue(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("Insert review: %v", err)
 	}
-	return id
 }
 
 // job returns the state and attempt of the review's job.
@@ -158,10 +169,10 @@ func (h *handler) all() []call {
 }
 
 // start runs a worker until the test ends (or stop is called) and checks
-// that Run returned nil and left no goroutine behind.
-func start(t *testing.T, e env, h worker.ReviewHandler, opts worker.Options) (stop func() error) {
+// that Run returned nil and left no goroutine behind (but those ignored).
+func start(t *testing.T, e env, h worker.ReviewHandler, opts worker.Options, ignored ...goleak.Option) (stop func() error) {
 	t.Helper()
-	ignore := goleak.IgnoreCurrent()
+	ignored = append(ignored, goleak.IgnoreCurrent())
 	w, err := worker.New(e.db.Pool(), h, zerolog.New(zerolog.NewTestWriter(t)), opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -179,7 +190,7 @@ func start(t *testing.T, e env, h worker.ReviewHandler, opts worker.Options) (st
 			case <-time.After(2 * wait):
 				t.Fatal("Run did not return")
 			}
-			goleak.VerifyNone(t, ignore)
+			goleak.VerifyNone(t, ignored...)
 		})
 		return runErr
 	}
@@ -324,9 +335,9 @@ func TestCancelsInFlightReviewAfterDrainTimeout(t *testing.T) {
 	e.waitJob(t, id, "completed")
 }
 
-// A worker killed mid-run leaves its job running; the rescuer retries it,
-// and a job whose last review attempt was lost still ends with the run
-// marked failed.
+// A job left running by an attempt that took no lease (its worker died
+// before it could) is River's rescuer's: it retries it, and a job whose
+// last review attempt was lost still ends with the run marked failed.
 func TestRescuesJobsOfKilledWorkers(t *testing.T) {
 	e := newEnv(t)
 	resumed, lastLost := e.enqueue(t), e.enqueue(t)
