@@ -11,6 +11,8 @@ import (
 	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/domain/tool"
 	"github.com/codelotse/codelotse/ports"
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // ServerRoutes serves /v1/mcp/servers (tenant:manage): register, list,
@@ -44,18 +46,21 @@ func NewServerRoutes(
 // ServerView is the API's ServerView (openapi.yaml). It has no field
 // that could hold a secret: of the credential only its type and hint.
 type ServerView struct {
-	ID              string             `json:"id"`
-	Name            string             `json:"name"`
-	URL             string             `json:"url"`
-	Enabled         bool               `json:"enabled"`
-	Auth            ServerAuthView     `json:"auth"`
-	AcknowledgedAt  *string            `json:"acknowledgedAt"`
-	LastDiscoveryAt *string            `json:"lastDiscoveryAt"`
-	LastError       *string            `json:"lastError"`
-	Status          string             `json:"status"`
-	Tools           []ToolSnapshotView `json:"tools"`
-	CreatedAt       *string            `json:"createdAt"`
-	UpdatedAt       *string            `json:"updatedAt"`
+	ID              string         `json:"id"`
+	Name            string         `json:"name"`
+	URL             string         `json:"url"`
+	Enabled         bool           `json:"enabled"`
+	Auth            ServerAuthView `json:"auth"`
+	AcknowledgedAt  *string        `json:"acknowledgedAt"`
+	LastDiscoveryAt *string        `json:"lastDiscoveryAt"`
+	LastError       *string        `json:"lastError"`
+	Status          string         `json:"status"`
+	// MaxCallsPerMinute is the server's calls-per-minute limit across
+	// reviews; null when it has none.
+	MaxCallsPerMinute *int               `json:"maxCallsPerMinute"`
+	Tools             []ToolSnapshotView `json:"tools"`
+	CreatedAt         *string            `json:"createdAt"`
+	UpdatedAt         *string            `json:"updatedAt"`
 }
 
 // ServerAuthView is the credential's type and, when there is a
@@ -185,6 +190,9 @@ func NewServerView(s *server.Server, f *registry.Findings, allowed server.Allowe
 	if e := s.LastError(); e != "" {
 		v.LastError = &e
 	}
+	if n, ok := s.MaxCallsPerMinute().PerMinute(); ok {
+		v.MaxCallsPerMinute = &n
+	}
 	for _, t := range s.Tools() {
 		v.Tools = append(v.Tools, newToolSnapshotView(s, t, f))
 	}
@@ -265,16 +273,35 @@ type createServerRequest struct {
 	URL          string             `json:"url" validate:"required,max=2048"`
 	Auth         *serverAuthRequest `json:"auth" validate:"required"`
 	Acknowledged bool               `json:"acknowledged"`
+	// MaxCallsPerMinute is 1 to the instance's cap; absent or null for
+	// no limit. The domain checks the range.
+	MaxCallsPerMinute *int `json:"maxCallsPerMinute"`
 }
 
 // patchServerRequest is the body of PATCH /v1/mcp/servers/{id}; absent
-// (or null) fields stay as they are.
+// (or null) fields stay as they are, except maxCallsPerMinute, whose null
+// removes the limit: it is kept raw to tell null from absent.
 type patchServerRequest struct {
-	Name         *string            `json:"name" validate:"omitnil,max=24"`
-	URL          *string            `json:"url" validate:"omitnil,max=2048"`
-	Auth         *serverAuthRequest `json:"auth"`
-	Acknowledged *bool              `json:"acknowledged"`
-	Enabled      *bool              `json:"enabled"`
+	Name              *string            `json:"name" validate:"omitnil,max=24"`
+	URL               *string            `json:"url" validate:"omitnil,max=2048"`
+	Auth              *serverAuthRequest `json:"auth"`
+	Acknowledged      *bool              `json:"acknowledged"`
+	Enabled           *bool              `json:"enabled"`
+	MaxCallsPerMinute jsontext.Value     `json:"maxCallsPerMinute"`
+}
+
+// callLimit reads maxCallsPerMinute of a patch: nil when absent, a
+// change to no limit for null, else the number (bad_json when it is
+// not an integer, like any other wrong type).
+func (req patchServerRequest) callLimit() (*registry.CallLimitChange, error) {
+	if req.MaxCallsPerMinute == nil {
+		return nil, nil
+	}
+	var n *int
+	if err := jsonv2.Unmarshal(req.MaxCallsPerMinute, &n); err != nil {
+		return nil, app.Fail(app.CodeBadJSON, "the body is not valid JSON for this request")
+	}
+	return &registry.CallLimitChange{PerMinute: n}, nil
 }
 
 func (g *ServerRoutes) register(rt *router) {
@@ -285,6 +312,7 @@ func (g *ServerRoutes) register(rt *router) {
 		}
 		s, err := g.create.Handle(r.Context(), p, registry.CreateServer{
 			Name: req.Name, URL: req.URL, Auth: *req.Auth.auth(), Acknowledged: req.Acknowledged,
+			MaxCallsPerMinute: req.MaxCallsPerMinute,
 		})
 		if err != nil {
 			return 0, nil, err
@@ -314,9 +342,13 @@ func (g *ServerRoutes) register(rt *router) {
 		if err := rt.decode(r, &req, 0); err != nil {
 			return 0, nil, err
 		}
+		limit, err := req.callLimit()
+		if err != nil {
+			return 0, nil, err
+		}
 		s, err := g.patch.Handle(r.Context(), p, registry.PatchServer{
 			ID: r.PathValue("id"), Name: req.Name, URL: req.URL, Auth: req.Auth.auth(),
-			Acknowledged: req.Acknowledged, Enabled: req.Enabled,
+			Acknowledged: req.Acknowledged, Enabled: req.Enabled, MaxCallsPerMinute: limit,
 		})
 		if err != nil {
 			return 0, nil, err

@@ -210,7 +210,7 @@ func newServerAPI(t *testing.T, store *srvStore, gates app.Gates) *httptest.Serv
 
 // newServerAPIAllowing is newServerAPI under the operator's allowlist of
 // URLs allowed.
-func newServerAPIAllowing(t *testing.T, store *srvStore, gates app.Gates, allowed server.AllowedURLs) *httptest.Server {
+func newServerAPIAllowing(t *testing.T, store *srvStore, gates app.Gates, allowed server.AllowedURLs, opts ...func(*registry.ServerDeps)) *httptest.Server {
 	t.Helper()
 	n := 0
 	deps := registry.ServerDeps{
@@ -226,6 +226,9 @@ func newServerAPIAllowing(t *testing.T, store *srvStore, gates app.Gates, allowe
 		Rules:   netpolicy.NewRules(gate.SelfHosted, netpolicy.PrivateHosts{}),
 		NewID:   func() string { n++; return fmt.Sprintf("%08x-3333-4333-8333-333333333333", n) },
 		Allowed: allowed,
+	}
+	for _, o := range opts {
+		o(&deps)
 	}
 	routes := NewServerRoutes(registry.NewCreateServerHandler(deps), registry.NewGetServerHandler(deps),
 		registry.NewListServersHandler(deps), registry.NewPatchServerHandler(deps), registry.NewDeleteServerHandler(deps), testFindings, allowed)
@@ -296,6 +299,7 @@ func TestServerRoutesLifecycle(t *testing.T) {
 		"auth":           map[string]any{"type": "bearer", "hint": "Bearer …wxyz"},
 		"acknowledgedAt": "2026-03-01T12:00:00.123Z", "lastDiscoveryAt": nil, "lastError": nil, "tools": []any{},
 		"createdAt": "2026-03-01T12:00:00.123Z", "updatedAt": "2026-03-01T12:00:00.123Z", "status": "never_discovered",
+		"maxCallsPerMinute": nil,
 	}
 	if !reflect.DeepEqual(view, want) {
 		t.Errorf("POST view = %v\nwant %v", view, want)

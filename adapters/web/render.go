@@ -244,6 +244,7 @@ var limitsByName = map[string]int{
 	"servers":     limits.MaxPolicyServers,
 	"minCalls":    limits.MinCallsPerRun,
 	"maxCalls":    limits.MaxCallsPerRun,
+	"perMinute":   limits.MaxCallsPerMinute,
 }
 
 var funcs = template.FuncMap{

@@ -2,9 +2,12 @@ package web
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
+	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/registry"
+	"github.com/codelotse/codelotse/domain/server"
 )
 
 // serverForm is the register and edit form as the user filled it in.
@@ -20,6 +23,31 @@ type serverForm struct {
 	Issuer       string
 	Scopes       string // space-separated, as typed
 	Acknowledged bool
+	// MaxCallsPerMinute is the calls-per-minute limit as typed; empty
+	// for none.
+	MaxCallsPerMinute string
+}
+
+// callLimitOf is a server's limit as the form shows it ("" for none).
+func callLimitOf(s *server.Server) string {
+	if n, ok := s.MaxCallsPerMinute().PerMinute(); ok {
+		return strconv.Itoa(n)
+	}
+	return ""
+}
+
+// callLimit reads the form's limit: nil when empty; a whole number, else
+// validation_failed on maxCallsPerMinute (the use case checks the range).
+func (f serverForm) callLimit() (*int, error) {
+	raw := strings.TrimSpace(f.MaxCallsPerMinute)
+	if raw == "" {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil {
+		return nil, app.Invalid(map[string]string{server.FieldMaxCallsPerMinute: "must be a whole number"})
+	}
+	return &n, nil
 }
 
 type newServerPage struct {
@@ -60,7 +88,7 @@ func authFromForm(r *http.Request) (f serverForm, auth *registry.ServerAuth) {
 		Name: r.PostForm.Get("name"), URL: r.PostForm.Get("url"), AuthType: r.PostForm.Get("auth"),
 		HeaderName: r.PostForm.Get("header_name"), Acknowledged: r.PostForm.Get("acknowledged") == "on",
 		TokenURL: r.PostForm.Get("token_url"), ClientID: r.PostForm.Get("client_id"), Scopes: r.PostForm.Get("scopes"),
-		Issuer: r.PostForm.Get("issuer"),
+		Issuer: r.PostForm.Get("issuer"), MaxCallsPerMinute: r.PostForm.Get("max_calls_per_minute"),
 	}
 	switch f.AuthType {
 	case "", "keep":
@@ -84,9 +112,13 @@ func (u *UI) createServer(w http.ResponseWriter, r *http.Request, c *caller) {
 	if auth == nil {
 		auth = &registry.ServerAuth{Type: "none"}
 	}
-	s, err := u.d.CreateServer.Handle(r.Context(), c.Principal, registry.CreateServer{
-		Name: f.Name, URL: f.URL, Auth: *auth, Acknowledged: f.Acknowledged,
-	})
+	limit, err := f.callLimit()
+	var s *server.Server
+	if err == nil {
+		s, err = u.d.CreateServer.Handle(r.Context(), c.Principal, registry.CreateServer{
+			Name: f.Name, URL: f.URL, Auth: *auth, Acknowledged: f.Acknowledged, MaxCallsPerMinute: limit,
+		})
+	}
 	if err != nil {
 		u.refused(w, r, c, err, "server_new", newServerPage{Form: f, Error: newFormError(err, "register")})
 		return
@@ -111,7 +143,14 @@ func (u *UI) editServer(w http.ResponseWriter, r *http.Request, c *caller) {
 	if f.Acknowledged {
 		cmd.Acknowledged = &f.Acknowledged
 	}
-	if _, err := u.d.PatchServer.Handle(r.Context(), c.Principal, cmd); err != nil {
+	limit, err := f.callLimit()
+	if err == nil && strings.TrimSpace(f.MaxCallsPerMinute) != callLimitOf(cur) {
+		cmd.MaxCallsPerMinute = &registry.CallLimitChange{PerMinute: limit}
+	}
+	if err == nil {
+		_, err = u.d.PatchServer.Handle(r.Context(), c.Principal, cmd)
+	}
+	if err != nil {
 		u.showRefusal(w, r, c, err, func(p *serverPage) { p.Edit, p.EditError = f, newFormError(err, "save") })
 		return
 	}

@@ -73,6 +73,12 @@ type confirmEmpty struct {
 	Blob         string
 }
 
+// CallsPerMinute is the server's calls-per-minute limit, 0 for none.
+func (p serverPage) CallsPerMinute() int {
+	n, _ := p.S.MaxCallsPerMinute().PerMinute()
+	return n
+}
+
 // ChangedCount is the number of changed tools.
 func (p serverPage) ChangedCount() int { return len(p.S.ChangedTools()) }
 
@@ -87,7 +93,7 @@ func (u *UI) loadServerPage(r *http.Request, c *caller) (serverPage, error) {
 	if err != nil {
 		return serverPage{}, err
 	}
-	return serverPage{S: s, Calls: calls, Edit: serverForm{Name: s.Name().String(), URL: s.URL().String(), AuthType: "keep"},
+	return serverPage{S: s, Calls: calls, Edit: serverForm{Name: s.Name().String(), URL: s.URL().String(), AuthType: "keep", MaxCallsPerMinute: callLimitOf(s)},
 		Status: s.StatusUnder(u.d.Allowed, time.Now()), Allowlist: u.allowlistRows(s, nil, nil)}, nil
 }
 

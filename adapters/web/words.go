@@ -55,7 +55,7 @@ var fieldLabels = map[string]string{
 	"auth": "Authentication", "auth.type": "Authentication", "auth.token": "Bearer token",
 	"auth.name": "Header name", "auth.value": "Header value", "auth.tokenUrl": "Token URL",
 	"auth.clientId": "Client id", "auth.clientSecret": "Client secret", "auth.scopes": "Scopes", "auth.issuer": "Issuer",
-	"mcp.mode": "Mode", "mcp.servers": "MCP servers", "mcp.maxCalls": "Calls per review",
+	"mcp.mode": "Mode", "mcp.servers": "MCP servers", "mcp.maxCalls": "Calls per review", server.FieldMaxCallsPerMinute: "Calls per minute",
 	"visibility": "Visibility", "retentionDays": "Retention", "token": "API token",
 	"debugPrompts.ttlHours": "Keep prompt logs for", "debugPrompts.enabled": "Debug prompt logs",
 }
@@ -98,13 +98,13 @@ var fieldIDs = map[string]string{
 	"auth": "auth-kind", "auth.type": "auth-kind", "auth.token": "token",
 	"auth.name": "header_name", "auth.value": "header_value", "auth.tokenUrl": "token_url",
 	"auth.clientId": "client_id", "auth.clientSecret": "client_secret", "auth.scopes": "scopes", "auth.issuer": "issuer",
-	"mcp.mode": "mode", "mcp.servers": "servers", "mcp.maxCalls": "maxCalls",
+	"mcp.mode": "mode", "mcp.servers": "servers", "mcp.maxCalls": "maxCalls", server.FieldMaxCallsPerMinute: "maxCallsPerMinute",
 	"visibility": "visibility", "token": "token", "retentionDays": "retentionDays",
 	"debugPrompts.enabled": "debugPrompts", "debugPrompts.ttlHours": "ttlHours",
 }
 
 // fieldOrder is the order of the fields on the forms, for the summary.
-var fieldOrder = []string{"name", "url", "auth", "auth.type", "auth.token", "auth.name", "auth.value", "auth.tokenUrl",
+var fieldOrder = []string{"name", "url", server.FieldMaxCallsPerMinute, "auth", "auth.type", "auth.token", "auth.name", "auth.value", "auth.tokenUrl",
 	"auth.clientId", "auth.issuer", "auth.clientSecret", "auth.scopes", "acknowledged", "mcp.mode", "mcp.servers", "mcp.maxCalls"}
 
 // sayField turns a field's contract reason into a sentence: a known
@@ -113,6 +113,9 @@ var fieldOrder = []string{"name", "url", "auth", "auth.type", "auth.token", "aut
 func sayField(field, reason string) string {
 	if reason == "" {
 		return ""
+	}
+	if field == server.FieldMaxCallsPerMinute {
+		return callLimitWords(reason)
 	}
 	if w, ok := fieldWords[field]; ok && !strings.HasPrefix(reason, "is required") {
 		return w
@@ -138,6 +141,15 @@ func sayField(field, reason string) string {
 		return "Fill in the " + label + rest + "."
 	}
 	return label + " " + reason + "."
+}
+
+// callLimitWords says a refused calls-per-minute limit: above the
+// instance's cap (an operator's setting), or not 1 to 600.
+func callLimitWords(reason string) string {
+	if strings.Contains(reason, "QUAVON_MCP_MAX_CALLS_PER_MINUTE") {
+		return "Calls per minute is above this instance's limit: choose a lower number, or ask an operator to raise it (the setting QUAVON_MCP_MAX_CALLS_PER_MINUTE)."
+	}
+	return fmt.Sprintf("Calls per minute must be a whole number from 1 to %d, or empty for no limit.", limits.MaxCallsPerMinute)
 }
 
 // summaryItem is one link of an error summary.

@@ -29,6 +29,9 @@ func TestRefusalsInWords(t *testing.T) {
 		{"auth.clientId", "is required: the authorization server offers no dynamic client registration", "Fill in the client id: the authorization server offers no dynamic client registration."},
 		{"auth.scopes", `must not contain "quotes"`, "Scopes is not in a form this field accepts."},
 		{"mcp.maxCalls", "must be between 1 and 20", "Calls per review must be between 1 and 20."},
+		{"maxCallsPerMinute", "must be at most 50, the instance's limit (QUAVON_MCP_MAX_CALLS_PER_MINUTE), or null",
+			"Calls per minute is above this instance's limit: choose a lower number, or ask an operator to raise it (the setting QUAVON_MCP_MAX_CALLS_PER_MINUTE)."},
+		{"maxCallsPerMinute", "must be 1 to 600, or null for no limit", "Calls per minute must be a whole number from 1 to 600, or empty for no limit."},
 	}
 	for _, tt := range tests {
 		if got := sayField(tt.field, tt.reason); got != tt.want {
