@@ -17,8 +17,8 @@ import (
 )
 
 // ServerRepo is the contract of [ports.ServerRepo] (uses Tenants and
-// Accounts; Delete also reads Calls, ClaimDiscovery reads the store's
-// clock, which must be the wall clock).
+// Accounts; Delete also reads Calls, ClaimDiscovery, ClaimConnectionTest
+// and TakeCall read the store's clock, which must be the wall clock).
 func ServerRepo(t *testing.T, open Open) {
 	t.Run("Insert then Get and List return the stored server, Credential its bytes", func(t *testing.T) {
 		h := open(t)
