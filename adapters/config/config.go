@@ -84,8 +84,19 @@ type Config struct {
 	// which is its default): a higher limit cannot be set, and a stored
 	// one counts as the cap.
 	CallCap server.CallCap
-	LLM     LLM
+	// RecheckInterval is how often the tools of a server with pinned
+	// tools are listed again between reviews (QUAVON_MCP_RECHECK_INTERVAL,
+	// a Go duration of at least MinRecheckInterval, default
+	// DefaultRecheckInterval); zero turns the recheck off.
+	RecheckInterval time.Duration
+	LLM             LLM
 }
+
+// The bounds of QUAVON_MCP_RECHECK_INTERVAL.
+const (
+	MinRecheckInterval     = 10 * time.Second
+	DefaultRecheckInterval = time.Hour
+)
 
 // LLM is the model endpoint's configuration.
 type LLM struct {
@@ -168,6 +179,7 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.AllowedURLs, err = server.ParseAllowedURLs(getenv("QUAVON_MCP_ALLOWED_URLS")); err != nil {
 		errs = append(errs, &Error{"QUAVON_MCP_ALLOWED_URLS", allowedURLsReason(err)})
 	}
+	c.RecheckInterval = recheckInterval(getenv("QUAVON_MCP_RECHECK_INTERVAL"), &errs)
 	c.LLM = loadLLM(getenv, get("QUAVON_LLM_PROVIDER", "openai"), &errs)
 	if len(errs) > 0 {
 		return c, errs
@@ -188,6 +200,21 @@ func intVar(getenv func(string) string, name string, lo, hi, def int, errs *Erro
 		return def
 	}
 	return n
+}
+
+// recheckInterval reads QUAVON_MCP_RECHECK_INTERVAL: unset, the default;
+// "0" (or any zero duration), off; else a Go duration of at least
+// MinRecheckInterval. A wrong one is added to errs.
+func recheckInterval(v string, errs *Errors) time.Duration {
+	if v == "" {
+		return DefaultRecheckInterval
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 || (d > 0 && d < MinRecheckInterval) {
+		*errs = append(*errs, &Error{"QUAVON_MCP_RECHECK_INTERVAL", "must be 0 (off) or a Go duration of at least 10s (1h, 30m)"})
+		return DefaultRecheckInterval
+	}
+	return d
 }
 
 // loadLLM reads the model endpoint's settings for provider.

@@ -255,3 +255,23 @@ func mustServerURL(t *testing.T, s string) server.URL {
 	}
 	return u
 }
+
+func TestLoadRecheckInterval(t *testing.T) {
+	for _, tt := range []struct {
+		value string
+		want  time.Duration
+	}{
+		{"", time.Hour}, {"0", 0}, {"0s", 0}, {"10s", 10 * time.Second}, {"30m", 30 * time.Minute}, {"2h", 2 * time.Hour},
+	} {
+		c, err := config.Load(env(map[string]string{"QUAVON_MCP_RECHECK_INTERVAL": tt.value}))
+		if err != nil || c.RecheckInterval != tt.want {
+			t.Errorf("QUAVON_MCP_RECHECK_INTERVAL=%q: %v, %v; want %v", tt.value, c.RecheckInterval, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"9s", "9999ms", "1", "-1m", "hourly", " 1h", "1h "} {
+		_, err := config.Load(env(map[string]string{"QUAVON_MCP_RECHECK_INTERVAL": bad}))
+		if err == nil || !strings.Contains(err.Error(), "QUAVON_MCP_RECHECK_INTERVAL must be 0 (off) or a Go duration of at least 10s") {
+			t.Errorf("QUAVON_MCP_RECHECK_INTERVAL=%q: error %v, want a startup error", bad, err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 // Package metrics is the process's Prometheus registry (client_golang):
 // MCP context calls, MCP client operations, HTTP requests, review runs,
-// the job queue and the retention job, served on GET /metrics.
+// the job queue, the retention job and the recheck between reviews,
+// served on GET /metrics.
 //
 // No label holds a tenant id, a server URL, a tool name or argument, or a
 // repository name: every label value comes from a fixed set (outcomes,
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/codelotse/codelotse/domain/review"
+	"github.com/codelotse/codelotse/ports"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -34,6 +36,7 @@ const (
 	QueueDepthName    = "quavon_queue_jobs"
 	JobLatencyName    = "quavon_queue_job_latency_seconds"
 	RetentionName     = "quavon_retention_deleted_rows_total"
+	RecheckName       = "quavon_mcp_rechecks_total"
 	queueDepthTimeout = 2 * time.Second
 	otherMethod       = "_OTHER"
 )
@@ -72,6 +75,7 @@ type Registry struct {
 	reviews    *prometheus.HistogramVec
 	jobLatency *prometheus.HistogramVec
 	retention  *prometheus.CounterVec
+	rechecks   *prometheus.CounterVec
 }
 
 // New returns a registry with the Go runtime and process collectors and
@@ -95,6 +99,8 @@ func New() *Registry {
 			Buckets: []float64{0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900}}, []string{"kind"}),
 		retention: prometheus.NewCounterVec(prometheus.CounterOpts{Name: RetentionName,
 			Help: "Rows deleted by the retention job, by table."}, []string{"table"}),
+		rechecks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: RecheckName,
+			Help: "Servers the recheck between reviews listed again, by outcome (unchanged, changed, failed, throttled)."}, []string{"outcome"}),
 	}
 	// The live heap and the heap's objects (from runtime/metrics) show
 	// whether reviews leave memory behind (the soak benchmark reads them).
@@ -102,9 +108,12 @@ func New() *Registry {
 		Matcher: regexp.MustCompile(`^/(gc/heap/live|memory/classes/heap/objects):bytes$`),
 	}))
 	r.reg.MustRegister(goRuntime, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		r.calls, r.mcpOps, r.http, r.reviews, r.jobLatency, r.retention)
+		r.calls, r.mcpOps, r.http, r.reviews, r.jobLatency, r.retention, r.rechecks)
 	for _, o := range Outcomes {
 		r.calls.WithLabelValues(o)
+	}
+	for _, o := range ports.RecheckOutcomes {
+		r.rechecks.WithLabelValues(o)
 	}
 	return r
 }
@@ -142,6 +151,12 @@ func (r *Registry) JobLatency(kind string, d time.Duration) {
 // (a table name of the schema: a bounded label set).
 func (r *Registry) RetentionDeleted(table string, rows int64) {
 	r.retention.WithLabelValues(table).Add(float64(max(rows, 0)))
+}
+
+// McpRecheck counts one server's recheck between reviews; an outcome
+// outside ports.RecheckOutcomes is counted as failed.
+func (r *Registry) McpRecheck(outcome string) {
+	r.rechecks.WithLabelValues(bounded(outcome, ports.RecheckOutcomes, ports.RecheckFailed)).Inc()
 }
 
 // ObserveQueue exposes the job queue's depth by state (quavon_queue_jobs),

@@ -76,6 +76,23 @@ func TestRegistryCountsRetentionPerTable(t *testing.T) {
 		`quavon_retention_deleted_rows_total{table="review_runs"} 0`)
 }
 
+func TestRegistryCountsRechecksByOutcome(t *testing.T) {
+	r := metrics.New()
+	r.McpRecheck("changed")
+	r.McpRecheck("changed")
+	r.McpRecheck("made_up")
+	body := scrape(t, r)
+	expectSeries(t, body,
+		"# TYPE quavon_mcp_rechecks_total counter",
+		`quavon_mcp_rechecks_total{outcome="changed"} 2`,
+		`quavon_mcp_rechecks_total{outcome="failed"} 1`,
+		`quavon_mcp_rechecks_total{outcome="unchanged"} 0`,
+		`quavon_mcp_rechecks_total{outcome="throttled"} 0`)
+	if strings.Contains(body, "made_up") {
+		t.Errorf("an unknown outcome became a label value:\n%s", body)
+	}
+}
+
 // TestHistogramsKeepLabelsBounded: a method, route or outcome outside the
 // fixed sets never becomes a label value of its own.
 func TestHistogramsKeepLabelsBounded(t *testing.T) {

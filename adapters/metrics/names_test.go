@@ -58,6 +58,7 @@ func exportedMetrics(t *testing.T) string {
 	r.ReviewRun("done", time.Second)
 	r.JobLatency("review", time.Second)
 	r.RetentionDeleted("audit_events", 1)
+	r.McpRecheck("changed")
 
 	families, err := r.reg.Gather()
 	if err != nil {

@@ -21,4 +21,6 @@ var ProviderSet = wire.NewSet(
 	wire.Bind(new(ports.PromptLogRotator), new(*PromptLogRotator)),
 	NewRetention,
 	wire.Bind(new(ports.Retention), new(*Retention)),
+	NewRecheckCandidates,
+	wire.Bind(new(ports.RecheckCandidates), new(*RecheckCandidates)),
 )

@@ -40,3 +40,12 @@ var LeaseParams = leaseParams
 func OpenLease(ctx context.Context, pool *pgxpool.Pool) (*pgx.Conn, error) {
 	return pgx.ConnectConfig(ctx, newLeases(pool).config.Copy())
 }
+
+// PeriodicJobs are the kinds and periods of the periodic jobs o schedules.
+func (o Options) PeriodicJobs() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, p := range o.periodics() {
+		out[p.args.Kind()] = p.every
+	}
+	return out
+}

@@ -1,7 +1,8 @@
 // Package worker is the driving adapter that runs review jobs: a River
 // client on the shared pgx pool that takes the jobs the review request
 // enqueued (see the postgres adapter's ReviewRepo.Insert) and hands them
-// to the application, and that schedules the retention job.
+// to the application, and that schedules the retention job and the
+// recheck between reviews.
 //
 // Any number of replicas may run; River hands each job to one of them.
 // A review is never left running forever:
@@ -54,9 +55,11 @@ const (
 	ReviewJobKind = ports.ReviewJobKind
 	// RetentionJobKind is the River job kind of the retention job.
 	RetentionJobKind = "retention"
-	// MaintenanceQueue is the River queue of the retention job, apart from
-	// the review queue (River's default queue) so that neither waits for
-	// the other.
+	// RecheckJobKind is the River job kind of the recheck between reviews.
+	RecheckJobKind = "mcp_recheck"
+	// MaintenanceQueue is the River queue of the retention job and the
+	// recheck, apart from the review queue (River's default queue) so that
+	// neither waits for the other.
 	MaintenanceQueue = "maintenance"
 )
 
@@ -105,6 +108,19 @@ type Retention interface {
 	Run(ctx context.Context) (map[string]int64, error)
 }
 
+// Recheck is the recheck between reviews of the application
+// (registry.RecheckJob).
+type Recheck interface {
+	// RecheckServers lists again the tools of every server with pinned
+	// tools whose last listing is older than interval (and its jitter)
+	// and returns how many it rechecked by outcome.
+	RecheckServers(ctx context.Context, interval time.Duration) (map[string]int, error)
+}
+
+// MinRecheckPeriod is the shortest period of the recheck job: it runs
+// every tenth of RecheckInterval, not more often than this.
+const MinRecheckPeriod = 10 * time.Second
+
 // Options configure a [Worker]. Zero values take the defaults above.
 type Options struct {
 	// Workers is how many reviews run at once in this replica. Each holds
@@ -131,6 +147,13 @@ type Options struct {
 	// replica becomes the leader) by one replica of the cluster.
 	Retention         Retention
 	RetentionInterval time.Duration
+	// Recheck, when set and RecheckInterval is positive, is run every
+	// tenth of RecheckInterval (at least MinRecheckPeriod, and once when a
+	// replica becomes the leader) by one replica of the cluster; it
+	// rechecks each server about every RecheckInterval. A RecheckInterval
+	// of 0 schedules no recheck (QUAVON_MCP_RECHECK_INTERVAL=0).
+	Recheck         Recheck
+	RecheckInterval time.Duration
 	// Metrics, when set, receives review durations and outcomes, job
 	// latency and the queue's depth (observe.go).
 	Metrics Metrics
@@ -154,7 +177,7 @@ func (o Options) withDefaults() (Options, error) {
 	o.leaseGrace = cmpOr(o.leaseGrace, DefaultLeaseGrace)
 	switch {
 	case o.Workers < 0, o.MaxAttempts < 0, o.JobTimeout < 0, o.RescueStuckJobsAfter < 0,
-		o.DrainTimeout < 0, o.RetryBackoff < 0, o.RetentionInterval < 0, o.leaseCheckInterval < 0, o.leaseGrace < 0:
+		o.DrainTimeout < 0, o.RetryBackoff < 0, o.RetentionInterval < 0, o.RecheckInterval < 0, o.leaseCheckInterval < 0, o.leaseGrace < 0:
 		return o, errors.New("worker: options must not be negative")
 	case o.RescueStuckJobsAfter <= o.JobTimeout:
 		return o, fmt.Errorf("worker: RescueStuckJobsAfter (%s) must be greater than JobTimeout (%s)", o.RescueStuckJobsAfter, o.JobTimeout)
@@ -208,17 +231,17 @@ func New(pool *pgxpool.Pool, handler ReviewHandler, log zerolog.Logger, opts Opt
 		RescueStuckJobsAfter: opts.RescueStuckJobsAfter,
 		RetryPolicy:          backoff{base: opts.RetryBackoff},
 	}
-	if opts.Retention != nil {
-		if err := river.AddWorkerSafely(workers, &retentionWorker{retention: opts.Retention, log: log}); err != nil {
+	for _, p := range opts.periodics() {
+		if err := p.add(workers, log); err != nil {
 			return nil, fmt.Errorf("worker: %w", err)
 		}
-		cfg.PeriodicJobs = []*river.PeriodicJob{river.NewPeriodicJob(
-			river.PeriodicInterval(opts.RetentionInterval),
+		cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(
+			river.PeriodicInterval(p.every),
 			func() (river.JobArgs, *river.InsertOpts) {
-				return retentionArgs{}, &river.InsertOpts{Queue: MaintenanceQueue, MaxAttempts: 3}
+				return p.args, &river.InsertOpts{Queue: MaintenanceQueue, MaxAttempts: 3}
 			},
-			&river.PeriodicJobOpts{ID: RetentionJobKind, RunOnStart: true},
-		)}
+			&river.PeriodicJobOpts{ID: p.args.Kind(), RunOnStart: true},
+		))
 	}
 	client, err := river.NewClient(riverpgxv5.New(pool), cfg)
 	if err != nil {
@@ -365,6 +388,62 @@ func (w *reviewWorker) fail(ctx context.Context, tenant, review string) error {
 	defer cancel()
 	if err := w.handler.FailReview(ctx, tenant, review); err != nil {
 		return fmt.Errorf("mark review failed: %w", err)
+	}
+	return nil
+}
+
+// periodic is a job one replica schedules: its (empty) arguments, its
+// period and the registration of its worker.
+type periodic struct {
+	args  river.JobArgs
+	every time.Duration
+	add   func(*river.Workers, zerolog.Logger) error
+}
+
+// periodics are the periodic jobs o schedules: the retention job when
+// set, the recheck when set with a positive interval.
+func (o Options) periodics() []periodic {
+	var out []periodic
+	if o.Retention != nil {
+		out = append(out, periodic{args: retentionArgs{}, every: o.RetentionInterval,
+			add: func(w *river.Workers, log zerolog.Logger) error {
+				return river.AddWorkerSafely(w, &retentionWorker{retention: o.Retention, log: log})
+			}})
+	}
+	if o.Recheck != nil && o.RecheckInterval > 0 {
+		out = append(out, periodic{args: recheckArgs{}, every: min(o.RecheckInterval, max(o.RecheckInterval/10, MinRecheckPeriod)),
+			add: func(w *river.Workers, log zerolog.Logger) error {
+				return river.AddWorkerSafely(w, &recheckWorker{recheck: o.Recheck, interval: o.RecheckInterval, log: log})
+			}})
+	}
+	return out
+}
+
+// recheckArgs are the (empty) arguments of the recheck job.
+type recheckArgs struct{}
+
+func (recheckArgs) Kind() string { return RecheckJobKind }
+
+type recheckWorker struct {
+	river.WorkerDefaults[recheckArgs]
+	recheck  Recheck
+	interval time.Duration
+	log      zerolog.Logger
+}
+
+func (w *recheckWorker) Work(ctx context.Context, _ *river.Job[recheckArgs]) error {
+	counts, err := w.recheck.RecheckServers(ctx, w.interval)
+	ev := w.log.Info()
+	if err != nil {
+		ev = w.log.Warn().Err(err)
+	}
+	d := zerolog.Dict()
+	for outcome, n := range counts {
+		d = d.Int(outcome, n)
+	}
+	ev.Dict("rechecked", d).Msg("mcp recheck run")
+	if err != nil {
+		return fmt.Errorf("mcp recheck: %w", err)
 	}
 	return nil
 }

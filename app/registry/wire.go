@@ -8,9 +8,17 @@ var ProviderSet = wire.NewSet(
 	wire.Struct(new(ServerDeps), "*"),
 	NewCreateServerHandler, NewGetServerHandler, NewListServersHandler,
 	NewPatchServerHandler, NewDeleteServerHandler,
-	wire.Struct(new(DiscoveryDeps), "*"),
+	DiscoverySet,
 	NewDiscoverServerHandler, NewSaveToolsHandler, NewListCallsHandler,
-	NewApproveToolHandler, NewRemoveToolHandler, NewTestConnectionHandler, NewFindings,
+	NewApproveToolHandler, NewRemoveToolHandler, NewTestConnectionHandler,
 	wire.Struct(new(ConnectDeps), "*"),
 	NewStartConnectHandler, NewFinishConnectHandler, NewFindIssuerHandler,
 )
+
+// DiscoverySet builds what every live listing shares: [DiscoveryDeps]
+// and the poisoning findings.
+var DiscoverySet = wire.NewSet(wire.Struct(new(DiscoveryDeps), "*"), NewFindings)
+
+// RecheckSet builds the recheck between reviews the worker runs; its
+// [DiscoveryDeps] come from [DiscoverySet].
+var RecheckSet = wire.NewSet(NewRecheckJob)

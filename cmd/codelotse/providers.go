@@ -96,7 +96,8 @@ func provideHTTPAddr(cfg config.Config) httpapi.Addr { return httpapi.Addr(cfg.H
 
 // metricsSet is the process's one metrics registry.
 var metricsSet = wire.NewSet(metrics.New, wire.Bind(new(ports.Metrics), new(*metrics.Registry)),
-	wire.Bind(new(ports.RetentionMetrics), new(*metrics.Registry)), wire.Bind(new(httpapi.HTTPMetrics), new(*metrics.Registry)),
+	wire.Bind(new(ports.RetentionMetrics), new(*metrics.Registry)), wire.Bind(new(ports.RecheckMetrics), new(*metrics.Registry)),
+	wire.Bind(new(httpapi.HTTPMetrics), new(*metrics.Registry)),
 	wire.Bind(new(mcpclient.OperationMetrics), new(*metrics.Registry)), wire.Bind(new(worker.Metrics), new(*metrics.Registry)),
 	provideMetricsHandler)
 
@@ -144,13 +145,13 @@ var reviewSet = wire.NewSet(
 	provideModel, provideWarn,
 	reviews.RunnerSet, wire.Bind(new(worker.ReviewHandler), new(*reviews.ReviewRunner)),
 	providePool, provideWorkerOptions, worker.ProviderSet,
-	operations.ProviderSet,
+	operations.ProviderSet, registry.RecheckSet,
 )
 
 func providePool(db *postgres.DB) *pgxpool.Pool { return db.Pool() }
 
-func provideWorkerOptions(retention *operations.RetentionJob, m worker.Metrics, cfg config.Config) worker.Options {
-	return worker.Options{Retention: retention, Metrics: m, Workers: cfg.WorkerConcurrency}
+func provideWorkerOptions(retention *operations.RetentionJob, recheck *registry.RecheckJob, m worker.Metrics, cfg config.Config) worker.Options {
+	return worker.Options{Retention: retention, Recheck: recheck, RecheckInterval: cfg.RecheckInterval, Metrics: m, Workers: cfg.WorkerConcurrency}
 }
 
 // accountCommands are the operator's commands on tenants and tokens; they

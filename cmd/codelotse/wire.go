@@ -10,6 +10,7 @@ import (
 	"github.com/codelotse/codelotse/adapters/postgres"
 	"github.com/codelotse/codelotse/app/accounts"
 	"github.com/codelotse/codelotse/app/operations"
+	"github.com/codelotse/codelotse/app/registry"
 	"github.com/google/wire"
 	"github.com/rs/zerolog"
 )
@@ -38,7 +39,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 
 // initWorker builds `codelotse worker`: the worker and its probe server.
 func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*service, func(), error) {
-	wire.Build(databaseSet, baseSet, cipherSet, connectorSet, metricsSet, reviewSet,
+	wire.Build(databaseSet, baseSet, cipherSet, connectorSet, metricsSet, reviewSet, registry.DiscoverySet,
 		provideHTTPAddr, httpapi.NewMetricsRoutes, provideProbeServer, wire.Struct(new(service), "*"))
 	return nil, nil, nil
 }

@@ -252,7 +252,9 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	reviewRunner := reviews.NewReviewRunner(reviewDeps)
 	retention := postgres.NewRetention(db)
 	retentionJob := operations.NewRetentionJob(retention, metricsRegistry, clock)
-	workerOptions := provideWorkerOptions(retentionJob, metricsRegistry, cfg)
+	recheckCandidates := postgres.NewRecheckCandidates(db)
+	recheckJob := registry.NewRecheckJob(discoveryDeps, recheckCandidates, metricsRegistry)
+	workerOptions := provideWorkerOptions(retentionJob, recheckJob, metricsRegistry, cfg)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
@@ -533,7 +535,19 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 	reviewRunner := reviews.NewReviewRunner(reviewDeps)
 	retention := postgres.NewRetention(db)
 	retentionJob := operations.NewRetentionJob(retention, metricsRegistry, clock)
-	workerOptions := provideWorkerOptions(retentionJob, metricsRegistry, cfg)
+	findings := registry.NewFindings(scanner)
+	discoveryDeps := registry.DiscoveryDeps{
+		Tenants:   tenants,
+		Cipher:    vault,
+		Connector: mcpConnector,
+		Clock:     clock,
+		Gates:     gates,
+		Findings:  findings,
+		Allowed:   allowedURLs,
+	}
+	recheckCandidates := postgres.NewRecheckCandidates(db)
+	recheckJob := registry.NewRecheckJob(discoveryDeps, recheckCandidates, metricsRegistry)
+	workerOptions := provideWorkerOptions(retentionJob, recheckJob, metricsRegistry, cfg)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()

@@ -160,6 +160,35 @@ func (s *Server) MarkChanged(name string, live *tool.Definition) {
 	s.states = states
 }
 
+// MarkListedChanged records, as a review run does, what a listing shows
+// of the allowlisted tools it names: a tool listed with a definition that
+// no longer matches its pin (or one that could not be read), and a tool
+// already changed (its Live definition updated: it stays blocked even when
+// the server changes it back), is marked changed ([Server.MarkChanged]);
+// when any is, lastError becomes tool_changed. A tool the listing does not
+// name, or names with its pinned definition while pinned, is left alone.
+// It returns the names it marked, in the listing's order.
+func (s *Server) MarkListedChanged(live []LiveTool) (marked []string) {
+	for _, lt := range live {
+		for _, snap := range s.tools {
+			if snap.Name() != lt.Name {
+				continue
+			}
+			if lt.Readable && snap.Matches(lt.Definition) && s.ToolStatus(lt.Name).State != ToolChanged {
+				continue
+			}
+			s.MarkChanged(lt.Name, liveOf(lt))
+			if !slices.Contains(marked, lt.Name) {
+				marked = append(marked, lt.Name)
+			}
+		}
+	}
+	if len(marked) > 0 {
+		s.RecordError(lastErrorToolChanged)
+	}
+	return marked
+}
+
 func liveOf(lt LiveTool) *tool.Definition {
 	if !lt.Readable {
 		return nil
