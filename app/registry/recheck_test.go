@@ -252,3 +252,24 @@ func TestRecheckRecordsAnUnauthorizedServer(t *testing.T) {
 		t.Errorf("last audit event = %+v, want server.recheck with the error code", last)
 	}
 }
+
+// TestRecheckKeepsAChangedToolChangedWhenChangedBack: as in a review, a
+// tool once changed stays changed (blocked) when the server lists its
+// pinned definition again; only an approval unblocks it.
+func TestRecheckKeepsAChangedToolChangedWhenChangedBack(t *testing.T) {
+	e, id := pinnedEnv(t)
+	pinned := e.conn.tools[e.url][0]
+	e.conn.tools[e.url][0] = def(t, "search", "Changed.", flatSchema, readOnly)
+	if got, _, _ := e.recheck(t, storedCandidates{e}); got[ports.RecheckChanged] != 1 {
+		t.Fatalf("first run: %v, want changed", got)
+	}
+	e.conn.tools[e.url][0] = pinned
+	e.clock.At = e.clock.At.Add(recheckInterval + recheckInterval/10)
+	if got, _, _ := e.recheck(t, storedCandidates{e}); got[ports.RecheckChanged] != 1 {
+		t.Fatalf("changed back: %v, want still changed", got)
+	}
+	s := e.get(t, id)
+	if st := s.ToolStatus("search"); st.State != server.ToolChanged || st.Live == nil || st.Live.Description() != pinned.Definition.Description() {
+		t.Errorf("search = %+v, want changed with the listed (pinned) definition", st)
+	}
+}
