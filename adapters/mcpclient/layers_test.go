@@ -243,7 +243,7 @@ func TestStatusLayerGivesTheOperationTheCodeOfTheStatus(t *testing.T) {
 	}{
 		{200, false, nil}, {202, true, nil},
 		{401, false, ports.ErrServerUnauthorized}, {403, true, ports.ErrServerUnauthorized},
-		{429, false, ports.ErrServerUnreachable}, {500, false, ports.ErrServerUnreachable}, {503, true, ports.ErrServerUnreachable},
+		{429, false, ports.ErrRateLimited}, {500, false, ports.ErrServerUnreachable}, {503, true, ports.ErrServerUnreachable},
 		{422, false, nil}, {422, true, ports.ErrProtocol}, {406, true, ports.ErrProtocol},
 		{400, true, nil}, {404, true, nil}, {405, true, nil},
 	} {
@@ -260,7 +260,7 @@ func TestStatusLayerGivesTheOperationTheCodeOfTheStatus(t *testing.T) {
 		if f := op.get(); f != nil {
 			got = f.code
 		}
-		if got != tt.want || g.session.get() != nil {
+		if !errors.Is(got, tt.want) || (got == nil) != (tt.want == nil) || g.session.get() != nil {
 			t.Errorf("status %d (handshake %v): operation %v, session %v; want %v, the session unmarked", tt.status, tt.handshake, got, g.session.get(), tt.want)
 		}
 	}
