@@ -142,7 +142,9 @@ func startInstanceOn(t *testing.T, dsn string, extraEnv ...string) *instance {
 // the database dsn and waits until it listens.
 func startCommandOn(t *testing.T, command, dsn string, extraEnv ...string) *instance {
 	t.Helper()
-	env := append(os.Environ(), "QUAVON_DATABASE_URL="+dsn, "QUAVON_HTTP_ADDR=127.0.0.1:0", "QUAVON_LOG_LEVEL=debug")
+	// No recheck between reviews unless a test asks for one: its listing
+	// takes the discovery claim that the tests' own discoveries need.
+	env := append(os.Environ(), "QUAVON_DATABASE_URL="+dsn, "QUAVON_HTTP_ADDR=127.0.0.1:0", "QUAVON_LOG_LEVEL=debug", "QUAVON_MCP_RECHECK_INTERVAL=0")
 	env = append(env, extraEnv...)
 	cmd := exec.Command(binary, command)
 	cmd.Env = env
