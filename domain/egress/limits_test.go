@@ -61,7 +61,7 @@ func TestPiecesCountAcrossTheRun(t *testing.T) {
 // of one value sent together, exactly one leaves.
 func TestConcurrentCallsAreJudgedInTurn(t *testing.T) {
 	const key = "ghp_4Rk9yXb2LmQ7sT1vW3zA8nC6dE0fG5hJ2kL9"
-	for round := 0; round < 2000; round++ {
+	for round := 0; round < 20000; round++ {
 		tk := NewTaint()
 		tk.Add(key)
 		start := make(chan struct{})
