@@ -10,8 +10,8 @@ import (
 	"github.com/codelotse/codelotse/ports"
 )
 
-// Retention implements [ports.Retention] on [DB.WithSystem], the one job
-// that spans tenants. It is safe for concurrent use.
+// Retention implements [ports.Retention] on [DB.WithSystem]: the job
+// spans tenants. It is safe for concurrent use.
 type Retention struct{ db *DB }
 
 var _ ports.Retention = (*Retention)(nil)

@@ -101,8 +101,8 @@ func (db *DB) runScoped(ctx context.Context, begin, scope string, fn func(ctx co
 
 // WithSystem runs fn in a transaction as the connecting role, for the few
 // queries that are not scoped to one tenant: looking up a token by its
-// hash, creating a tenant, the retention job and key rotation. Nothing else
-// may use it.
+// hash, creating a tenant, the retention job, the recheck's list of
+// servers and key rotation. Nothing else may use it.
 //
 // It cannot run as [TenantRole], whose policies show one tenant at a time.
 // A superuser bypasses row-level security; any other connecting role owns
