@@ -69,11 +69,12 @@ const (
 	RetainToolCalls  = "mcp_tool_calls"
 	RetainAuditLog   = "audit_events"
 	RetainReviews    = "review_runs"
+	RetainOutbox     = "audit_outbox"
 )
 
 // RetainedTables lists the retention job's tables in order: a review run
 // goes last, after the records that point at it.
-var RetainedTables = []string{RetainPromptLogs, RetainToolCalls, RetainAuditLog, RetainReviews}
+var RetainedTables = []string{RetainPromptLogs, RetainToolCalls, RetainAuditLog, RetainOutbox, RetainReviews}
 
 // Retention deletes expired rows across every tenant. Safe for concurrent
 // use; a row is deleted once.

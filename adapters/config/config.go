@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/codelotse/codelotse/domain/auditstream"
+
 	"github.com/codelotse/codelotse/domain/gate"
 	"github.com/codelotse/codelotse/domain/limits"
 	"github.com/codelotse/codelotse/domain/netpolicy"
@@ -89,8 +91,23 @@ type Config struct {
 	// a Go duration of at least MinRecheckInterval, default
 	// DefaultRecheckInterval); zero turns the recheck off.
 	RecheckInterval time.Duration
-	LLM             LLM
+	// AuditWebhook is the audit stream's sink, when set.
+	AuditWebhook AuditWebhook
+	LLM          LLM
 }
+
+// AuditWebhook is where the audit stream goes: QUAVON_AUDIT_WEBHOOK_URL
+// (an https URL, reached through the guarded egress) and
+// QUAVON_AUDIT_WEBHOOK_SECRET (a Standard Webhooks secret, "whsec_" and
+// the key in base64), both or neither.
+type AuditWebhook struct {
+	URL server.URL
+	// Key signs every delivery; nil when the stream is off.
+	Key []byte
+}
+
+// On reports whether the audit stream is configured.
+func (w AuditWebhook) On() bool { return w.Key != nil }
 
 // The bounds of QUAVON_MCP_RECHECK_INTERVAL.
 const (
@@ -180,6 +197,7 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, &Error{"QUAVON_MCP_ALLOWED_URLS", allowedURLsReason(err)})
 	}
 	c.RecheckInterval = recheckInterval(getenv("QUAVON_MCP_RECHECK_INTERVAL"), &errs)
+	c.AuditWebhook = auditWebhook(getenv("QUAVON_AUDIT_WEBHOOK_URL"), getenv("QUAVON_AUDIT_WEBHOOK_SECRET"), &errs)
 	c.LLM = loadLLM(getenv, get("QUAVON_LLM_PROVIDER", "openai"), &errs)
 	if len(errs) > 0 {
 		return c, errs
@@ -215,6 +233,33 @@ func recheckInterval(v string, errs *Errors) time.Duration {
 		return DefaultRecheckInterval
 	}
 	return d
+}
+
+// auditWebhook reads the audit stream's two settings: both or neither.
+// A wrong one is added to errs, and the stream is off.
+func auditWebhook(rawURL, secret string, errs *Errors) AuditWebhook {
+	switch {
+	case rawURL == "" && secret == "":
+		return AuditWebhook{}
+	case rawURL == "":
+		*errs = append(*errs, &Error{"QUAVON_AUDIT_WEBHOOK_URL", "is required when QUAVON_AUDIT_WEBHOOK_SECRET is set (both or neither)"})
+		return AuditWebhook{}
+	case secret == "":
+		*errs = append(*errs, &Error{"QUAVON_AUDIT_WEBHOOK_SECRET", "is required when QUAVON_AUDIT_WEBHOOK_URL is set (both or neither)"})
+		return AuditWebhook{}
+	}
+	u, uerr := server.ParseURL(rawURL)
+	if uerr != nil {
+		*errs = append(*errs, &Error{"QUAVON_AUDIT_WEBHOOK_URL", "must be an https URL (no user info, query or fragment)"})
+	}
+	key, kerr := auditstream.ParseSecret(secret)
+	if kerr != nil {
+		*errs = append(*errs, &Error{"QUAVON_AUDIT_WEBHOOK_SECRET", kerr.Error()})
+	}
+	if uerr != nil || kerr != nil {
+		return AuditWebhook{}
+	}
+	return AuditWebhook{URL: u, Key: key}
 }
 
 // loadLLM reads the model endpoint's settings for provider.

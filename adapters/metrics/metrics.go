@@ -37,6 +37,9 @@ const (
 	JobLatencyName    = "quavon_queue_job_latency_seconds"
 	RetentionName     = "quavon_retention_deleted_rows_total"
 	RecheckName       = "quavon_mcp_rechecks_total"
+	AuditDeliveryName = "quavon_audit_deliveries_total"
+	AuditBacklogName  = "quavon_audit_outbox_events"
+	AuditOldestName   = "quavon_audit_outbox_oldest_age_seconds"
 	queueDepthTimeout = 2 * time.Second
 	otherMethod       = "_OTHER"
 )
@@ -76,7 +79,11 @@ type Registry struct {
 	jobLatency *prometheus.HistogramVec
 	retention  *prometheus.CounterVec
 	rechecks   *prometheus.CounterVec
+	audit      *prometheus.CounterVec
 }
+
+// AuditOutcomes are the outcomes of one audit stream delivery.
+var AuditOutcomes = []string{"delivered", "failed"}
 
 // New returns a registry with the Go runtime and process collectors and
 // every call outcome at zero.
@@ -101,6 +108,8 @@ func New() *Registry {
 			Help: "Rows deleted by the retention job, by table."}, []string{"table"}),
 		rechecks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: RecheckName,
 			Help: "Servers the recheck between reviews listed again, by outcome (unchanged, changed, failed, throttled)."}, []string{"outcome"}),
+		audit: prometheus.NewCounterVec(prometheus.CounterOpts{Name: AuditDeliveryName,
+			Help: "Audit stream deliveries to the webhook, by outcome (delivered, failed)."}, []string{"outcome"}),
 	}
 	// The live heap and the heap's objects (from runtime/metrics) show
 	// whether reviews leave memory behind (the soak benchmark reads them).
@@ -108,12 +117,15 @@ func New() *Registry {
 		Matcher: regexp.MustCompile(`^/(gc/heap/live|memory/classes/heap/objects):bytes$`),
 	}))
 	r.reg.MustRegister(goRuntime, collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		r.calls, r.mcpOps, r.http, r.reviews, r.jobLatency, r.retention, r.rechecks)
+		r.calls, r.mcpOps, r.http, r.reviews, r.jobLatency, r.retention, r.rechecks, r.audit)
 	for _, o := range Outcomes {
 		r.calls.WithLabelValues(o)
 	}
 	for _, o := range ports.RecheckOutcomes {
 		r.rechecks.WithLabelValues(o)
+	}
+	for _, o := range AuditOutcomes {
+		r.audit.WithLabelValues(o)
 	}
 	return r
 }
@@ -157,6 +169,45 @@ func (r *Registry) RetentionDeleted(table string, rows int64) {
 // outside ports.RecheckOutcomes is counted as failed.
 func (r *Registry) McpRecheck(outcome string) {
 	r.rechecks.WithLabelValues(bounded(outcome, ports.RecheckOutcomes, ports.RecheckFailed)).Inc()
+}
+
+// AuditDelivery counts one delivery of the audit stream; an outcome
+// outside AuditOutcomes is counted as failed.
+func (r *Registry) AuditDelivery(outcome string) {
+	r.audit.WithLabelValues(bounded(outcome, AuditOutcomes, "failed")).Inc()
+}
+
+// ObserveAuditOutbox exposes the audit stream's outbox: how many entries
+// wait (quavon_audit_outbox_events) and the age of the oldest
+// (quavon_audit_outbox_oldest_age_seconds, 0 when none), read from
+// backlog at every scrape.
+func (r *Registry) ObserveAuditOutbox(backlog func(context.Context) (int64, time.Time, error)) {
+	r.reg.MustRegister(outboxCollector{backlog: backlog,
+		events: prometheus.NewDesc(AuditBacklogName, "Audit stream events waiting in the outbox for the webhook.", nil, nil),
+		oldest: prometheus.NewDesc(AuditOldestName, "Age of the oldest audit stream event waiting in the outbox (0 when none).", nil, nil)})
+}
+
+type outboxCollector struct {
+	backlog        func(context.Context) (int64, time.Time, error)
+	events, oldest *prometheus.Desc
+}
+
+func (c outboxCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.events; ch <- c.oldest }
+
+// Collect reports nothing when the database does not answer in time.
+func (c outboxCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), queueDepthTimeout)
+	defer cancel()
+	n, oldest, err := c.backlog(ctx)
+	if err != nil {
+		return
+	}
+	age := 0.0
+	if !oldest.IsZero() {
+		age = max(time.Since(oldest).Seconds(), 0)
+	}
+	ch <- prometheus.MustNewConstMetric(c.events, prometheus.GaugeValue, float64(n))
+	ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, age)
 }
 
 // ObserveQueue exposes the job queue's depth by state (quavon_queue_jobs),

@@ -76,6 +76,8 @@ func exportedMetrics(t *testing.T) string {
 	r.JobLatency("review", time.Second)
 	r.RetentionDeleted("audit_events", 1)
 	r.McpRecheck("changed")
+	r.ObserveAuditOutbox(func(context.Context) (int64, time.Time, error) { return 1, time.Now(), nil })
+	r.AuditDelivery("delivered")
 
 	families, err := r.reg.Gather()
 	if err != nil {

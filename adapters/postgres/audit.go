@@ -40,10 +40,10 @@ func (l auditLog) Append(ctx context.Context, e ports.AuditEvent) error {
 		details = b
 	}
 	row := auditRow{TenantID: l.t.tenantID, Action: e.Action, Actor: e.Actor, Target: e.Target, Details: details, At: e.At}
-	if _, err := l.t.db.NewInsert().Model(&row).Returning("NULL").Exec(ctx); err != nil {
+	if _, err := l.t.db.NewInsert().Model(&row).Returning("at").Exec(ctx); err != nil {
 		return fmt.Errorf("postgres: append audit event: %w", err)
 	}
-	return nil
+	return l.t.streamed(ctx, ports.OutboxAudit, row.At, auditData{Action: row.Action, Actor: row.Actor, Target: row.Target, At: row.At, Details: row.Details})
 }
 
 // Recent returns at most limit events (capped at [MaxAuditEvents]; none

@@ -40,10 +40,14 @@ func (l callLog) Record(ctx context.Context, c ports.ToolCall) error {
 		DurationMS: c.Duration.Milliseconds(), RequestBytes: c.RequestBytes, ResponseBytes: c.ResponseBytes,
 		ArgumentsHash: c.ArgumentsHash, Removed: c.RemovedCharacters, CreatedAt: c.CreatedAt,
 	}
-	if _, err := l.t.db.NewInsert().Model(&row).Returning("NULL").Exec(ctx); err != nil {
+	if _, err := l.t.db.NewInsert().Model(&row).Returning("created_at").Exec(ctx); err != nil {
 		return fmt.Errorf("postgres: record tool call: %w", err)
 	}
-	return nil
+	return l.t.streamed(ctx, ports.OutboxCall, row.CreatedAt, callData{
+		ServerID: row.ServerID, ReviewID: row.ReviewID, Tool: row.Tool, Status: row.Status, DurationMS: row.DurationMS,
+		RequestBytes: row.RequestBytes, ResponseBytes: row.ResponseBytes, ArgumentsHash: row.ArgumentsHash,
+		Removed: row.Removed, CreatedAt: row.CreatedAt,
+	})
 }
 
 // Recent returns at most limit records of a server, newest first; none

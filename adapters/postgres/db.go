@@ -22,6 +22,8 @@ import (
 type DB struct {
 	pool *pgxpool.Pool
 	bun  *bun.DB
+	// streamAudit is set by [DB.StreamAudit].
+	streamAudit bool
 }
 
 // Open connects to the database named by dsn (a URL or keyword/value

@@ -51,6 +51,7 @@ var retentionQueries = map[string]retentionQuery{
 	ports.RetainPromptLogs: {"prompt_logs", "created_at", ""},
 	ports.RetainToolCalls:  {"mcp_tool_calls", "created_at", ""},
 	ports.RetainAuditLog:   {"audit_events", "at", ""},
+	ports.RetainOutbox:     {"audit_outbox", "occurred_at", ""},
 	ports.RetainReviews:    {"review_runs", "created_at", "AND x.status IN ('done', 'failed')"},
 }
 

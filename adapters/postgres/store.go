@@ -39,7 +39,7 @@ func (t *Tenants) InTenant(ctx context.Context, tenantID string, fn func(ctx con
 		return fmt.Errorf("%w: %w", ports.ErrNotFound, ErrInvalidTenantID)
 	}
 	return t.db.WithTenant(ctx, tenantID, func(ctx context.Context, tx bun.Tx) error {
-		return fn(ctx, &tenantTx{tx: tx, db: tx, tenantID: tenantID})
+		return fn(ctx, &tenantTx{tx: tx, db: tx, tenantID: tenantID, stream: t.db.streamAudit})
 	})
 }
 
@@ -67,6 +67,9 @@ type tenantTx struct {
 	tx       bun.Tx
 	db       bun.IDB
 	tenantID string
+	// stream: audit events and call records are copied to the audit
+	// stream's outbox (outbox.go).
+	stream bool
 }
 
 // errReadScope is the error of a write attempted in a read scope.

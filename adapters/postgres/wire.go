@@ -21,6 +21,8 @@ var ProviderSet = wire.NewSet(
 	wire.Bind(new(ports.PromptLogRotator), new(*PromptLogRotator)),
 	NewRetention,
 	wire.Bind(new(ports.Retention), new(*Retention)),
+	NewAuditOutbox,
+	wire.Bind(new(ports.AuditOutbox), new(*AuditOutbox)),
 	NewRecheckCandidates,
 	wire.Bind(new(ports.RecheckCandidates), new(*RecheckCandidates)),
 )

@@ -61,6 +61,12 @@ const (
 	// recheck, apart from the review queue (River's default queue) so that
 	// neither waits for the other.
 	MaintenanceQueue = "maintenance"
+	// AuditStreamJobKind is the River job kind of the audit stream.
+	AuditStreamJobKind = "audit_stream"
+	// AuditQueue is the River queue of the audit stream, apart from the
+	// others, so that a slow or absent sink delays neither reviews nor
+	// maintenance.
+	AuditQueue = "audit"
 )
 
 // Defaults of [Options].
@@ -117,6 +123,18 @@ type Recheck interface {
 	RecheckServers(ctx context.Context, interval time.Duration) (map[string]int, error)
 }
 
+// AuditStream is the audit stream of the application
+// (operations.AuditStreamJob).
+type AuditStream interface {
+	// Deliver sends the due entries of the outbox and returns how many it
+	// delivered and how many tenants failed.
+	Deliver(ctx context.Context) (map[string]int, error)
+}
+
+// DefaultAuditStreamPeriod is how often the audit stream runs: an event
+// reaches a sink that is up within about this long.
+const DefaultAuditStreamPeriod = 5 * time.Second
+
 // MinRecheckPeriod is the shortest period of the recheck job: it runs
 // every tenth of RecheckInterval, not more often than this.
 const MinRecheckPeriod = 10 * time.Second
@@ -154,6 +172,11 @@ type Options struct {
 	// of 0 schedules no recheck (QUAVON_MCP_RECHECK_INTERVAL=0).
 	Recheck         Recheck
 	RecheckInterval time.Duration
+	// AuditStream, when set, is run every AuditStreamPeriod (default
+	// DefaultAuditStreamPeriod) by one replica of the cluster, on
+	// AuditQueue.
+	AuditStream       AuditStream
+	AuditStreamPeriod time.Duration
 	// Metrics, when set, receives review durations and outcomes, job
 	// latency and the queue's depth (observe.go).
 	Metrics Metrics
@@ -173,11 +196,12 @@ func (o Options) withDefaults() (Options, error) {
 	o.DrainTimeout = cmpOr(o.DrainTimeout, DefaultDrainTimeout)
 	o.RetryBackoff = cmpOr(o.RetryBackoff, DefaultRetryBackoff)
 	o.RetentionInterval = cmpOr(o.RetentionInterval, DefaultRetentionInterval)
+	o.AuditStreamPeriod = cmpOr(o.AuditStreamPeriod, DefaultAuditStreamPeriod)
 	o.leaseCheckInterval = cmpOr(o.leaseCheckInterval, DefaultLeaseCheckInterval)
 	o.leaseGrace = cmpOr(o.leaseGrace, DefaultLeaseGrace)
 	switch {
 	case o.Workers < 0, o.MaxAttempts < 0, o.JobTimeout < 0, o.RescueStuckJobsAfter < 0,
-		o.DrainTimeout < 0, o.RetryBackoff < 0, o.RetentionInterval < 0, o.RecheckInterval < 0, o.leaseCheckInterval < 0, o.leaseGrace < 0:
+		o.DrainTimeout < 0, o.RetryBackoff < 0, o.RetentionInterval < 0, o.RecheckInterval < 0, o.AuditStreamPeriod < 0, o.leaseCheckInterval < 0, o.leaseGrace < 0:
 		return o, errors.New("worker: options must not be negative")
 	case o.RescueStuckJobsAfter <= o.JobTimeout:
 		return o, fmt.Errorf("worker: RescueStuckJobsAfter (%s) must be greater than JobTimeout (%s)", o.RescueStuckJobsAfter, o.JobTimeout)
@@ -225,6 +249,7 @@ func New(pool *pgxpool.Pool, handler ReviewHandler, log zerolog.Logger, opts Opt
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: opts.Workers},
 			MaintenanceQueue:   {MaxWorkers: 1},
+			AuditQueue:         {MaxWorkers: 1},
 		},
 		Workers:              workers,
 		JobTimeout:           opts.JobTimeout,
@@ -238,7 +263,12 @@ func New(pool *pgxpool.Pool, handler ReviewHandler, log zerolog.Logger, opts Opt
 		cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(
 			river.PeriodicInterval(p.every),
 			func() (river.JobArgs, *river.InsertOpts) {
-				return p.args, &river.InsertOpts{Queue: MaintenanceQueue, MaxAttempts: 3}
+				// A run that outlasts its period is not joined by the next:
+				// no job of the kind is inserted while one waits or runs.
+				return p.args, &river.InsertOpts{Queue: p.queue, MaxAttempts: p.attempts, UniqueOpts: river.UniqueOpts{
+					ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
+						rivertype.JobStateRunning, rivertype.JobStateScheduled, rivertype.JobStateRetryable},
+				}}
 			},
 			&river.PeriodicJobOpts{ID: p.args.Kind(), RunOnStart: true},
 		))
@@ -395,9 +425,11 @@ func (w *reviewWorker) fail(ctx context.Context, tenant, review string) error {
 // periodic is a job one replica schedules: its (empty) arguments, its
 // period and the registration of its worker.
 type periodic struct {
-	args  river.JobArgs
-	every time.Duration
-	add   func(*river.Workers, zerolog.Logger) error
+	args     river.JobArgs
+	every    time.Duration
+	queue    string
+	attempts int
+	add      func(*river.Workers, zerolog.Logger) error
 }
 
 // periodics are the periodic jobs o schedules: the retention job when
@@ -405,18 +437,50 @@ type periodic struct {
 func (o Options) periodics() []periodic {
 	var out []periodic
 	if o.Retention != nil {
-		out = append(out, periodic{args: retentionArgs{}, every: o.RetentionInterval,
+		out = append(out, periodic{args: retentionArgs{}, every: o.RetentionInterval, queue: MaintenanceQueue, attempts: 3,
 			add: func(w *river.Workers, log zerolog.Logger) error {
 				return river.AddWorkerSafely(w, &retentionWorker{retention: o.Retention, log: log})
 			}})
 	}
 	if o.Recheck != nil && o.RecheckInterval > 0 {
 		out = append(out, periodic{args: recheckArgs{}, every: min(o.RecheckInterval, max(o.RecheckInterval/10, MinRecheckPeriod)),
+			queue: MaintenanceQueue, attempts: 3,
 			add: func(w *river.Workers, log zerolog.Logger) error {
 				return river.AddWorkerSafely(w, &recheckWorker{recheck: o.Recheck, interval: o.RecheckInterval, log: log})
 			}})
 	}
+	if o.AuditStream != nil {
+		// One attempt: the outbox keeps what a failed run did not send, and
+		// the next run, a period later, sends it.
+		out = append(out, periodic{args: auditStreamArgs{}, every: o.AuditStreamPeriod, queue: AuditQueue, attempts: 1,
+			add: func(w *river.Workers, log zerolog.Logger) error {
+				return river.AddWorkerSafely(w, &auditStreamWorker{stream: o.AuditStream, log: log})
+			}})
+	}
 	return out
+}
+
+// auditStreamArgs are the (empty) arguments of the audit stream job.
+type auditStreamArgs struct{}
+
+func (auditStreamArgs) Kind() string { return AuditStreamJobKind }
+
+type auditStreamWorker struct {
+	river.WorkerDefaults[auditStreamArgs]
+	stream AuditStream
+	log    zerolog.Logger
+}
+
+func (w *auditStreamWorker) Work(ctx context.Context, _ *river.Job[auditStreamArgs]) error {
+	counts, err := w.stream.Deliver(ctx)
+	if err != nil {
+		w.log.Warn().Err(err).Msg("audit stream run failed")
+		return fmt.Errorf("audit stream: %w", err)
+	}
+	if counts["delivered"]+counts["failed"] > 0 {
+		w.log.Debug().Int("delivered", counts["delivered"]).Int("failedTenants", counts["failed"]).Msg("audit stream run")
+	}
+	return nil
 }
 
 // recheckArgs are the (empty) arguments of the recheck job.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/codelotse/codelotse/adapters/auditsink"
 	"github.com/codelotse/codelotse/adapters/config"
 	"github.com/codelotse/codelotse/adapters/crypto"
 	"github.com/codelotse/codelotse/adapters/httpapi"
@@ -48,6 +49,9 @@ func provideServiceDB(ctx context.Context, cfg config.Config) (*postgres.DB, fun
 	if err := db.CheckTenantRole(ctx); err != nil {
 		cleanup()
 		return nil, nil, err
+	}
+	if cfg.AuditWebhook.On() {
+		db.StreamAudit()
 	}
 	return db, cleanup, nil
 }
@@ -145,13 +149,32 @@ var reviewSet = wire.NewSet(
 	provideModel, provideWarn,
 	reviews.RunnerSet, wire.Bind(new(worker.ReviewHandler), new(*reviews.ReviewRunner)),
 	providePool, provideWorkerOptions, worker.ProviderSet,
-	operations.ProviderSet, registry.RecheckSet,
+	operations.ProviderSet, registry.RecheckSet, provideAuditStream,
 )
+
+// provideAuditStream is the audit stream's job when
+// QUAVON_AUDIT_WEBHOOK_URL is set, else nil. The worker that runs it
+// exports the outbox's backlog.
+func provideAuditStream(cfg config.Config, outbox ports.AuditOutbox, c *mcpclient.Connector, m *metrics.Registry,
+	clock ports.Clock, warn ports.Warn) *operations.AuditStreamJob {
+	w := cfg.AuditWebhook
+	if !w.On() {
+		return nil
+	}
+	m.ObserveAuditOutbox(outbox.Backlog)
+	sink := auditsink.NewWebhook(w.URL, w.Key, c, time.Now)
+	return operations.NewAuditStreamJob(outbox, sink, m, clock, warn)
+}
 
 func providePool(db *postgres.DB) *pgxpool.Pool { return db.Pool() }
 
-func provideWorkerOptions(retention *operations.RetentionJob, recheck *registry.RecheckJob, m worker.Metrics, cfg config.Config) worker.Options {
-	return worker.Options{Retention: retention, Recheck: recheck, RecheckInterval: cfg.RecheckInterval, Metrics: m, Workers: cfg.WorkerConcurrency}
+func provideWorkerOptions(retention *operations.RetentionJob, recheck *registry.RecheckJob, stream *operations.AuditStreamJob,
+	m worker.Metrics, cfg config.Config) worker.Options {
+	o := worker.Options{Retention: retention, Recheck: recheck, RecheckInterval: cfg.RecheckInterval, Metrics: m, Workers: cfg.WorkerConcurrency}
+	if stream != nil {
+		o.AuditStream = stream
+	}
+	return o
 }
 
 // accountCommands are the operator's commands on tenants and tokens; they

@@ -254,7 +254,9 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	retentionJob := operations.NewRetentionJob(retention, metricsRegistry, clock)
 	recheckCandidates := postgres.NewRecheckCandidates(db)
 	recheckJob := registry.NewRecheckJob(discoveryDeps, recheckCandidates, metricsRegistry)
-	workerOptions := provideWorkerOptions(retentionJob, recheckJob, metricsRegistry, cfg)
+	auditOutbox := postgres.NewAuditOutbox(db)
+	auditStreamJob := provideAuditStream(cfg, auditOutbox, connector, metricsRegistry, clock, warn)
+	workerOptions := provideWorkerOptions(retentionJob, recheckJob, auditStreamJob, metricsRegistry, cfg)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
@@ -547,7 +549,9 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 	}
 	recheckCandidates := postgres.NewRecheckCandidates(db)
 	recheckJob := registry.NewRecheckJob(discoveryDeps, recheckCandidates, metricsRegistry)
-	workerOptions := provideWorkerOptions(retentionJob, recheckJob, metricsRegistry, cfg)
+	auditOutbox := postgres.NewAuditOutbox(db)
+	auditStreamJob := provideAuditStream(cfg, auditOutbox, connector, metricsRegistry, clock, warn)
+	workerOptions := provideWorkerOptions(retentionJob, recheckJob, auditStreamJob, metricsRegistry, cfg)
 	workerWorker, err := worker.New(pool, reviewRunner, log, workerOptions)
 	if err != nil {
 		cleanup()
