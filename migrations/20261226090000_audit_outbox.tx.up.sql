@@ -3,8 +3,9 @@
 -- transaction that stores it, as the payload-free data of its CloudEvent;
 -- the worker delivers a tenant's entries in seq order and deletes each
 -- once the sink answered 2xx (at least once: an entry keeps its id, which
--- a receiver deduplicates on). attempts and next_attempt_at hold the
--- backoff of the tenant's first entry, which holds back the rest.
+-- a receiver deduplicates on). attempts and next_attempt_at (NULL: at
+-- once) hold the backoff of the tenant's first entry, which holds back
+-- the rest.
 -- Retention deletes entries older than the tenant's retention_days.
 CREATE TABLE audit_outbox (
     seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -14,7 +15,7 @@ CREATE TABLE audit_outbox (
     occurred_at     timestamptz NOT NULL,
     data            jsonb NOT NULL,
     attempts        integer NOT NULL DEFAULT 0,
-    next_attempt_at timestamptz NOT NULL DEFAULT '-infinity',
+    next_attempt_at timestamptz,
     last_error      text NOT NULL DEFAULT ''
 );
 CREATE INDEX audit_outbox_tenant_seq_idx ON audit_outbox (tenant_id, seq);

@@ -275,3 +275,106 @@ func TestLoadRecheckInterval(t *testing.T) {
 		}
 	}
 }
+
+// The audit stream's settings (QUAVON_AUDIT_WEBHOOK_URL and
+// QUAVON_AUDIT_WEBHOOK_SECRET): both or neither, each checked, and no
+// error repeats the secret.
+
+const (
+	auditURL = "https://siem.example.com/hooks/codelotse"
+	// auditKey is the 32-byte key of auditSecret.
+	auditKey = "0123456789abcdef0123456789abcdef"
+)
+
+var auditSecret = "whsec_" + base64.StdEncoding.EncodeToString([]byte(auditKey))
+
+func TestLoadAuditWebhookOn(t *testing.T) {
+	c, err := config.Load(env(map[string]string{"QUAVON_AUDIT_WEBHOOK_URL": auditURL, "QUAVON_AUDIT_WEBHOOK_SECRET": auditSecret}))
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	w := c.AuditWebhook
+	if !w.On() {
+		t.Fatal("On() = false with both set")
+	}
+	if string(w.Key) != auditKey {
+		t.Errorf("Key = %q, want the decoded key %q", w.Key, auditKey)
+	}
+	if w.URL != mustServerURL(t, auditURL) {
+		t.Errorf("URL = %v, want %s", w.URL, auditURL)
+	}
+}
+
+func TestLoadAuditWebhookOff(t *testing.T) {
+	for _, m := range []map[string]string{
+		nil,
+		{"QUAVON_AUDIT_WEBHOOK_URL": "", "QUAVON_AUDIT_WEBHOOK_SECRET": ""},
+	} {
+		c, err := config.Load(env(m))
+		if err != nil {
+			t.Fatalf("Load(%v): %v", m, err)
+		}
+		if c.AuditWebhook.On() || c.AuditWebhook.Key != nil {
+			t.Fatalf("Load(%v): audit stream on (%+v), want off", m, c.AuditWebhook)
+		}
+	}
+}
+
+func TestLoadAuditWebhookRefused(t *testing.T) {
+	for _, tt := range []struct {
+		name, url, secret string
+		want              string // the error names this variable
+		notWant           string // and not this one
+	}{
+		{"url only", auditURL, "", "QUAVON_AUDIT_WEBHOOK_SECRET is required when QUAVON_AUDIT_WEBHOOK_URL is set", ""},
+		{"secret only", "", auditSecret, "QUAVON_AUDIT_WEBHOOK_URL is required when QUAVON_AUDIT_WEBHOOK_SECRET is set", ""},
+		{"bad secret only", "", "whsec_short", "QUAVON_AUDIT_WEBHOOK_URL is required", ""},
+		{"http url", "http://siem.example.com/hooks/codelotse", auditSecret, "QUAVON_AUDIT_WEBHOOK_URL must be an https URL", "QUAVON_AUDIT_WEBHOOK_SECRET"},
+		{"url with user info", "https://user:pass@siem.example.com/hooks", auditSecret, "QUAVON_AUDIT_WEBHOOK_URL", "QUAVON_AUDIT_WEBHOOK_SECRET"},
+		{"url with query", "https://siem.example.com/hooks?token=abc", auditSecret, "QUAVON_AUDIT_WEBHOOK_URL", "QUAVON_AUDIT_WEBHOOK_SECRET"},
+		{"url with fragment", "https://siem.example.com/hooks#x", auditSecret, "QUAVON_AUDIT_WEBHOOK_URL", "QUAVON_AUDIT_WEBHOOK_SECRET"},
+		{"url not a url", "siem.example.com", auditSecret, "QUAVON_AUDIT_WEBHOOK_URL", "QUAVON_AUDIT_WEBHOOK_SECRET"},
+		{"url whitespace only", "   ", auditSecret, "QUAVON_AUDIT_WEBHOOK_URL", "QUAVON_AUDIT_WEBHOOK_SECRET"},
+		{"secret without prefix", auditURL, base64.StdEncoding.EncodeToString([]byte(auditKey)), "QUAVON_AUDIT_WEBHOOK_SECRET must be whsec_", "QUAVON_AUDIT_WEBHOOK_URL"},
+		{"secret too short", auditURL, "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456")), "QUAVON_AUDIT_WEBHOOK_SECRET must be whsec_", "QUAVON_AUDIT_WEBHOOK_URL"},
+		{"secret too long", auditURL, "whsec_" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 65))), "QUAVON_AUDIT_WEBHOOK_SECRET", "QUAVON_AUDIT_WEBHOOK_URL"},
+		{"secret not base64", auditURL, "whsec_" + strings.Repeat("%", 44), "QUAVON_AUDIT_WEBHOOK_SECRET", "QUAVON_AUDIT_WEBHOOK_URL"},
+		{"secret with a leading space", auditURL, " " + auditSecret, "QUAVON_AUDIT_WEBHOOK_SECRET", "QUAVON_AUDIT_WEBHOOK_URL"},
+		{"secret whitespace only", auditURL, "   ", "QUAVON_AUDIT_WEBHOOK_SECRET", "QUAVON_AUDIT_WEBHOOK_URL"},
+		{"both wrong", "http://siem.example.com/", "whsec_" + strings.Repeat("%", 44), "QUAVON_AUDIT_WEBHOOK_URL must be an https URL", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Load(env(map[string]string{"QUAVON_AUDIT_WEBHOOK_URL": tt.url, "QUAVON_AUDIT_WEBHOOK_SECRET": tt.secret}))
+			if err == nil {
+				t.Fatalf("Load = nil error, want one naming %q", tt.want)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tt.want) || strings.Contains(msg, "\n") {
+				t.Errorf("error = %q, want one line containing %q", msg, tt.want)
+			}
+			if tt.notWant != "" && strings.Contains(msg, tt.notWant) {
+				t.Errorf("error = %q also blames %s", msg, tt.notWant)
+			}
+			wantErrs := 1
+			if tt.name == "both wrong" {
+				wantErrs = 2
+			}
+			if errs, ok := err.(config.Errors); !ok || len(errs) != wantErrs {
+				t.Errorf("error = %#v, want %d config errors (one per wrong setting)", err, wantErrs)
+			}
+			if s := strings.TrimSpace(tt.secret); s != "" {
+				for _, leak := range []string{s, strings.TrimPrefix(s, "whsec_"), auditKey} {
+					if strings.Contains(msg, leak) {
+						t.Errorf("error %q repeats the secret", msg)
+					}
+				}
+			}
+			if strings.Contains(msg, "pass") || strings.Contains(msg, "token=abc") {
+				t.Errorf("error %q repeats the URL's credentials", msg)
+			}
+			if c.AuditWebhook.On() || c.AuditWebhook.Key != nil {
+				t.Errorf("audit stream on (%+v) after an error, want off", c.AuditWebhook)
+			}
+		})
+	}
+}

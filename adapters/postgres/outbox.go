@@ -54,7 +54,7 @@ type outboxRow struct {
 	OccurredAt    time.Time       `bun:"occurred_at"`
 	Data          json.RawMessage `bun:"data,type:jsonb"`
 	Attempts      int             `bun:"attempts"`
-	NextAttemptAt time.Time       `bun:"next_attempt_at"`
+	NextAttemptAt time.Time       `bun:"next_attempt_at,nullzero"`
 }
 
 // streamed writes data to the outbox in the tenant's transaction when the
@@ -101,7 +101,7 @@ func (o *AuditOutbox) DueTenants(ctx context.Context, now time.Time, limit int) 
 		return tx.NewRaw(`SELECT h.tenant_id::text FROM (
 			    SELECT DISTINCT ON (tenant_id) tenant_id, seq, next_attempt_at FROM audit_outbox
 			    ORDER BY tenant_id, seq) h
-			WHERE h.next_attempt_at <= ? ORDER BY h.seq LIMIT ?`, now, limit).Scan(ctx, &out)
+			WHERE h.next_attempt_at IS NULL OR h.next_attempt_at <= ? ORDER BY h.seq LIMIT ?`, now, limit).Scan(ctx, &out)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: audit stream tenants: %w", err)

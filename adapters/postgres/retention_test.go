@@ -62,6 +62,7 @@ func TestRetentionJob(t *testing.T) {
 				}
 				exec("INSERT INTO mcp_tool_calls (tenant_id, server_id, tool, status, created_at) VALUES (?, ?, ?, 'ok', ?)", tenant, server, tag, ago(days))
 				exec("INSERT INTO audit_events (tenant_id, action, actor, at) VALUES (?, ?, 'test', ?)", tenant, tag, ago(days))
+				exec("INSERT INTO audit_outbox (tenant_id, type, occurred_at, data) VALUES (?, 'audit', ?, jsonb_build_object('action', ?::text))", tenant, ago(days), tag)
 			}
 			// Never deleted, however old: a run still queued or running.
 			for _, status := range []string{"queued", "running"} {
@@ -99,6 +100,7 @@ func TestRetentionJob(t *testing.T) {
 		ports.RetainReviews:    1 + 3 + 2,
 		ports.RetainToolCalls:  1 + 3 + 2,
 		ports.RetainAuditLog:   1 + 3 + 2 + 25,
+		ports.RetainOutbox:     1 + 3 + 2,
 		ports.RetainPromptLogs: 1 + 1 + 2,
 	}
 	if diff := cmp.Diff(want, deleted); diff != "" {
@@ -140,6 +142,8 @@ func TestRetentionJob(t *testing.T) {
 			map[string][]string{a: {"31", "8", "1"}, b: {"1"}, c: {"8", "1"}}},
 		{"SELECT tenant_id, action FROM audit_events ORDER BY tenant_id, at",
 			map[string][]string{a: {"31", "8", "1"}, b: {"1"}, c: {"8", "1"}}},
+		{"SELECT tenant_id, data ->> 'action' FROM audit_outbox ORDER BY tenant_id, occurred_at",
+			map[string][]string{a: {"31", "8", "1"}, b: {"1"}, c: {"8", "1"}}},
 		{"SELECT tenant_id, step || turn FROM prompt_logs ORDER BY tenant_id, created_at",
 			map[string][]string{a: {"finder2"}, b: {"finder2"}, c: {"finder2"}}},
 	}
@@ -150,7 +154,7 @@ func TestRetentionJob(t *testing.T) {
 	}
 
 	again, err := job.Run(ctx)
-	if err != nil || again[ports.RetainReviews]+again[ports.RetainToolCalls]+again[ports.RetainAuditLog]+again[ports.RetainPromptLogs] != 0 {
+	if err != nil || again[ports.RetainReviews]+again[ports.RetainToolCalls]+again[ports.RetainAuditLog]+again[ports.RetainOutbox]+again[ports.RetainPromptLogs] != 0 {
 		t.Errorf("second Run = %v, %v; want nothing deleted", again, err)
 	}
 }

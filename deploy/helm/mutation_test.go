@@ -83,6 +83,11 @@ func TestChecksFailWhenAPropertyIsRemoved(t *testing.T) {
 			setEnv(container(t, objs, "codelotse-worker"), "QUAVON_ENCRYPTION_KEYS", "k1:c2VjcmV0")
 			return objs
 		}},
+		{"webhook secret inlined", checkSecretsReferenced, func(t *testing.T, objs []object) []object {
+			c := container(t, objs, "codelotse-worker")
+			c.Env = append(c.Env, corev1.EnvVar{Name: "QUAVON_AUDIT_WEBHOOK_SECRET", Value: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"})
+			return objs
+		}},
 		{"database URL missing", checkSecretsReferenced, func(t *testing.T, objs []object) []object {
 			c := container(t, objs, "codelotse-migrate")
 			c.Env = removeEnv(c.Env, "QUAVON_DATABASE_URL")

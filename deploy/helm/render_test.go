@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -180,9 +182,10 @@ func TestDefaultProfile(t *testing.T) {
 			}
 		}
 	}
-	// No allowlist of MCP server URLs by default: any URL the other rules
-	// admit.
-	expectNoAllowlist(t, objs)
+	// No allowlist of MCP server URLs, no cap of the calls per minute, no
+	// recheck interval, no audit webhook by default: the service's
+	// defaults, and no egress to a sink.
+	expectUnset(t, objs)
 }
 
 func TestAirgapProfile(t *testing.T) {
@@ -196,22 +199,35 @@ func TestAirgapProfile(t *testing.T) {
 			}
 		})
 	}
-	expectNoAllowlist(t, objs)
+	// The air-gap profile streams no audit events: no
+	// QUAVON_AUDIT_WEBHOOK_URL (nor its secret) unless the operator adds
+	// a webhook, and none of the other optional variables.
+	expectUnset(t, objs)
 }
 
-// expectNoAllowlist: no container names QUAVON_MCP_ALLOWED_URLS, not even
-// empty, so an unset mcpAllowedURLs renders what the chart rendered before
-// the value existed.
-func expectNoAllowlist(t *testing.T, objs []object) {
+// unsetByDefault are the variables the chart renders only when their value
+// is set: unset, the service's default applies.
+var unsetByDefault = []string{"QUAVON_MCP_ALLOWED_URLS", "QUAVON_MCP_MAX_CALLS_PER_MINUTE", "QUAVON_MCP_RECHECK_INTERVAL",
+	"QUAVON_AUDIT_WEBHOOK_URL", "QUAVON_AUDIT_WEBHOOK_SECRET"}
+
+// expectUnset: no container names a variable of unsetByDefault, not even
+// empty, so an unset value renders what the chart rendered before the
+// value existed.
+func expectUnset(t *testing.T, objs []object) {
 	t.Helper()
+	n := 0
 	for _, p := range pods(objs) {
 		for _, c := range containers(p) {
+			n++
 			for _, e := range c.Env {
-				if e.Name == "QUAVON_MCP_ALLOWED_URLS" {
-					t.Errorf("%s/%s: QUAVON_MCP_ALLOWED_URLS = %q by default, want it unset", p.name, c.Name, e.Value)
+				if slices.Contains(unsetByDefault, e.Name) {
+					t.Errorf("%s/%s: %s = %+v by default, want it unset", p.name, c.Name, e.Name, e)
 				}
 			}
 		}
+	}
+	if n == 0 {
+		t.Error("no container rendered")
 	}
 }
 
@@ -265,6 +281,119 @@ func TestMCPAllowedURLs(t *testing.T) {
 		"https://[2001:db8::1]:8443/mcp", "https://10.0.0.5/tools/v1", "https://bücher.example/mcp", "https://h.example/a%20b/c;v=1"} {
 		if _, err := render(nil, "mcpAllowedURLs[0]="+u); err != nil {
 			t.Errorf("mcpAllowedURLs[0]=%s refused: %v", u, err)
+		}
+	}
+}
+
+// TestOptionalSettings: mcpMaxCallsPerMinute, mcpRecheckInterval and
+// auditWebhook reach every container of both profiles as their variable
+// (the webhook's secret as a reference to the operator's Secret, never a
+// value), and change nothing else: without those variables the render is
+// the unset one. Values from a file (YAML numbers) render as from --set.
+func TestOptionalSettings(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(file, []byte("mcpMaxCallsPerMinute: 300\nmcpRecheckInterval: 0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	quoted := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(quoted, []byte("mcpRecheckInterval: \"0\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secretRef := func(name, key string) *corev1.EnvVarSource {
+		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key}}
+	}
+	tests := []struct {
+		name  string
+		files []string
+		set   []string
+		want  []corev1.EnvVar
+	}{
+		{"calls per minute", nil, []string{"mcpMaxCallsPerMinute=120"}, []corev1.EnvVar{{Name: "QUAVON_MCP_MAX_CALLS_PER_MINUTE", Value: "120"}}},
+		{"calls per minute lowest", nil, []string{"mcpMaxCallsPerMinute=1"}, []corev1.EnvVar{{Name: "QUAVON_MCP_MAX_CALLS_PER_MINUTE", Value: "1"}}},
+		{"calls per minute highest", nil, []string{"mcpMaxCallsPerMinute=600"}, []corev1.EnvVar{{Name: "QUAVON_MCP_MAX_CALLS_PER_MINUTE", Value: "600"}}},
+		{"recheck interval", nil, []string{"mcpRecheckInterval=30m"}, []corev1.EnvVar{{Name: "QUAVON_MCP_RECHECK_INTERVAL", Value: "30m"}}},
+		{"recheck interval shortest", nil, []string{"mcpRecheckInterval=10s"}, []corev1.EnvVar{{Name: "QUAVON_MCP_RECHECK_INTERVAL", Value: "10s"}}},
+		{"recheck interval in parts", nil, []string{"mcpRecheckInterval=9s1000ms"}, []corev1.EnvVar{{Name: "QUAVON_MCP_RECHECK_INTERVAL", Value: "9s1000ms"}}},
+		// --set mcpRecheckInterval=0 gives the number 0: off, not unset.
+		{"recheck off", nil, []string{"mcpRecheckInterval=0"}, []corev1.EnvVar{{Name: "QUAVON_MCP_RECHECK_INTERVAL", Value: "0"}}},
+		{"recheck off as a string", []string{quoted}, nil, []corev1.EnvVar{{Name: "QUAVON_MCP_RECHECK_INTERVAL", Value: "0"}}},
+		{"from a values file", []string{file}, nil, []corev1.EnvVar{{Name: "QUAVON_MCP_MAX_CALLS_PER_MINUTE", Value: "300"}, {Name: "QUAVON_MCP_RECHECK_INTERVAL", Value: "0"}}},
+		{"audit webhook", nil, []string{"auditWebhook.url=https://audit.example.com/codelotse", "auditWebhook.secret.name=codelotse-audit"},
+			[]corev1.EnvVar{{Name: "QUAVON_AUDIT_WEBHOOK_URL", Value: "https://audit.example.com/codelotse"},
+				{Name: "QUAVON_AUDIT_WEBHOOK_SECRET", ValueFrom: secretRef("codelotse-audit", "secret")}}},
+		{"audit webhook with its key", nil, []string{"auditWebhook.url=https://siem.internal:8443/hooks/codelotse", "auditWebhook.secret.name=siem", "auditWebhook.secret.key=whsec"},
+			[]corev1.EnvVar{{Name: "QUAVON_AUDIT_WEBHOOK_URL", Value: "https://siem.internal:8443/hooks/codelotse"},
+				{Name: "QUAVON_AUDIT_WEBHOOK_SECRET", ValueFrom: secretRef("siem", "whsec")}}},
+	}
+	for _, tt := range tests {
+		for _, pr := range []struct {
+			name  string
+			files []string
+		}{{"default", nil}, {"air-gap", []string{airgapValues}}} {
+			t.Run(tt.name+"/"+pr.name, func(t *testing.T) {
+				unset := mustRender(t, pr.files)
+				objs := mustRender(t, append(slices.Clone(pr.files), tt.files...), tt.set...)
+				expectOnlyEnv(t, objs, unset, tt.want)
+				checks := standardChecks
+				if pr.files != nil {
+					checks = append(slices.Clone(standardChecks), airgapChecks...)
+				}
+				for _, c := range checks {
+					if problems := c.check(objs, airgapProfile); len(problems) > 0 {
+						t.Errorf("%s: %s", c.name, strings.Join(problems, "\n"))
+					}
+				}
+			})
+		}
+	}
+	// The schema admits every form of a Go duration of at least 10s the
+	// service parses, and "0" (off) in any unit.
+	for _, d := range []string{"0", "0s", "0h", "10s", "1m", "1h", "1h30m", "1.5h", ".5m", "1.m", "10000ms", "2h45m30.5s",
+		"10000000000ns", "10000000us", "10000000µs", "10000000μs", "24h"} {
+		if _, err := render(nil, "mcpRecheckInterval="+d); err != nil {
+			t.Errorf("mcpRecheckInterval=%s refused: %v", d, err)
+		}
+	}
+	// The webhook's URL takes the forms of an MCP server's.
+	for _, u := range []string{"https://audit.example.com", "https://audit.example.com/", "https://[2001:db8::1]:8443/hook",
+		"https://10.0.0.5/events", "https://bücher.example/hook", "https://h.example/a%20b/c;v=1"} {
+		if _, err := render(nil, "auditWebhook.url="+u, "auditWebhook.secret.name=audit"); err != nil {
+			t.Errorf("auditWebhook.url=%s refused: %v", u, err)
+		}
+	}
+}
+
+// expectOnlyEnv: every container of objs has each variable of want exactly
+// once, as want has it, and without them objs is the render unset.
+func expectOnlyEnv(t *testing.T, objs, unset []object, want []corev1.EnvVar) {
+	t.Helper()
+	if len(objs) != len(unset) {
+		t.Fatalf("%d objects with the values set, %d without", len(objs), len(unset))
+	}
+	n := 0
+	for _, p := range pods(objs) {
+		for _, c := range containers(p) {
+			for _, w := range want {
+				var found []corev1.EnvVar
+				for _, e := range c.Env {
+					if e.Name == w.Name {
+						found = append(found, e)
+					}
+				}
+				if len(found) != 1 || !reflect.DeepEqual(found[0], w) {
+					t.Errorf("%s/%s: %s = %+v, want once %+v", p.name, c.Name, w.Name, found, w)
+				}
+				c.Env = removeEnv(c.Env, w.Name)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no container rendered")
+	}
+	for i := range objs {
+		if !reflect.DeepEqual(objs[i].obj, unset[i].obj) {
+			t.Errorf("%s %s: the values changed more than their variables", objs[i].kind, objs[i].name)
 		}
 	}
 }
@@ -333,6 +462,41 @@ func TestRefusesBadValues(t *testing.T) {
 		{"allowed URL empty", []string{"mcpAllowedURLs[0]="}, "at '/mcpAllowedURLs/0'"},
 		{"second allowed URL over http", []string{"mcpAllowedURLs={https://wiki.example.com,http://tools.example.org}"}, "at '/mcpAllowedURLs/1'"},
 		{"extraEnv overrides the allowed URLs", []string{"worker.extraEnv[0].name=QUAVON_MCP_ALLOWED_URLS", "worker.extraEnv[0].value=https://evil.example"}, "worker.extraEnv may not set QUAVON_MCP_ALLOWED_URLS"},
+		// mcpMaxCallsPerMinute is 1 to 600, as the service takes it.
+		{"no calls per minute", []string{"mcpMaxCallsPerMinute=0"}, "at '/mcpMaxCallsPerMinute': minimum: got 0, want 1"},
+		{"calls per minute above 600", []string{"mcpMaxCallsPerMinute=601"}, "at '/mcpMaxCallsPerMinute': maximum: got 601, want 600"},
+		{"calls per minute negative", []string{"mcpMaxCallsPerMinute=-5"}, "at '/mcpMaxCallsPerMinute'"},
+		{"calls per minute not a number", []string{"mcpMaxCallsPerMinute=many"}, "at '/mcpMaxCallsPerMinute'"},
+		{"calls per minute fractional", []string{"mcpMaxCallsPerMinute=1.5"}, "at '/mcpMaxCallsPerMinute'"},
+		{"extraEnv overrides the calls per minute", []string{"api.extraEnv[0].name=QUAVON_MCP_MAX_CALLS_PER_MINUTE", "api.extraEnv[0].value=600"}, "api.extraEnv may not set QUAVON_MCP_MAX_CALLS_PER_MINUTE"},
+		// mcpRecheckInterval is "0" or a Go duration of at least 10s: the
+		// schema refuses what is no Go duration, the chart what is shorter.
+		{"recheck every 5s", []string{"mcpRecheckInterval=5s"}, `mcpRecheckInterval must be "0" (off) or a Go duration of at least 10s (1h, 30m), not "5s"`},
+		{"recheck just under 10s", []string{"mcpRecheckInterval=9.999s"}, `mcpRecheckInterval must be "0" (off) or a Go duration of at least 10s (1h, 30m), not "9.999s"`},
+		{"recheck in parts under 10s", []string{"mcpRecheckInterval=9s999ms"}, `not "9s999ms"`},
+		{"recheck in milliseconds", []string{"mcpRecheckInterval=9999ms"}, `not "9999ms"`},
+		{"recheck in nanoseconds", []string{"mcpRecheckInterval=1ns"}, `not "1ns"`},
+		{"recheck without a unit", []string{"mcpRecheckInterval=10"}, "at '/mcpRecheckInterval'"},
+		{"recheck negative", []string{"mcpRecheckInterval=-1h"}, "at '/mcpRecheckInterval'"},
+		{"recheck in days", []string{"mcpRecheckInterval=1d"}, "at '/mcpRecheckInterval'"},
+		{"recheck with a space", []string{"mcpRecheckInterval=1 h"}, "at '/mcpRecheckInterval'"},
+		{"recheck off as true", []string{"mcpRecheckInterval=false"}, "at '/mcpRecheckInterval'"},
+		{"extraEnv overrides the recheck", []string{"worker.extraEnv[0].name=QUAVON_MCP_RECHECK_INTERVAL", "worker.extraEnv[0].value=1s"}, "worker.extraEnv may not set QUAVON_MCP_RECHECK_INTERVAL"},
+		// auditWebhook: an https URL and a Secret reference, both or
+		// neither; the signing secret is never a value.
+		{"webhook over http", []string{"auditWebhook.url=http://audit.example.com/hook", "auditWebhook.secret.name=audit"}, "at '/auditWebhook/url'"},
+		{"webhook without a scheme", []string{"auditWebhook.url=audit.example.com", "auditWebhook.secret.name=audit"}, "at '/auditWebhook/url'"},
+		{"webhook with user info", []string{"auditWebhook.url=https://user:pw@audit.example.com/hook", "auditWebhook.secret.name=audit"}, "at '/auditWebhook/url'"},
+		{"webhook with a query", []string{"auditWebhook.url=https://audit.example.com/hook?token=x", "auditWebhook.secret.name=audit"}, "at '/auditWebhook/url'"},
+		{"webhook with a fragment", []string{"auditWebhook.url=https://audit.example.com/hook#x", "auditWebhook.secret.name=audit"}, "at '/auditWebhook/url'"},
+		{"webhook without a secret", []string{"auditWebhook.url=https://audit.example.com/hook"}, "auditWebhook.url needs auditWebhook.secret.name and auditWebhook.secret.key"},
+		{"webhook secret without a url", []string{"auditWebhook.secret.name=audit"}, "auditWebhook.secret.name is set without auditWebhook.url"},
+		{"webhook secret without a key", []string{"auditWebhook.url=https://audit.example.com/hook", "auditWebhook.secret.name=audit", "auditWebhook.secret.key="}, "at '/auditWebhook/secret/key'"},
+		{"webhook secret as a value", []string{"auditWebhook.url=https://audit.example.com/hook", "auditWebhook.secret=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, "at '/auditWebhook/secret'"},
+		{"webhook secret value beside the reference", []string{"auditWebhook.url=https://audit.example.com/hook", "auditWebhook.secret.name=audit", "auditWebhook.secret.value=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, "additional properties 'value' not allowed"},
+		{"webhook misspelt", []string{"auditWebhook.URL=https://audit.example.com/hook"}, "additional properties 'URL' not allowed"},
+		{"extraEnv sets the webhook", []string{"worker.extraEnv[0].name=QUAVON_AUDIT_WEBHOOK_URL", "worker.extraEnv[0].value=https://evil.example"}, "worker.extraEnv may not set QUAVON_AUDIT_WEBHOOK_URL"},
+		{"extraEnv sets the webhook secret", []string{"api.extraEnv[0].name=QUAVON_AUDIT_WEBHOOK_SECRET", "api.extraEnv[0].value=whsec_x"}, "api.extraEnv may not set QUAVON_AUDIT_WEBHOOK_SECRET"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -348,10 +512,12 @@ func TestValuesReachTheContainers(t *testing.T) {
 	objs := mustRender(t, nil, "mcpContext=allowed", "edition=enterprise", "privateHosts={wiki.internal,jira.internal}",
 		"trustedProxies={10.244.0.0/16,fd00::/8}", "mcpAllowedURLs={https://wiki.example.com/mcp,https://jira.example.com}",
 		"otel.endpoint=http://otel-collector:4318", "api.replicas=3", "worker.replicas=5",
-		"api.extraEnv[0].name=QUAVON_MCP_CALL_TIMEOUT_MS", "api.extraEnv[0].value=5000")
+		"api.extraEnv[0].name=QUAVON_MCP_CALL_TIMEOUT_MS", "api.extraEnv[0].value=5000",
+		"mcpMaxCallsPerMinute=120", "mcpRecheckInterval=15m", "auditWebhook.url=https://siem.internal/codelotse", "auditWebhook.secret.name=codelotse-audit")
 	want := map[string]string{"QUAVON_MCP_CONTEXT": "allowed", "QUAVON_EDITION": "enterprise",
 		"QUAVON_MCP_PRIVATE_HOSTS": "wiki.internal,jira.internal", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel-collector:4318",
-		"QUAVON_TRUSTED_PROXIES": "10.244.0.0/16,fd00::/8", "QUAVON_MCP_ALLOWED_URLS": "https://wiki.example.com/mcp,https://jira.example.com"}
+		"QUAVON_TRUSTED_PROXIES": "10.244.0.0/16,fd00::/8", "QUAVON_MCP_ALLOWED_URLS": "https://wiki.example.com/mcp,https://jira.example.com",
+		"QUAVON_MCP_MAX_CALLS_PER_MINUTE": "120", "QUAVON_MCP_RECHECK_INTERVAL": "15m", "QUAVON_AUDIT_WEBHOOK_URL": "https://siem.internal/codelotse"}
 	for _, p := range pods(objs) {
 		for _, c := range p.spec.Containers {
 			for name, v := range want {

@@ -26,7 +26,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 
 {{/* codelotse.managedEnv: the variables the chart sets itself; extraEnv may not name them. */}}
 {{- define "codelotse.managedEnv" -}}
-QUAVON_MCP_CONTEXT QUAVON_EDITION QUAVON_MCP_PRIVATE_HOSTS QUAVON_TRUSTED_PROXIES QUAVON_MCP_ALLOWED_URLS QUAVON_HTTP_ADDR QUAVON_LOG_LEVEL QUAVON_PUBLIC_URL QUAVON_DATABASE_URL QUAVON_ENCRYPTION_KEYS QUAVON_LLM_PROVIDER QUAVON_LLM_BASE_URL QUAVON_LLM_MODEL QUAVON_LLM_API_KEY OTEL_EXPORTER_OTLP_ENDPOINT OTEL_SERVICE_NAME
+QUAVON_MCP_CONTEXT QUAVON_EDITION QUAVON_MCP_PRIVATE_HOSTS QUAVON_TRUSTED_PROXIES QUAVON_MCP_ALLOWED_URLS QUAVON_MCP_MAX_CALLS_PER_MINUTE QUAVON_MCP_RECHECK_INTERVAL QUAVON_AUDIT_WEBHOOK_URL QUAVON_AUDIT_WEBHOOK_SECRET QUAVON_HTTP_ADDR QUAVON_LOG_LEVEL QUAVON_PUBLIC_URL QUAVON_DATABASE_URL QUAVON_ENCRYPTION_KEYS QUAVON_LLM_PROVIDER QUAVON_LLM_BASE_URL QUAVON_LLM_MODEL QUAVON_LLM_API_KEY OTEL_EXPORTER_OTLP_ENDPOINT OTEL_SERVICE_NAME
 {{- end -}}
 
 {{/*
@@ -47,6 +47,15 @@ may open egress beyond the database and DNS.
 {{- end -}}
 {{- if not (has $v.edition (list "self-hosted" "enterprise")) -}}
 {{- fail (printf "codelotse: edition must be \"self-hosted\" or \"enterprise\", not %q" (toString $v.edition)) -}}
+{{- end -}}
+{{- include "codelotse.validateRecheckInterval" . -}}
+{{- $wh := $v.auditWebhook | default dict -}}
+{{- $whSecret := $wh.secret | default dict -}}
+{{- if and $wh.url (not $whSecret.name) -}}
+{{- fail "codelotse: auditWebhook.url needs auditWebhook.secret.name and auditWebhook.secret.key, the existing Secret holding the webhook's signing secret (QUAVON_AUDIT_WEBHOOK_SECRET): both or neither" -}}
+{{- end -}}
+{{- if and $whSecret.name (not $wh.url) -}}
+{{- fail "codelotse: auditWebhook.secret.name is set without auditWebhook.url, the https address of the audit webhook (QUAVON_AUDIT_WEBHOOK_URL): both or neither" -}}
 {{- end -}}
 {{- $managed := splitList " " (include "codelotse.managedEnv" .) -}}
 {{- range $component := list "api" "worker" "migrate" -}}
@@ -77,6 +86,29 @@ may open egress beyond the database and DNS.
 {{- end -}}
 {{- end -}}
 
+{{/*
+codelotse.validateRecheckInterval refuses an mcpRecheckInterval the service
+would refuse at startup: a Go duration (the schema checks its form) shorter
+than 10s but not zero. The duration is summed up from its parts in
+seconds (1h30m, 90s, 2.5m, 10000ms).
+*/}}
+{{- define "codelotse.validateRecheckInterval" -}}
+{{- $ri := .Values.mcpRecheckInterval -}}
+{{- if and (not (kindIs "invalid" $ri)) (ne (toString $ri) "") -}}
+{{- /* Each unit as seconds: a multiplier over a divisor, both exact. */ -}}
+{{- $unit := dict "ns" (list 1.0 1000000000.0) "us" (list 1.0 1000000.0) "µs" (list 1.0 1000000.0) "μs" (list 1.0 1000000.0) "ms" (list 1.0 1000.0) "s" (list 1.0 1.0) "m" (list 60.0 1.0) "h" (list 3600.0 1.0) -}}
+{{- $seconds := 0.0 -}}
+{{- range regexFindAll "([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h)" (toString $ri) -1 -}}
+{{- $n := regexFind "^[0-9.]+" . -}}
+{{- $u := index $unit (trimPrefix $n .) -}}
+{{- $seconds = addf $seconds (divf (mulf (float64 $n) (index $u 0)) (index $u 1)) -}}
+{{- end -}}
+{{- if and (gt $seconds 0.0) (lt $seconds 10.0) -}}
+{{- fail (printf "codelotse: mcpRecheckInterval must be \"0\" (off) or a Go duration of at least 10s (1h, 30m), not %q" (toString $ri)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* codelotse.env: the environment of every container; dict "root" . "component" NAME. */}}
 {{- define "codelotse.env" -}}
 {{- $v := .root.Values -}}
@@ -100,6 +132,24 @@ may open egress beyond the database and DNS.
 {{- with $v.mcpAllowedURLs }}
 - name: QUAVON_MCP_ALLOWED_URLS
   value: {{ join "," . | quote }}
+{{- end }}
+{{- if not (kindIs "invalid" $v.mcpMaxCallsPerMinute) }}
+- name: QUAVON_MCP_MAX_CALLS_PER_MINUTE
+  value: {{ $v.mcpMaxCallsPerMinute | int | toString | quote }}
+{{- end }}
+{{- if and (not (kindIs "invalid" $v.mcpRecheckInterval)) (ne (toString $v.mcpRecheckInterval) "") }}
+- name: QUAVON_MCP_RECHECK_INTERVAL
+  value: {{ toString $v.mcpRecheckInterval | quote }}
+{{- end }}
+{{- $wh := $v.auditWebhook | default dict }}
+{{- with $wh.url }}
+- name: QUAVON_AUDIT_WEBHOOK_URL
+  value: {{ . | quote }}
+- name: QUAVON_AUDIT_WEBHOOK_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ $wh.secret.name | quote }}
+      key: {{ $wh.secret.key | quote }}
 {{- end }}
 - name: QUAVON_HTTP_ADDR
   value: "0.0.0.0:8080"
