@@ -33,16 +33,16 @@ require (
 
 require github.com/dlclark/regexp2 v1.11.0
 
-require github.com/mtibben/confusables v0.0.0-20210201002637-9d1b0723b659
+require (
+	github.com/cloudevents/sdk-go/v2 v2.16.2
+	github.com/mtibben/confusables v0.0.0-20210201002637-9d1b0723b659
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
+)
 
 require (
-	github.com/cloudevents/sdk-go/v2 v2.16.2 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.2 // indirect
-	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
-	go.uber.org/multierr v1.11.0 // indirect
-	go.uber.org/zap v1.27.0 // indirect
 )
 
 require (

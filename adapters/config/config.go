@@ -256,7 +256,7 @@ func auditWebhook(rawURL, secret string, errs *Errors) AuditWebhook {
 	if kerr != nil {
 		*errs = append(*errs, &Error{"QUAVON_AUDIT_WEBHOOK_SECRET", kerr.Error()})
 	}
-	if kerr != nil {
+	if uerr != nil || kerr != nil {
 		return AuditWebhook{}
 	}
 	return AuditWebhook{URL: u, Key: key}

@@ -31,7 +31,9 @@ func ParseSecret(s string) ([]byte, error) {
 		return nil, ErrSecret
 	}
 	key, err := base64.StdEncoding.DecodeString(b64)
-	if err != nil || len(key) < MinKeyBytes || len(key) > MaxKeyBytes {
+	// The decoder skips line breaks and ignores the unused bits of the
+	// last character: only the one canonical spelling of a key is taken.
+	if err != nil || len(key) < MinKeyBytes || len(key) > MaxKeyBytes || base64.StdEncoding.EncodeToString(key) != b64 {
 		return nil, ErrSecret
 	}
 	return key, nil

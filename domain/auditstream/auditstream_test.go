@@ -70,6 +70,10 @@ func TestAuditParseSecretRefuses(t *testing.T) {
 	}{
 		{"empty", ""},
 		{"prefix alone, nothing after it", "whsec_"},
+		{"trailing line break", "whsec_" + k32 + "\n"},
+		{"trailing CRLF", "whsec_" + k32 + "\r\n"},
+		{"line break after the prefix", "whsec_\n" + k32},
+		{"a second spelling of the key (unused bits set)", "whsec_" + k32[:len(k32)-2] + string(rune(k32[len(k32)-2]+1)) + "="},
 		{"no prefix: raw base64", k32},
 		{"upper-case prefix", "WHSEC_" + k32},
 		{"mixed-case prefix", "Whsec_" + k32},
