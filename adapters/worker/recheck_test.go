@@ -22,6 +22,10 @@ func (c *countingRecheck) RecheckServers(_ context.Context, interval time.Durati
 	return map[string]int{"unchanged": 1}, nil
 }
 
+type auditStream struct{}
+
+func (auditStream) Deliver(context.Context) (map[string]int, error) { return nil, nil }
+
 // TestRecheckIsScheduledOnlyWithAnInterval: the recheck is a periodic job
 // only when set with a positive interval, every tenth of it (at least
 // MinRecheckPeriod, at most the interval).
@@ -39,6 +43,8 @@ func TestRecheckIsScheduledOnlyWithAnInterval(t *testing.T) {
 		{"10 s", worker.Options{Recheck: r, RecheckInterval: 10 * time.Second}, map[string]time.Duration{worker.RecheckJobKind: 10 * time.Second}},
 		{"with retention", worker.Options{Recheck: r, RecheckInterval: time.Hour, Retention: &countingRetention{}, RetentionInterval: time.Hour},
 			map[string]time.Duration{worker.RecheckJobKind: 6 * time.Minute, worker.RetentionJobKind: time.Hour}},
+		{"audit stream", worker.Options{AuditStream: auditStream{}, AuditStreamPeriod: time.Second},
+			map[string]time.Duration{worker.AuditStreamJobKind: time.Second}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
