@@ -65,6 +65,9 @@ type MCPSession interface {
 	// returned, also one whose definition cannot be read (Err set), so
 	// discovery can show it as unsupported.
 	ListTools(ctx context.Context) ([]ListedTool, error)
+	// ListTTL is the cache hint of the last ListTools: the smallest
+	// positive ttlMs of its pages (protocol 2026-07-28), 0 when none.
+	ListTTL() time.Duration
 	// CallTool calls a tool with arguments its schema admitted.
 	CallTool(ctx context.Context, name string, args tool.Arguments) (ToolResult, error)
 	Close() error

@@ -12,6 +12,8 @@ type RecheckCandidate struct {
 	ServerID string
 	// LastDiscoveryAt is the server's last discovery claim (zero: never).
 	LastDiscoveryAt time.Time
+	// ListTTL is the cache hint of its last listing (0: none).
+	ListTTL time.Duration
 }
 
 // RecheckCandidates lists, across every tenant, the servers the recheck

@@ -84,6 +84,9 @@ type ServerRepo interface {
 	// shows. When it does not succeed, ok is false and retryAfter tells
 	// how long to wait. ErrNotFound when the server is missing.
 	ClaimDiscovery(ctx context.Context, id string, interval time.Duration, l Listing) (ok bool, retryAfter time.Duration, err error)
+	// RecordListTTL keeps the cache hint of the server's last listing
+	// (0: none), which the recheck between reviews reads.
+	RecordListTTL(ctx context.Context, id string, ttl time.Duration) error
 	// ClaimConnectionTest counts a connection test of an unsaved server
 	// against the tenant's limit: granted while the tenant made fewer
 	// than max in the last window, by the database's clock, so any

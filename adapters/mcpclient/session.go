@@ -25,6 +25,8 @@ type Session struct {
 	g       *guard
 	timeout time.Duration
 	log     zerolog.Logger
+	// listTTL is the cache hint of the last ListAll (see ListTTL).
+	listTTL time.Duration
 
 	closeOnce sync.Once
 }
@@ -44,6 +46,9 @@ type ListedTool = ports.ListedTool
 // [Session.ListAll].
 func (s *Session) ListTools(ctx context.Context) ([]ports.ListedTool, error) { return s.ListAll(ctx) }
 
+// ListTTL implements [ports.MCPSession].
+func (s *Session) ListTTL() time.Duration { return s.listTTL }
+
 // errPaging is the cause logged for a list that breaks the paging rules.
 var errPaging = errors.New("tools/list paging")
 
@@ -56,6 +61,7 @@ func (s *Session) ListAll(ctx context.Context) ([]ListedTool, error) {
 	var out []ListedTool
 	seen := map[string]bool{}
 	cursor := ""
+	s.listTTL = 0
 	for page := 0; ; page++ {
 		if page > limits.MaxListedTools {
 			return nil, s.protocolError(errPaging, "too many pages")
@@ -74,6 +80,9 @@ func (s *Session) ListAll(ctx context.Context) ([]ListedTool, error) {
 		}
 		for _, t := range res.Tools {
 			out = append(out, listed(t))
+		}
+		if ttl := time.Duration(res.TTLMs) * time.Millisecond; res.TTLMs > 0 && (s.listTTL == 0 || ttl < s.listTTL) {
+			s.listTTL = ttl
 		}
 		if res.NextCursor == "" {
 			return out, nil

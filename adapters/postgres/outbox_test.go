@@ -113,7 +113,10 @@ func TestOutboxIsWrittenInTheStoringTransaction(t *testing.T) {
 			t.Fatalf("outbox = %+v, want the audit event and the call record", got)
 		}
 		var events []ports.AuditEvent
-		f.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) (err error) { events, err = tx.Audit().Recent(ctx, 10); return })
+		f.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) (err error) {
+			events, err = tx.Audit().Recent(ctx, 10)
+			return
+		})
 		var stored ports.AuditEvent
 		for _, e := range events {
 			if e.Action == "server.update" {

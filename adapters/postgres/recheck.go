@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -22,7 +23,7 @@ func NewRecheckCandidates(db *DB) *RecheckCandidates { return &RecheckCandidates
 
 // recheckCandidates are the enabled servers with at least one pinned
 // tool, of every tenant (at most limits.MaxServersPerTenant each).
-const recheckCandidates = `SELECT tenant_id::text, id::text, last_discovery_at FROM mcp_servers
+const recheckCandidates = `SELECT tenant_id::text, id::text, last_discovery_at, coalesce(list_ttl_ms, 0) FROM mcp_servers
 	WHERE enabled AND jsonb_array_length(tools) > 0 ORDER BY tenant_id, id`
 
 // RecheckCandidates lists them in one short read-only transaction.
@@ -37,12 +38,14 @@ func (r *RecheckCandidates) RecheckCandidates(ctx context.Context) ([]ports.Rech
 		defer rows.Close()
 		for rows.Next() {
 			var (
-				c    ports.RecheckCandidate
-				last sql.NullTime
+				c     ports.RecheckCandidate
+				last  sql.NullTime
+				ttlMS int64
 			)
-			if err := rows.Scan(&c.TenantID, &c.ServerID, &last); err != nil {
+			if err := rows.Scan(&c.TenantID, &c.ServerID, &last, &ttlMS); err != nil {
 				return err
 			}
+			c.ListTTL = time.Duration(ttlMS) * time.Millisecond
 			if last.Valid {
 				c.LastDiscoveryAt = last.Time
 			}

@@ -2,12 +2,14 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/codelotse/codelotse/adapters/postgres"
+	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -70,5 +72,38 @@ func TestRecheckCandidates(t *testing.T) {
 		if i > 0 && got[i-1].TenantID > c.TenantID {
 			t.Errorf("candidates not ordered by tenant: %+v", got)
 		}
+	}
+}
+
+// TestRecheckCandidatesCarryTheListingsHint: RecordListTTL keeps a
+// server's cache hint, which its candidate carries; 0 removes it.
+func TestRecheckCandidatesCarryTheListingsHint(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	tenant := f.tenant(t, "a")
+	srv := newServer(t, tenant, "wiki", server.NoCredential())
+	f.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error { return tx.Servers().Insert(ctx, srv, nil, 20) })
+	err := f.db.WithSystem(ctx, func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE mcp_servers SET tools = '[{"name":"search"}]' WHERE id = ?`, srv.ID())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	candidates := postgres.NewRecheckCandidates(f.db)
+	for _, ttl := range []time.Duration{5 * time.Minute, 1500 * time.Millisecond, 48 * time.Hour, 0} {
+		f.in(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+			return tx.Servers().RecordListTTL(ctx, srv.ID(), ttl)
+		})
+		got, err := candidates.RecheckCandidates(ctx)
+		want := min(ttl, 24*time.Hour)
+		if err != nil || len(got) != 1 || got[0].ListTTL != want {
+			t.Errorf("after RecordListTTL(%v): %+v, %v; want the hint %v", ttl, got, err, want)
+		}
+	}
+	if err := f.try(t, tenant, func(ctx context.Context, tx ports.TenantTx) error {
+		return tx.Servers().RecordListTTL(ctx, "not-a-uuid", time.Minute)
+	}); !errors.Is(err, ports.ErrNotFound) {
+		t.Errorf("RecordListTTL of a non-UUID = %v, want not found", err)
 	}
 }

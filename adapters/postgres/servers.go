@@ -455,6 +455,22 @@ func (r serverRepo) ClaimDiscovery(ctx context.Context, id string, interval time
 	return false, min(time.Duration(left*float64(time.Second)), interval), nil
 }
 
+// RecordListTTL stores the hint in milliseconds (NULL for none), capped
+// at a day.
+func (r serverRepo) RecordListTTL(ctx context.Context, id string, ttl time.Duration) error {
+	if !isUUID(id) {
+		return fmt.Errorf("postgres: record list ttl: %w", ports.ErrNotFound)
+	}
+	var ms any
+	if ttl > 0 {
+		ms = min(ttl, 24*time.Hour).Milliseconds()
+	}
+	if _, err := r.t.db.NewRaw(`UPDATE mcp_servers SET list_ttl_ms = ? WHERE id = ? AND tenant_id = ?`, ms, id, r.t.tenantID).Exec(ctx); err != nil {
+		return fmt.Errorf("postgres: record list ttl: %w", err)
+	}
+	return nil
+}
+
 // ClaimConnectionTest serialises the tenant's claims with a
 // transaction-scoped advisory lock (the tenant role may not lock its
 // tenant row), deletes the tenant's tests that left the window, counts

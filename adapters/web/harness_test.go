@@ -93,6 +93,8 @@ func (f *fakeMCP) Open(context.Context, ports.MCPTarget, int64) (ports.MCPSessio
 	return f, nil
 }
 
+func (f *fakeMCP) ListTTL() time.Duration { return 0 }
+
 func (f *fakeMCP) ListTools(context.Context) ([]ports.ListedTool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -142,15 +142,25 @@ func (d DiscoveryDeps) target(ctx context.Context, tenantID, id string) (*server
 // is recorded on the server (lastError, audited with failDetails) and
 // returned as the API's fixed code.
 func (d DiscoveryDeps) listLive(ctx context.Context, p ports.Principal, id string, t ports.MCPTarget, failDetails map[string]any) ([]ports.ListedTool, error) {
+	var ttl time.Duration
 	listed, err := func() ([]ports.ListedTool, error) {
 		sess, err := d.Connector.Open(ctx, t, limits.DiscoveryResponseCap)
 		if err != nil {
 			return nil, err
 		}
 		defer sess.Close()
-		return sess.ListTools(ctx)
+		listed, err := sess.ListTools(ctx)
+		ttl = sess.ListTTL()
+		return listed, err
 	}()
 	if err == nil {
+		// The hint paces the recheck between reviews (RecheckEvery).
+		err := d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+			return tx.Servers().RecordListTTL(ctx, id, ttl)
+		})
+		if err != nil {
+			return nil, srvStoreError(err)
+		}
 		return listed, nil
 	}
 	apiErr, lastError := remoteFailure(err)

@@ -28,6 +28,8 @@ type fakeConnector struct {
 	// whileListing runs inside ListTools: what happens to the server
 	// between the live discovery and the store.
 	whileListing func()
+	// ttl is every listing's cache hint.
+	ttl time.Duration
 }
 
 func (c *fakeConnector) Open(_ context.Context, t ports.MCPTarget, cap int64) (ports.MCPSession, error) {
@@ -43,6 +45,8 @@ type fakeSession struct {
 	c   *fakeConnector
 	url string
 }
+
+func (s *fakeSession) ListTTL() time.Duration { return s.c.ttl }
 
 func (s *fakeSession) ListTools(context.Context) ([]ports.ListedTool, error) {
 	s.c.listing++

@@ -37,6 +37,21 @@ func NewRecheckJob(d DiscoveryDeps, candidates ports.RecheckCandidates, metrics 
 	return &RecheckJob{d: d, candidates: candidates, metrics: metrics}
 }
 
+// RecheckTTLFloor is the shortest wait between a server's rechecks that
+// its listing's cache hint (ttlMs) may ask for.
+const RecheckTTLFloor = time.Minute
+
+// RecheckEvery is how long after its last listing a server is listed
+// again: interval, or its cache hint when that is shorter, but never
+// under RecheckTTLFloor. A hint of 0 is none (the protocol's default for
+// an absent ttlMs must not turn every server into a minute's recheck).
+func RecheckEvery(interval, hint time.Duration) time.Duration {
+	if hint <= 0 {
+		return interval
+	}
+	return min(interval, max(hint, RecheckTTLFloor))
+}
+
 // RecheckJitter is how long past interval a server's recheck waits: a
 // tenth of interval at most, the same for a server every time (from its
 // id), so the servers' rechecks spread over the job's runs instead of
@@ -52,7 +67,7 @@ func RecheckJitter(serverID string, interval time.Duration) time.Duration {
 }
 
 // RecheckServers rechecks every candidate server whose last listing is
-// older than interval plus its jitter (never listed: at once), tenant by
+// older than [RecheckEvery] plus its jitter (never listed: at once), tenant by
 // tenant, one server at a time, and returns how many it rechecked by
 // outcome (ports.RecheckOutcomes). An interval of 0 or less, or closed
 // gates (sign-off, instance), recheck nothing. A failure of one server is
@@ -71,7 +86,8 @@ func (j *RecheckJob) RecheckServers(ctx context.Context, interval time.Duration)
 		if err := ctx.Err(); err != nil {
 			return counts, err
 		}
-		if !c.LastDiscoveryAt.IsZero() && now.Sub(c.LastDiscoveryAt) < interval+RecheckJitter(c.ServerID, interval) {
+		every := RecheckEvery(interval, c.ListTTL)
+		if !c.LastDiscoveryAt.IsZero() && now.Sub(c.LastDiscoveryAt) < every+RecheckJitter(c.ServerID, every) {
 			continue
 		}
 		outcome := j.recheck(ctx, c)
@@ -118,20 +134,23 @@ func (j *RecheckJob) recheck(ctx context.Context, c ports.RecheckCandidate) stri
 	if err != nil {
 		return ports.RecheckFailed
 	}
+	var ttl time.Duration
 	listed, err := func() ([]ports.ListedTool, error) {
 		sess, err := j.d.Connector.Open(ctx, target, limits.DiscoveryResponseCap)
 		if err != nil {
 			return nil, err
 		}
 		defer sess.Close()
-		return sess.ListTools(ctx)
+		listed, err := sess.ListTools(ctx)
+		ttl = sess.ListTTL()
+		return listed, err
 	}()
 	if err != nil {
 		_, code := app.RemoteFailure(err)
 		_ = j.recordFailure(ctx, c, code, errors.Is(err, ports.ErrServerUnauthorized))
 		return ports.RecheckFailed
 	}
-	marked, err := j.recordListing(ctx, c, liveTools(listed))
+	marked, err := j.recordListing(ctx, c, liveTools(listed), ttl)
 	switch {
 	case err != nil:
 		return ports.RecheckFailed
@@ -144,13 +163,19 @@ func (j *RecheckJob) recheck(ctx context.Context, c ports.RecheckCandidate) stri
 
 // recordListing marks the server's changed tools, when the listing shows
 // any, and audits the recheck with its counts; a server with nothing to
-// mark is not written. It returns how many tools are marked changed.
-func (j *RecheckJob) recordListing(ctx context.Context, c ports.RecheckCandidate, live []server.LiveTool) (int, error) {
+// mark is not written. It keeps the listing's cache hint. It returns how
+// many tools are marked changed.
+func (j *RecheckJob) recordListing(ctx context.Context, c ports.RecheckCandidate, live []server.LiveTool, ttl time.Duration) (int, error) {
 	var marked []string
 	err := j.d.Tenants.InTenant(ctx, c.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
 		s, err := tx.Servers().Get(ctx, c.ServerID)
 		if err != nil {
 			return err
+		}
+		if ttl != c.ListTTL {
+			if err := tx.Servers().RecordListTTL(ctx, c.ServerID, ttl); err != nil {
+				return err
+			}
 		}
 		newly := 0
 		if len(s.MarkListedChanged(live)) > 0 { // on the copy read: does the stored server need a write?

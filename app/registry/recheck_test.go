@@ -39,7 +39,7 @@ func (c storedCandidates) RecheckCandidates(context.Context) ([]ports.RecheckCan
 	var out []ports.RecheckCandidate
 	for tenant, r := range c.e.repos {
 		for id, s := range r.Rows {
-			out = append(out, ports.RecheckCandidate{TenantID: tenant, ServerID: id, LastDiscoveryAt: s.LastDiscoveryAt()})
+			out = append(out, ports.RecheckCandidate{TenantID: tenant, ServerID: id, LastDiscoveryAt: s.LastDiscoveryAt(), ListTTL: r.ListTTLs[id]})
 		}
 	}
 	return out, nil
@@ -271,5 +271,59 @@ func TestRecheckKeepsAChangedToolChangedWhenChangedBack(t *testing.T) {
 	s := e.get(t, id)
 	if st := s.ToolStatus("search"); st.State != server.ToolChanged || st.Live == nil || st.Live.Description() != pinned.Definition.Description() {
 		t.Errorf("search = %+v, want changed with the listed (pinned) definition", st)
+	}
+}
+
+// TestRecheckEvery: a server's cache hint shortens its recheck, never
+// below the floor and never lengthens it; no hint (or 0) leaves the
+// interval.
+func TestRecheckEvery(t *testing.T) {
+	for _, tt := range []struct {
+		interval, hint, want time.Duration
+	}{
+		{time.Hour, 0, time.Hour},
+		{time.Hour, -time.Second, time.Hour},
+		{time.Hour, 5 * time.Minute, 5 * time.Minute},
+		{time.Hour, time.Millisecond, registry.RecheckTTLFloor},
+		{time.Hour, 30 * time.Second, registry.RecheckTTLFloor},
+		{time.Hour, 2 * time.Hour, time.Hour},
+		{10 * time.Second, 5 * time.Minute, 10 * time.Second},
+	} {
+		if got := registry.RecheckEvery(tt.interval, tt.hint); got != tt.want {
+			t.Errorf("RecheckEvery(%v, %v) = %v, want %v", tt.interval, tt.hint, got, tt.want)
+		}
+	}
+}
+
+// TestRecheckFollowsTheListingsCacheHint: a discovery keeps the
+// listing's ttlMs; the recheck lists the server again once that hint (and
+// its jitter) has passed, long before the interval, and keeps the hint of
+// its own listing.
+func TestRecheckFollowsTheListingsCacheHint(t *testing.T) {
+	e, id := newDiscoveryEnv(t)
+	e.conn.ttl = 5 * time.Minute
+	if err := e.save(id, registry.ToolChoice{Name: "search", Description: "Search."}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.discover(id); err != nil {
+		t.Fatal(err)
+	}
+	repo := e.repos[srvTenantA]
+	if got := repo.ListTTLs[id]; got != 5*time.Minute {
+		t.Fatalf("the discovery kept the hint %v, want 5m", got)
+	}
+	due := e.get(t, id).LastDiscoveryAt().Add(5*time.Minute + registry.RecheckJitter(id, 5*time.Minute))
+	e.clock.At = due.Add(-time.Second)
+	opened := len(e.conn.opened)
+	if got, _, _ := e.recheck(t, storedCandidates{e}); len(got) != 0 || len(e.conn.opened) != opened {
+		t.Errorf("a second before the hint: %v, want nothing", got)
+	}
+	e.clock.At = due
+	e.conn.ttl = 0
+	if got, _, _ := e.recheck(t, storedCandidates{e}); got[ports.RecheckUnchanged] != 1 {
+		t.Errorf("at the hint, an hour's interval not yet passed: %v, want one recheck", got)
+	}
+	if got, ok := repo.ListTTLs[id]; !ok || got != 0 {
+		t.Errorf("after a listing without a hint the kept hint is %v (%v), want 0", got, ok)
 	}
 }

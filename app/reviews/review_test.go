@@ -177,6 +177,8 @@ type mcpFakeSession struct {
 	closed atomic.Bool
 }
 
+func (s *mcpFakeSession) ListTTL() time.Duration { return 0 }
+
 func (s *mcpFakeSession) ListTools(context.Context) ([]ports.ListedTool, error) {
 	return s.f.tools, nil
 }

@@ -383,6 +383,8 @@ func (c benchConnector) Open(context.Context, ports.MCPTarget, int64) (ports.MCP
 
 type benchSession benchConnector
 
+func (s benchSession) ListTTL() time.Duration { return 0 }
+
 func (s benchSession) ListTools(context.Context) ([]ports.ListedTool, error) { return s.tools, nil }
 func (s benchSession) CallTool(context.Context, string, tool.Arguments) (ports.ToolResult, error) {
 	return s.result, nil

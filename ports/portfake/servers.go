@@ -35,6 +35,8 @@ type Servers struct {
 	// CallCounts are the servers' calls counted by TakeCall in their
 	// current window, by server id. Runs that share the fake share them.
 	CallCounts map[string]CallCount
+	// ListTTLs are the hints RecordListTTL kept, by server id.
+	ListTTLs map[string]time.Duration
 }
 
 // CallCount is a server's calls counted in one window of TakeCall.
@@ -153,6 +155,21 @@ func (r *Servers) Credential(_ context.Context, id string) ([]byte, error) {
 		return nil, ports.ErrNotFound
 	}
 	return bytes.Clone(r.Creds[id]), nil
+}
+
+// RecordListTTL keeps ttl in ListTTLs.
+func (r *Servers) RecordListTTL(_ context.Context, id string, ttl time.Duration) error {
+	if r.Err != nil {
+		return r.Err
+	}
+	if _, ok := r.Rows[id]; !ok {
+		return ports.ErrNotFound
+	}
+	if r.ListTTLs == nil {
+		r.ListTTLs = map[string]time.Duration{}
+	}
+	r.ListTTLs[id] = ttl
+	return nil
 }
 
 // ClaimDiscovery grants a claim when the last claim of the server (a
