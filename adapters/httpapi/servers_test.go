@@ -78,6 +78,10 @@ func (t *srvTx) Settings() ports.SettingsRepo       { return nil }
 func (t *srvTx) PromptLogs() ports.PromptLogRepo    { return nil }
 func (t *srvTx) OAuthStates() ports.OAuthStateRepo  { return nil }
 
+func (t *srvTx) RecordListTTL(context.Context, string, time.Duration) error {
+	return errors.New("srvTx: no discovery in these tests")
+}
+
 func (t *srvTx) ClaimDiscovery(context.Context, string, time.Duration, ports.Listing) (bool, time.Duration, error) {
 	return false, 0, errors.New("srvTx: no discovery in these tests")
 }

@@ -48,7 +48,7 @@ type retentionCounts map[string]int64
 func (m retentionCounts) RetentionDeleted(table string, n int64) { m[table] += n }
 
 func TestRetentionJobDeletesInBatchesTableAfterTable(t *testing.T) {
-	store := &retentionStore{left: map[string]int64{ports.RetainPromptLogs: 3, ports.RetainToolCalls: 10, ports.RetainAuditLog: 0, ports.RetainReviews: 11}}
+	store := &retentionStore{left: map[string]int64{ports.RetainPromptLogs: 3, ports.RetainToolCalls: 10, ports.RetainAuditLog: 0, ports.RetainOutbox: 2, ports.RetainReviews: 11}}
 	metrics := retentionCounts{}
 	clock := &portfake.Clock{At: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
 	job := operations.NewRetentionJob(store, metrics, clock)
@@ -57,18 +57,18 @@ func TestRetentionJobDeletesInBatchesTableAfterTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int64{ports.RetainPromptLogs: 3, ports.RetainToolCalls: 10, ports.RetainAuditLog: 0, ports.RetainReviews: 11}
+	want := map[string]int64{ports.RetainPromptLogs: 3, ports.RetainToolCalls: 10, ports.RetainAuditLog: 0, ports.RetainOutbox: 2, ports.RetainReviews: 11}
 	if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(map[string]int64(metrics)) != fmt.Sprint(want) {
 		t.Errorf("deleted %v, metrics %v, want %v", got, metrics, want)
 	}
 	// A batch that comes back full asks again; a short one ends the table.
-	wantCalls := []string{"prompt_logs", "mcp_tool_calls", "mcp_tool_calls", "mcp_tool_calls", "audit_events", "review_runs", "review_runs", "review_runs"}
+	wantCalls := []string{"prompt_logs", "mcp_tool_calls", "mcp_tool_calls", "mcp_tool_calls", "audit_events", "audit_outbox", "review_runs", "review_runs", "review_runs"}
 	if !slices.Equal(store.calls, wantCalls) {
 		t.Errorf("batches %v, want %v", store.calls, wantCalls)
 	}
 	// Each batch goes on where the one before it stopped; every table
 	// starts at the beginning.
-	wantCursors := []string{"", "", "mcp_tool_calls/5", "mcp_tool_calls/10", "", "", "review_runs/5", "review_runs/10"}
+	wantCursors := []string{"", "", "mcp_tool_calls/5", "mcp_tool_calls/10", "", "", "", "review_runs/5", "review_runs/10"}
 	if !slices.Equal(store.cursors, wantCursors) {
 		t.Errorf("cursors %q, want %q", store.cursors, wantCursors)
 	}
