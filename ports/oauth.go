@@ -102,3 +102,15 @@ type OAuthClient interface {
 // with every refresh, and the old one stops working. The connector calls
 // it before it uses the new access token.
 type CredentialSaver func(ctx context.Context, cred server.Credential) error
+
+// ClientAssertions signs the client assertions of private_key_jwt (RFC
+// 7523 §2.2) with the instance's signing key ring
+// (QUAVON_OAUTH_SIGNING_KEYS): the first key signs, every key is
+// published at GET /oauth/jwks.json. Safe for concurrent use.
+type ClientAssertions interface {
+	// ClientAssertion returns a compact JWS whose claims are iss and sub
+	// clientID, aud audience (the token endpoint it is sent to, nothing
+	// else), a fresh random jti, iat now and exp a minute later; its
+	// header names the key (kid) and its algorithm (ES256 or EdDSA).
+	ClientAssertion(clientID, audience string) (string, error)
+}
