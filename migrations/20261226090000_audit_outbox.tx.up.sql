@@ -8,8 +8,8 @@
 -- the rest.
 -- Retention deletes entries older than the tenant's retention_days.
 CREATE TABLE audit_outbox (
-    seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    id              uuid NOT NULL DEFAULT gen_random_uuid(),
+    id              uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    seq             bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
     tenant_id       uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     type            text NOT NULL CHECK (type IN ('audit', 'call')),
     occurred_at     timestamptz NOT NULL,
@@ -18,7 +18,7 @@ CREATE TABLE audit_outbox (
     next_attempt_at timestamptz,
     last_error      text NOT NULL DEFAULT ''
 );
-CREATE INDEX audit_outbox_tenant_seq_idx ON audit_outbox (tenant_id, seq);
+CREATE UNIQUE INDEX audit_outbox_tenant_seq_idx ON audit_outbox (tenant_id, seq);
 CREATE INDEX audit_outbox_tenant_occurred_idx ON audit_outbox (tenant_id, occurred_at);
 
 ALTER TABLE audit_outbox ENABLE ROW LEVEL SECURITY;

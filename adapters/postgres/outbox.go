@@ -47,8 +47,8 @@ type callData struct {
 type outboxRow struct {
 	bun.BaseModel `bun:"table:audit_outbox,alias:o"`
 
-	Seq           int64           `bun:"seq,pk,autoincrement"`
-	ID            string          `bun:"id,type:uuid,nullzero"`
+	ID            string          `bun:"id,pk,type:uuid,nullzero"`
+	Seq           int64           `bun:"seq"`
 	TenantID      string          `bun:"tenant_id,type:uuid"`
 	Type          string          `bun:"type"`
 	OccurredAt    time.Time       `bun:"occurred_at"`
@@ -143,7 +143,7 @@ func (o *AuditOutbox) Drain(ctx context.Context, tenantID string, d ports.Outbox
 				if len(msg) > maxLastError {
 					msg = msg[:maxLastError]
 				}
-				if _, err := tx.NewUpdate().Model((*outboxRow)(nil)).Where("seq = ?", r.Seq).
+				if _, err := tx.NewUpdate().Model((*outboxRow)(nil)).Where("tenant_id = ? AND seq = ?", tenantID, r.Seq).
 					Set("attempts = ?", r.Attempts+1).Set("next_attempt_at = ?", d.RetryAt(r.Attempts+1)).
 					Set("last_error = ?", msg).Exec(ctx); err != nil {
 					return err
@@ -156,7 +156,7 @@ func (o *AuditOutbox) Drain(ctx context.Context, tenantID string, d ports.Outbox
 		if len(done) == 0 {
 			return nil
 		}
-		_, err := tx.NewDelete().Model((*outboxRow)(nil)).Where("seq IN (?)", bun.In(done)).Exec(ctx)
+		_, err := tx.NewDelete().Model((*outboxRow)(nil)).Where("tenant_id = ? AND seq IN (?)", tenantID, bun.In(done)).Exec(ctx)
 		return err
 	})
 	if err != nil {

@@ -194,6 +194,9 @@ func TestPlansUseTheirIndexes(t *testing.T) {
 		`INSERT INTO audit_events (tenant_id, action, actor, at)
 		 SELECT ?0, 'server.create', 'test', timestamptz '2026-11-30 09:00:00Z' - make_interval(secs => g / 2)
 		 FROM generate_series(1, 40000) g`,
+		`INSERT INTO audit_outbox (tenant_id, type, occurred_at, data)
+		 SELECT ?0, 'audit', timestamptz '2026-11-30 09:00:00Z' - make_interval(secs => g / 2), '{}'
+		 FROM generate_series(1, 40000) g`,
 		`INSERT INTO prompt_logs (tenant_id, review_id, step, turn, sealed, created_at, expires_at)
 		 SELECT ?0, rv.ids[1 + g % 40000], 'finder', 1 + g / 40000, 'x',
 		        timestamptz '2026-11-30 09:00:00Z' - make_interval(secs => g),
@@ -360,6 +363,7 @@ func TestPlansUseTheirIndexes(t *testing.T) {
 		ports.RetainToolCalls:  {"mcp_tool_calls_retention_idx"},
 		ports.RetainReviews:    {"review_runs_retention_idx"},
 		ports.RetainAuditLog:   {"audit_events_tenant_at_idx"},
+		ports.RetainOutbox:     {"audit_outbox_tenant_occurred_idx"},
 		ports.RetainPromptLogs: {"prompt_logs_expiry_idx", "prompt_logs_retention_idx"},
 	}
 	for _, table := range ports.RetainedTables {
