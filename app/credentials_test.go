@@ -22,7 +22,7 @@ const (
 
 func connectedCode(t *testing.T, refresh string) server.Credential {
 	t.Helper()
-	c, err := server.NewOAuthAuthorizationCode("client-1", "", "", nil)
+	c, err := server.NewOAuthAuthorizationCode("client-1", "", "", nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

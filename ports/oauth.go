@@ -60,6 +60,7 @@ type OAuthCodeExchange struct {
 	TokenURL     server.URL
 	ClientID     string
 	ClientSecret string // empty for a public client
+	ClientAuth   server.ClientAuth
 	Code         string
 	Verifier     string
 	RedirectURI  string

@@ -65,7 +65,7 @@ func must[T any](v T, err error) T {
 
 func TestServerAuthViewConnected(t *testing.T) {
 	at := time.Date(2026, 3, 2, 8, 30, 0, 0, time.UTC)
-	c, _ := server.NewOAuthAuthorizationCode("pub", "", "", []string{"a"})
+	c, _ := server.NewOAuthAuthorizationCode("pub", "", "", []string{"a"}, "")
 	u, _ := server.ParseURL("https://as.example.com/token")
 	c, err := c.WithConnection("https://as.example.com", u, "refresh-SUPERSECRET", "token:t1", at)
 	if err != nil {

@@ -76,7 +76,7 @@ func applyConformanceAuth(scenario string, cctx conformanceContext, opts *Option
 		Bool("iss", md.IssParameterSupported).Msg("discovered")
 	target.ServerID = "conformance"
 	if strings.HasPrefix(scenario, "auth/client-credentials-") {
-		cred, err := server.NewOAuthClientCredentials(md.TokenEndpoint.String(), cctx.ClientID, cctx.ClientSecret, nil)
+		cred, err := server.NewOAuthClientCredentials(md.TokenEndpoint.String(), cctx.ClientID, cctx.ClientSecret, nil, "")
 		if err != nil {
 			return fmt.Errorf("client credentials: %w", err)
 		}
@@ -117,7 +117,7 @@ func conformanceConnect(ctx context.Context, oc *OAuthClient, md ports.OAuthMeta
 			return none, fmt.Errorf("Register: %w", err)
 		}
 	}
-	cred, err := server.NewOAuthAuthorizationCode(clientID, secret, md.Issuer, nil)
+	cred, err := server.NewOAuthAuthorizationCode(clientID, secret, md.Issuer, nil, "")
 	if err != nil {
 		return none, fmt.Errorf("credential: %w", err)
 	}

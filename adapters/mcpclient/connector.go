@@ -34,6 +34,10 @@ type Options struct {
 	Logger zerolog.Logger
 	// Metrics, when set, records every MCP operation's duration.
 	Metrics OperationMetrics
+	// Assertions signs the client assertions of private_key_jwt; nil when
+	// the instance has no signing key (such a credential then fails with
+	// server_unauthorized, nothing sent).
+	Assertions ports.ClientAssertions
 }
 
 // clientName is the clientInfo sent to servers. It is not a capability.

@@ -31,7 +31,7 @@ func TestAccessOnlyConnection(t *testing.T) {
 	if access == "" {
 		t.Fatal("no access token seen at the MCP server")
 	}
-	code, err := server.NewOAuthAuthorizationCode(oauthpeer.WebClientID, secret, e.peer.Issuer, nil)
+	code, err := server.NewOAuthAuthorizationCode(oauthpeer.WebClientID, secret, e.peer.Issuer, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,7 +103,7 @@ func (e *peerEnv) tokenURL(t *testing.T) server.URL {
 
 func clientCredentials(t *testing.T, tokenURL, secret string, scopes ...string) server.Credential {
 	t.Helper()
-	c, err := server.NewOAuthClientCredentials(tokenURL, oauthpeer.ServiceClientID, secret, scopes)
+	c, err := server.NewOAuthClientCredentials(tokenURL, oauthpeer.ServiceClientID, secret, scopes, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestWrongClientSecretIsUnauthorizedAtOpen(t *testing.T) {
 
 func TestUnconnectedCodeFlowSendsNothing(t *testing.T) {
 	e := startPeer(t, oauthpeer.Options{})
-	cred, err := server.NewOAuthAuthorizationCode(oauthpeer.WebClientID, "web-secret", e.peer.Issuer, nil)
+	cred, err := server.NewOAuthAuthorizationCode(oauthpeer.WebClientID, "web-secret", e.peer.Issuer, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +343,7 @@ func (e *peerEnv) connect(t *testing.T, clientID, secret string) (server.Credent
 	})
 	wantCode(t, err, ports.ErrOAuthRejected)
 
-	cred, err := server.NewOAuthAuthorizationCode(clientID, secret, md.Issuer, []string{"openid", "offline_access"})
+	cred, err := server.NewOAuthAuthorizationCode(clientID, secret, md.Issuer, []string{"openid", "offline_access"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

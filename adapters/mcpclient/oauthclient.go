@@ -374,7 +374,7 @@ func (c *OAuthClient) register(ctx context.Context, md ports.OAuthMetadata, redi
 
 // ExchangeCode implements [ports.OAuthClient]: the authorization_code
 // grant with code_verifier, redirect_uri and resource, at req.TokenURL
-// only; client_secret_basic with a secret, else client_id in the body.
+// only; the client authenticates by req.ClientAuth (clientAuth).
 // A refusal (invalid_grant for an expired or replayed code,
 // invalid_client) is ErrOAuthRejected; a 200 that is no bearer token
 // response is ErrProtocol.
@@ -397,7 +397,9 @@ func (c *OAuthClient) exchange(ctx context.Context, req ports.OAuthCodeExchange)
 		"redirect_uri":  {req.RedirectURI},
 		"resource":      {req.Resource.String()},
 	}}
-	clientAuth(&r, req.ClientID, req.ClientSecret)
+	if f := clientAuth(&r, req.ClientID, req.ClientSecret, req.ClientAuth, c.opts.Assertions); f != nil {
+		return ports.OAuthTokens{}, f
+	}
 	resp, f := c.egress().send(ctx, r)
 	if f != nil {
 		return ports.OAuthTokens{}, f

@@ -212,13 +212,39 @@ func visibleASCII(s string) bool {
 	return true
 }
 
-// clientAuth sets the client authentication of a token request:
-// client_secret_basic when there is a secret, else client_id in the body
-// (a public client, RFC 6749 §2.3.1 and §3.2.1).
-func clientAuth(r *oauthRequest, clientID, secret string) {
-	if secret != "" {
-		r.basic = &[2]string{clientID, secret}
-		return
+// clientAuth sets the client authentication of a token request by the
+// credential's method: client_secret_basic (RFC 6749 §2.3.1),
+// client_secret_post (the id and secret in the body), private_key_jwt
+// (RFC 7523 §2.2: a client assertion whose audience is the request's own
+// URL, the pinned token endpoint) or none (the id in the body, a public
+// client); an empty method is the default of the secret (basic with one,
+// none without).
+func clientAuth(r *oauthRequest, clientID, secret string, method server.ClientAuth, assertions ports.ClientAssertions) *failure {
+	if method == "" {
+		method, _ = server.ParseClientAuth("", secret != "")
 	}
-	r.form.Set("client_id", clientID)
+	switch method {
+	case server.ClientSecretBasic:
+		r.basic = &[2]string{clientID, secret}
+	case server.ClientSecretPost:
+		r.form.Set("client_id", clientID)
+		r.form.Set("client_secret", secret)
+	case server.PrivateKeyJWT:
+		if assertions == nil {
+			return fail(ports.ErrServerUnauthorized, errors.New("private_key_jwt without a signing key (QUAVON_OAUTH_SIGNING_KEYS)"))
+		}
+		jwt, err := assertions.ClientAssertion(clientID, r.url.String())
+		if err != nil {
+			return fail(ports.ErrServerUnauthorized, fmt.Errorf("sign a client assertion: %w", err))
+		}
+		r.form.Set("client_id", clientID)
+		r.form.Set("client_assertion_type", clientAssertionType)
+		r.form.Set("client_assertion", jwt)
+	default: // none
+		r.form.Set("client_id", clientID)
+	}
+	return nil
 }
+
+// clientAssertionType is RFC 7523 §2.2's client_assertion_type.
+const clientAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"

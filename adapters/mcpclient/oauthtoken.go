@@ -303,7 +303,9 @@ func (c *Connector) requestToken(ctx context.Context, serverID string, resource 
 		return cachedToken{}, fail(ports.ErrServerUnauthorized, errors.New("not an oauth credential"))
 	}
 	r.form.Set("resource", resource.String())
-	clientAuth(&r, o.ClientID, o.ClientSecret)
+	if f := clientAuth(&r, o.ClientID, o.ClientSecret, o.ClientAuth, c.opts.Assertions); f != nil {
+		return cachedToken{}, f
+	}
 
 	resp, f := c.egress().send(ctx, r)
 	if f != nil {

@@ -271,7 +271,7 @@ func (h *StartConnectHandler) recordUnauthorized(ctx context.Context, p ports.Pr
 // credential, over the credential read before (else the admin changed it:
 // validation_failed), audits it and returns the new sealed credential.
 func (h *StartConnectHandler) keepRegistration(ctx context.Context, p ports.Principal, s *server.Server, enc []byte, cred server.Credential, clientID, clientSecret, issuer string) ([]byte, error) {
-	registered, err := cred.WithRegisteredClient(clientID, clientSecret, issuer)
+	registered, err := cred.WithRegisteredClient(clientID, clientSecret, issuer, "")
 	if err != nil {
 		return nil, &app.Error{Code: app.CodeProtocolError, Message: "OAuth client registration: the authorization server's answer is unusable", Cause: errors.New("registered client refused by the domain")}
 	}
@@ -412,7 +412,7 @@ func (h *FinishConnectHandler) client(ctx context.Context, p ports.Principal, pc
 func (h *FinishConnectHandler) exchange(ctx context.Context, pc *server.PendingConnection, s *server.Server, client server.Credential, secret server.ConnectSecret, cb server.Callback, actor string, now time.Time) (server.Credential, error) {
 	o, _ := client.OAuth()
 	tokens, err := h.d.OAuth.ExchangeCode(ctx, ports.OAuthCodeExchange{
-		TokenURL: pc.TokenEndpoint(), ClientID: o.ClientID, ClientSecret: o.ClientSecret,
+		TokenURL: pc.TokenEndpoint(), ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientAuth: o.ClientAuth,
 		Code: cb.Code(), Verifier: secret.Verifier, RedirectURI: pc.RedirectURI(), Resource: s.URL(),
 	})
 	if err != nil {

@@ -62,8 +62,11 @@ type ServerAuth struct {
 	TokenURL     string
 	ClientID     string
 	ClientSecret string
+	// ClientAuth is how the client authenticates at the token endpoint
+	// (server.ParseClientAuth; empty: the default of the secret).
+	ClientAuth string
 	// Issuer is the code flow's authorization server (required with a
-	// client secret).
+	// client secret or private_key_jwt).
 	Issuer string
 	// Scopes nil means the field was absent.
 	Scopes []string
@@ -89,6 +92,7 @@ func (a ServerAuth) credential() (server.Credential, error) {
 		"auth.token": a.Token != "", "auth.name": a.Name != "", "auth.value": a.Value != "",
 		"auth.tokenUrl": a.TokenURL != "", "auth.clientId": a.ClientID != "",
 		"auth.clientSecret": a.ClientSecret != "", "auth.scopes": a.Scopes != nil, "auth.issuer": a.Issuer != "",
+		"auth.clientAuth": a.ClientAuth != "",
 	}
 	var allowed []string
 	switch kind {
@@ -97,12 +101,12 @@ func (a ServerAuth) credential() (server.Credential, error) {
 	case server.KindHeader:
 		allowed = []string{"auth.name", "auth.value"}
 	case server.KindOAuthClientCredentials:
-		allowed = []string{"auth.tokenUrl", "auth.clientId", "auth.clientSecret", "auth.scopes"}
+		allowed = []string{"auth.tokenUrl", "auth.clientId", "auth.clientSecret", "auth.scopes", "auth.clientAuth"}
 	case server.KindOAuthAuthorizationCode:
-		allowed = []string{"auth.clientId", "auth.clientSecret", "auth.scopes", "auth.issuer"}
+		allowed = []string{"auth.clientId", "auth.clientSecret", "auth.scopes", "auth.issuer", "auth.clientAuth"}
 	}
 	// In a fixed order, so the same request names the same field.
-	for _, name := range []string{"auth.token", "auth.name", "auth.value", "auth.tokenUrl", "auth.clientId", "auth.clientSecret", "auth.scopes", "auth.issuer"} {
+	for _, name := range []string{"auth.token", "auth.name", "auth.value", "auth.tokenUrl", "auth.clientId", "auth.clientSecret", "auth.scopes", "auth.issuer", "auth.clientAuth"} {
 		if set[name] && !slices.Contains(allowed, name) {
 			return server.Credential{}, &field.Error{Field: name, Reason: "must be empty for auth type " + kind.String()}
 		}
@@ -113,9 +117,9 @@ func (a ServerAuth) credential() (server.Credential, error) {
 	case server.KindHeader:
 		return server.NewHeader(a.Name, a.Value)
 	case server.KindOAuthClientCredentials:
-		return server.NewOAuthClientCredentials(a.TokenURL, a.ClientID, a.ClientSecret, a.Scopes)
+		return server.NewOAuthClientCredentials(a.TokenURL, a.ClientID, a.ClientSecret, a.Scopes, a.ClientAuth)
 	case server.KindOAuthAuthorizationCode:
-		return server.NewOAuthAuthorizationCode(a.ClientID, a.ClientSecret, a.Issuer, a.Scopes)
+		return server.NewOAuthAuthorizationCode(a.ClientID, a.ClientSecret, a.Issuer, a.Scopes, a.ClientAuth)
 	}
 	return server.NoCredential(), nil
 }

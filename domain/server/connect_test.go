@@ -495,7 +495,7 @@ func TestPendingConnectionClient(t *testing.T) {
 	pinned := func(clientID string) server.ConnectSecret {
 		return server.ConnectSecret{Verifier: pcVerifier, ClientID: clientID}
 	}
-	registered, err := mustIssuerCode(t, "", "").WithRegisteredClient("dcr-1", "dcr-secret-1", pcIssuer)
+	registered, err := mustIssuerCode(t, "", "").WithRegisteredClient("dcr-1", "dcr-secret-1", pcIssuer, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -649,7 +649,7 @@ func TestConnectable(t *testing.T) {
 		{name: "public code-flow client", cred: mustIssuerCode(t, "client-1", "")},
 		{name: "code-flow client without client id", cred: mustIssuerCode(t, "", "")},
 		{name: "confidential client bound to its issuer", cred: func() server.Credential {
-			c, err := server.NewOAuthAuthorizationCode("client-1", "cs-123456789", pcIssuer, nil)
+			c, err := server.NewOAuthAuthorizationCode("client-1", "cs-123456789", pcIssuer, nil, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -221,6 +221,7 @@ type secretJSON struct {
 	TokenURL     string     `json:"tokenUrl,omitempty"`
 	ClientID     string     `json:"clientId,omitempty"`
 	ClientSecret string     `json:"clientSecret,omitempty"`
+	ClientAuth   string     `json:"clientAuth,omitempty"`
 	Scopes       []string   `json:"scopes,omitempty"`
 	Issuer       string     `json:"issuer,omitempty"`
 	RefreshToken string     `json:"refreshToken,omitempty"`
@@ -249,7 +250,7 @@ func (c Credential) MarshalSecret() ([]byte, error) {
 		if !o.TokenURL.IsZero() {
 			j.TokenURL = o.TokenURL.String()
 		}
-		j.ClientID, j.ClientSecret, j.Scopes = o.ClientID, o.ClientSecret, o.Scopes
+		j.ClientID, j.ClientSecret, j.Scopes, j.ClientAuth = o.ClientID, o.ClientSecret, o.Scopes, string(o.ClientAuth)
 		j.Issuer, j.RefreshToken, j.ConnectedBy = o.Issuer, o.RefreshToken, o.ConnectedBy
 		if !o.ConnectedAt.IsZero() {
 			at := o.ConnectedAt
@@ -323,7 +324,7 @@ func unmarshalOAuth(j secretJSON) (Credential, error) {
 	if j.connectionSet() {
 		return Credential{}, malformed
 	}
-	c, err := NewOAuthClientCredentials(j.TokenURL, j.ClientID, j.ClientSecret, j.Scopes)
+	c, err := NewOAuthClientCredentials(j.TokenURL, j.ClientID, j.ClientSecret, j.Scopes, j.ClientAuth)
 	if err != nil {
 		return Credential{}, malformed
 	}
@@ -334,7 +335,7 @@ func unmarshalOAuth(j secretJSON) (Credential, error) {
 // the issuer the admin named, a registration or a connection pinned.
 func unmarshalCodeFlow(j secretJSON) (Credential, error) {
 	malformed := &field.Error{Field: "auth", Reason: "stored credential is malformed"}
-	c, err := newOAuthAuthorizationCode(j.ClientID, j.ClientSecret, j.Issuer, j.Scopes)
+	c, err := newOAuthAuthorizationCode(j.ClientID, j.ClientSecret, j.Issuer, j.Scopes, j.ClientAuth)
 	if err != nil {
 		return Credential{}, malformed
 	}

@@ -39,7 +39,10 @@ type OAuth struct {
 	TokenURL     URL
 	ClientID     string
 	ClientSecret string // optional for the code flow
-	Scopes       []string
+	// ClientAuth is how the client authenticates at the token endpoint;
+	// never empty once built (see [ParseClientAuth]).
+	ClientAuth ClientAuth
+	Scopes     []string
 	// Issuer is the authorization server of the code flow: the one the
 	// admin named (required with a client secret), else the one a dynamic
 	// registration or the first connection pinned. Metadata, code and
@@ -54,6 +57,44 @@ type OAuth struct {
 	AccessExpiresAt time.Time
 	ConnectedBy     string
 	ConnectedAt     time.Time
+}
+
+// ClientAuth is how an OAuth client authenticates at the token endpoint
+// (RFC 6749 §2.3.1, RFC 7523 §2.2, OAuth 2.1's "none" for a public
+// client).
+type ClientAuth string
+
+// The client authentication methods.
+const (
+	// ClientSecretBasic: the id and secret as HTTP Basic authorization.
+	ClientSecretBasic ClientAuth = "client_secret_basic"
+	// ClientSecretPost: the id and secret in the request body, where an
+	// authorization server offers nothing else.
+	ClientSecretPost ClientAuth = "client_secret_post"
+	// PrivateKeyJWT: a client assertion signed with the instance's
+	// signing key ring, audience the token endpoint; no secret is stored.
+	PrivateKeyJWT ClientAuth = "private_key_jwt"
+	// ClientAuthNone: a public client, its id in the body.
+	ClientAuthNone ClientAuth = "none"
+)
+
+// UsesSecret reports whether the method sends a client secret.
+func (a ClientAuth) UsesSecret() bool { return a == ClientSecretBasic || a == ClientSecretPost }
+
+// ParseClientAuth reads the admin's clientAuth (field auth.clientAuth):
+// empty is the default, client_secret_basic with a secret and none
+// without one.
+func ParseClientAuth(s string, hasSecret bool) (ClientAuth, error) {
+	switch a := ClientAuth(s); a {
+	case "":
+		if hasSecret {
+			return ClientSecretBasic, nil
+		}
+		return ClientAuthNone, nil
+	case ClientSecretBasic, ClientSecretPost, PrivateKeyJWT, ClientAuthNone:
+		return a, nil
+	}
+	return "", &field.Error{Field: "auth.clientAuth", Reason: "must be client_secret_basic, client_secret_post, private_key_jwt or none"}
 }
 
 // Connected reports whether the code flow has a connection: a refresh
@@ -78,7 +119,12 @@ const (
 // token URL follows the server URL's rules (https, no user info, query or
 // fragment); the address rules are checked where the URL is saved and
 // again at every connection, like the server's own host.
-func NewOAuthClientCredentials(tokenURL, clientID, clientSecret string, scopes []string) (Credential, error) {
+//
+// clientAuth is the admin's method ([ParseClientAuth]; empty: basic):
+// client_secret_basic or client_secret_post with the secret,
+// private_key_jwt without one; a client-credentials client is never a
+// public one (none).
+func NewOAuthClientCredentials(tokenURL, clientID, clientSecret string, scopes []string, clientAuth string) (Credential, error) {
 	u, err := ParseURL(tokenURL)
 	if err != nil {
 		var fe *field.Error
@@ -87,8 +133,15 @@ func NewOAuthClientCredentials(tokenURL, clientID, clientSecret string, scopes [
 		}
 		return Credential{}, err
 	}
-	o := OAuth{TokenURL: u, ClientID: clientID, ClientSecret: clientSecret, Scopes: slices.Clone(scopes)}
-	if err := o.check(true, false); err != nil {
+	auth, err := ParseClientAuth(clientAuth, true)
+	if err != nil {
+		return Credential{}, err
+	}
+	if auth == ClientAuthNone {
+		return Credential{}, &field.Error{Field: "auth.clientAuth", Reason: "must not be none for client credentials: the client authenticates"}
+	}
+	o := OAuth{TokenURL: u, ClientID: clientID, ClientSecret: clientSecret, ClientAuth: auth, Scopes: slices.Clone(scopes)}
+	if err := o.check(auth.UsesSecret(), false); err != nil {
 		return Credential{}, err
 	}
 	return Credential{kind: KindOAuthClientCredentials, secret: clientSecret, oauth: &o}, nil
@@ -107,22 +160,33 @@ func NewOAuthClientCredentials(tokenURL, clientID, clientSecret string, scopes [
 // token go only to that issuer's endpoints, never to one an MCP server
 // names. Without it (a public client) the issuer of the first connection
 // is pinned from then on.
-func NewOAuthAuthorizationCode(clientID, clientSecret, issuer string, scopes []string) (Credential, error) {
-	if clientID != "" && clientSecret != "" && issuer == "" {
-		return Credential{}, &field.Error{Field: "auth.issuer", Reason: "is required with a client secret: the secret goes only to this authorization server"}
+//
+// clientAuth is the admin's method ([ParseClientAuth]; empty: basic with
+// a secret, none without); private_key_jwt, like a secret, binds the
+// client to the issuer, which it then requires.
+func NewOAuthAuthorizationCode(clientID, clientSecret, issuer string, scopes []string, clientAuth string) (Credential, error) {
+	if clientID != "" && (clientSecret != "" || clientAuth == string(PrivateKeyJWT)) && issuer == "" {
+		return Credential{}, &field.Error{Field: "auth.issuer", Reason: "is required with a client secret or private_key_jwt: the client authenticates only to this authorization server"}
 	}
-	return newOAuthAuthorizationCode(clientID, clientSecret, issuer, scopes)
+	return newOAuthAuthorizationCode(clientID, clientSecret, issuer, scopes, clientAuth)
 }
 
 // newOAuthAuthorizationCode is [NewOAuthAuthorizationCode] without the
 // issuer requirement, for credentials stored before it existed: they load,
 // and the application refuses to connect them until the admin names the
 // issuer.
-func newOAuthAuthorizationCode(clientID, clientSecret, issuer string, scopes []string) (Credential, error) {
-	o := OAuth{ClientID: clientID, ClientSecret: clientSecret, Scopes: slices.Clone(scopes)}
+func newOAuthAuthorizationCode(clientID, clientSecret, issuer string, scopes []string, clientAuth string) (Credential, error) {
 	if clientID == "" && clientSecret != "" {
 		return Credential{}, &field.Error{Field: "auth.clientSecret", Reason: "must be empty when clientId is empty (dynamic client registration)"}
 	}
+	auth, err := ParseClientAuth(clientAuth, clientSecret != "")
+	if err != nil {
+		return Credential{}, err
+	}
+	if clientID == "" && auth != ClientAuthNone {
+		return Credential{}, &field.Error{Field: "auth.clientAuth", Reason: "must be empty when clientId is empty: the registration decides it"}
+	}
+	o := OAuth{ClientID: clientID, ClientSecret: clientSecret, ClientAuth: auth, Scopes: slices.Clone(scopes)}
 	if issuer != "" {
 		iss, err := ParseIssuer(issuer)
 		if err != nil {
@@ -166,7 +230,11 @@ func (o OAuth) NeedsRegistration() bool { return o.ClientID == "" }
 // client id the admin gave is never replaced. The issuer is pinned with
 // the client (one registration per server and issuer): it must equal the
 // credential's issuer when it has one.
-func (c Credential) WithRegisteredClient(clientID, clientSecret, issuer string) (Credential, error) {
+//
+// auth is how the registered client authenticates: empty for the default
+// of its secret (basic with one, none without), or private_key_jwt for a
+// client whose metadata document publishes the instance's keys.
+func (c Credential) WithRegisteredClient(clientID, clientSecret, issuer string, auth ClientAuth) (Credential, error) {
 	if c.kind != KindOAuthAuthorizationCode || c.oauth == nil || c.oauth.ClientID != "" {
 		return Credential{}, &field.Error{Field: "auth.clientId", Reason: "only a code-flow credential without a client id takes a registered client"}
 	}
@@ -176,9 +244,13 @@ func (c Credential) WithRegisteredClient(clientID, clientSecret, issuer string) 
 	if _, err := ParseIssuer(issuer); err != nil {
 		return Credential{}, err
 	}
+	a, err := ParseClientAuth(string(auth), clientSecret != "")
+	if err != nil {
+		return Credential{}, err
+	}
 	o := *c.oauth
 	o.Scopes = slices.Clone(o.Scopes)
-	o.ClientID, o.ClientSecret, o.Issuer = clientID, clientSecret, issuer
+	o.ClientID, o.ClientSecret, o.Issuer, o.ClientAuth = clientID, clientSecret, issuer, a
 	if err := o.check(false, false); err != nil {
 		return Credential{}, err
 	}
@@ -193,6 +265,12 @@ func (o OAuth) check(secretRequired, clientIDOptional bool) error {
 	}
 	if (secretRequired || o.ClientSecret != "") && !validSecret(o.ClientSecret, false) {
 		return &field.Error{Field: "auth.clientSecret", Reason: secretReason(false)}
+	}
+	if o.ClientAuth.UsesSecret() != (o.ClientSecret != "") {
+		if o.ClientSecret == "" {
+			return &field.Error{Field: "auth.clientSecret", Reason: "is required with clientAuth " + string(o.ClientAuth)}
+		}
+		return &field.Error{Field: "auth.clientSecret", Reason: "must be empty with clientAuth " + string(o.ClientAuth)}
 	}
 	if len(o.Scopes) > MaxOAuthScopes {
 		return &field.Error{Field: "auth.scopes", Reason: fmt.Sprintf("must have at most %d scopes", MaxOAuthScopes)}
@@ -320,6 +398,7 @@ func (c Credential) WithRefreshToken(refreshToken string) (Credential, error) {
 type OAuthView struct {
 	TokenURL    string
 	ClientID    string
+	ClientAuth  ClientAuth
 	Scopes      []string
 	Issuer      string
 	ConnectedBy string
@@ -350,7 +429,7 @@ func (c Credential) View() OAuthView {
 		return OAuthView{}
 	}
 	o := c.oauth
-	v := OAuthView{ClientID: o.ClientID, Scopes: slices.Clone(o.Scopes), Issuer: o.Issuer, ConnectedBy: o.ConnectedBy, ConnectedAt: o.ConnectedAt, ExpiresAt: o.AccessExpiresAt}
+	v := OAuthView{ClientID: o.ClientID, ClientAuth: o.ClientAuth, Scopes: slices.Clone(o.Scopes), Issuer: o.Issuer, ConnectedBy: o.ConnectedBy, ConnectedAt: o.ConnectedAt, ExpiresAt: o.AccessExpiresAt}
 	if !o.TokenURL.IsZero() {
 		v.TokenURL = o.TokenURL.String()
 	}

@@ -54,7 +54,7 @@ func TestOAuthClientCredentialsRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewOAuthClientCredentials(tt.tokenURL, tt.id, tt.secret, tt.scopes)
+			_, err := NewOAuthClientCredentials(tt.tokenURL, tt.id, tt.secret, tt.scopes, "")
 			if got := fieldOf(err); got != tt.field {
 				t.Fatalf("field = %q (err %v), want %q", got, err, tt.field)
 			}
@@ -66,14 +66,14 @@ func TestOAuthClientCredentialsRefusals(t *testing.T) {
 }
 
 func TestOAuthAuthorizationCodeSecretIsOptional(t *testing.T) {
-	c, err := NewOAuthAuthorizationCode("client-1", "", "", []string{"read"})
+	c, err := NewOAuthAuthorizationCode("client-1", "", "", []string{"read"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Hint() != "" || c.HeaderName() != "" || c.HeaderValue() != "" {
 		t.Fatalf("public client: hint %q header %q/%q", c.Hint(), c.HeaderName(), c.HeaderValue())
 	}
-	if _, err := NewOAuthAuthorizationCode("client-1", "bad secret", "https://as.example.com", nil); fieldOf(err) != "auth.clientSecret" {
+	if _, err := NewOAuthAuthorizationCode("client-1", "bad secret", "https://as.example.com", nil, ""); fieldOf(err) != "auth.clientSecret" {
 		t.Fatalf("a secret with a space: %v", err)
 	}
 	if o, _ := c.OAuth(); o.Connected() || c.View().Connected(time.Now()) {
@@ -82,7 +82,7 @@ func TestOAuthAuthorizationCodeSecretIsOptional(t *testing.T) {
 }
 
 func TestOAuthCredentialNeverShowsItsSecrets(t *testing.T) {
-	c, err := NewOAuthAuthorizationCode("client-1", "client-secret-wxyz", "https://as.example.com", []string{"read"})
+	c, err := NewOAuthAuthorizationCode("client-1", "client-secret-wxyz", "https://as.example.com", []string{"read"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,11 +107,11 @@ func TestOAuthCredentialNeverShowsItsSecrets(t *testing.T) {
 }
 
 func TestOAuthSecretRoundTrip(t *testing.T) {
-	cc, err := NewOAuthClientCredentials("https://as.example.com/token", "svc", "s3cret-abcd", []string{"wiki:read", "tickets:read"})
+	cc, err := NewOAuthClientCredentials("https://as.example.com/token", "svc", "s3cret-abcd", []string{"wiki:read", "tickets:read"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, _ := NewOAuthAuthorizationCode("pub", "", "", nil)
+	code, _ := NewOAuthAuthorizationCode("pub", "", "", nil, "")
 	tok, _ := ParseURL("https://as.example.com/oauth/token")
 	connected, err := code.WithConnection("https://as.example.com", tok, "rt-1", "alice", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	if err != nil {
@@ -168,7 +168,7 @@ func TestOAuthMalformedStoredSecrets(t *testing.T) {
 // An authorization server that issues no refresh token: the connection
 // holds the exchange's access token and ends when it expires.
 func TestOAuthAccessOnlyConnection(t *testing.T) {
-	code, _ := NewOAuthAuthorizationCode("pub", "", "", nil)
+	code, _ := NewOAuthAuthorizationCode("pub", "", "", nil, "")
 	tok, _ := ParseURL("https://as.example.com/token")
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	exp := at.Add(time.Hour)
@@ -251,7 +251,7 @@ func TestOAuthCodeFlowIssuer(t *testing.T) {
 	}
 	for _, tc := range ctor {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := NewOAuthAuthorizationCode(tc.id, tc.secret, tc.issuer, nil)
+			c, err := NewOAuthAuthorizationCode(tc.id, tc.secret, tc.issuer, nil, "")
 			if tc.wantField != "" {
 				if fieldOf(err) != tc.wantField {
 					t.Fatalf("err = %v, want field %s", err, tc.wantField)
@@ -271,7 +271,7 @@ func TestOAuthCodeFlowIssuer(t *testing.T) {
 		})
 	}
 
-	bound, _ := NewOAuthAuthorizationCode("c", "s3cret-1", iss, nil)
+	bound, _ := NewOAuthAuthorizationCode("c", "s3cret-1", iss, nil, "")
 	conn := []struct {
 		name, issuer string
 		cred         Credential

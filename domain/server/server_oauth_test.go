@@ -10,7 +10,7 @@ import (
 
 func mustCC(t *testing.T) server.Credential {
 	t.Helper()
-	c, err := server.NewOAuthClientCredentials("https://as.example.com/token", "client-1", "cc-secret-value", []string{"read"})
+	c, err := server.NewOAuthClientCredentials("https://as.example.com/token", "client-1", "cc-secret-value", []string{"read"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +19,7 @@ func mustCC(t *testing.T) server.Credential {
 
 func mustIssuerCode(t *testing.T, clientID, issuer string) server.Credential {
 	t.Helper()
-	c, err := server.NewOAuthAuthorizationCode(clientID, "", issuer, nil)
+	c, err := server.NewOAuthAuthorizationCode(clientID, "", issuer, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func mustIssuerCode(t *testing.T, clientID, issuer string) server.Credential {
 
 func mustCode(t *testing.T, clientID string) server.Credential {
 	t.Helper()
-	c, err := server.NewOAuthAuthorizationCode(clientID, "", "", []string{"read", "write"})
+	c, err := server.NewOAuthAuthorizationCode(clientID, "", "", []string{"read", "write"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestServerConnect(t *testing.T) {
 	u := mustURL(t, "https://wiki.example.com/mcp")
 	tokenURL := mustURL(t, "https://as.example.com/token")
 	code := mustCode(t, "")
-	connected, err := code.WithRegisteredClient("dcr-client", "dcr-secret-value", "https://as.example.com")
+	connected, err := code.WithRegisteredClient("dcr-client", "dcr-secret-value", "https://as.example.com", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestRegisteredClient(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := tt.cred.WithRegisteredClient(tt.id, tt.secret, "https://as.example.com")
+			c, err := tt.cred.WithRegisteredClient(tt.id, tt.secret, "https://as.example.com", "")
 			if tt.wantField == "" {
 				o, _ := c.OAuth()
 				if err != nil || o.ClientID != tt.id || o.ClientSecret != tt.secret || o.NeedsRegistration() || o.Issuer != "https://as.example.com" {
@@ -197,7 +197,7 @@ func TestRegisteredClient(t *testing.T) {
 	}
 	// A secret without a client id is refused, and so is connecting
 	// before the client is registered.
-	if _, err := server.NewOAuthAuthorizationCode("", "s3cret", "https://as.example.com", nil); err == nil {
+	if _, err := server.NewOAuthAuthorizationCode("", "s3cret", "https://as.example.com", nil, ""); err == nil {
 		t.Errorf("secret without client id accepted")
 	}
 	if _, err := empty.WithConnection("https://as.example.com", mustURL(t, "https://as.example.com/t"), "r", "a", t0); err == nil {

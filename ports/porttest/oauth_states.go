@@ -22,7 +22,7 @@ func OAuthServers(t *testing.T, open Open) {
 		tenant := h.tenant(t)
 		u, _ := server.ParseURL("https://oauth.example.com/mcp")
 		n, _ := server.ParseName("oauth")
-		cc, err := server.NewOAuthClientCredentials("https://as.example.com/token", "client-1", "secret-123456", []string{"read", "mcp:tools"})
+		cc, err := server.NewOAuthClientCredentials("https://as.example.com/token", "client-1", "secret-123456", []string{"read", "mcp:tools"}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,12 +38,12 @@ func OAuthServers(t *testing.T, open Open) {
 			sameServer(t, got, s)
 			return nil
 		})
-		code, err := server.NewOAuthAuthorizationCode("", "", "", nil)
+		code, err := server.NewOAuthAuthorizationCode("", "", "", nil, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		tokenURL, _ := server.ParseURL("https://as.example.com/token")
-		connected, err := code.WithRegisteredClient("dcr-1", "", "https://as.example.com")
+		connected, err := code.WithRegisteredClient("dcr-1", "", "https://as.example.com", "")
 		if err == nil {
 			connected, err = connected.WithConnection("https://as.example.com", tokenURL, "refresh", "token:ci", T0.Add(time.Minute))
 		}
