@@ -5,6 +5,12 @@ package config
 
 import (
 	"cmp"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/x509"
+	"encoding/asn1"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -41,6 +47,15 @@ const MaxAuthFailureLimit = 100000
 type Key struct {
 	ID     string
 	Secret []byte
+}
+
+// SigningKey is one entry of the OAuth signing key ring
+// (QUAVON_OAUTH_SIGNING_KEYS): an id, published as the key's kid, and the
+// private key, an *ecdsa.PrivateKey on P-256 (ES256) or an
+// ed25519.PrivateKey (EdDSA).
+type SigningKey struct {
+	ID  string
+	Key crypto.Signer
 }
 
 // Config is the whole validated configuration.
@@ -93,7 +108,12 @@ type Config struct {
 	RecheckInterval time.Duration
 	// AuditWebhook is the audit stream's sink, when set.
 	AuditWebhook AuditWebhook
-	LLM          LLM
+	// OAuthSigningKeys is the key ring of private_key_jwt client
+	// assertions (QUAVON_OAUTH_SIGNING_KEYS); the first key signs, every
+	// key is published. Empty: no signing keys, private_key_jwt is
+	// unavailable.
+	OAuthSigningKeys []SigningKey
+	LLM              LLM
 }
 
 // AuditWebhook is where the audit stream goes: QUAVON_AUDIT_WEBHOOK_URL
@@ -197,6 +217,9 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, &Error{"QUAVON_MCP_ALLOWED_URLS", allowedURLsReason(err)})
 	}
 	c.RecheckInterval = recheckInterval(getenv("QUAVON_MCP_RECHECK_INTERVAL"), &errs)
+	if c.OAuthSigningKeys, keyErr = parseSigningKeys(getenv("QUAVON_OAUTH_SIGNING_KEYS")); keyErr != nil {
+		errs = append(errs, keyErr)
+	}
 	c.AuditWebhook = auditWebhook(getenv("QUAVON_AUDIT_WEBHOOK_URL"), getenv("QUAVON_AUDIT_WEBHOOK_SECRET"), &errs)
 	c.LLM = loadLLM(getenv, get("QUAVON_LLM_PROVIDER", "openai"), &errs)
 	if len(errs) > 0 {
@@ -363,4 +386,64 @@ func parseKeys(raw string) ([]Key, *Error) {
 		keys = append(keys, Key{ID: id, Secret: secret})
 	}
 	return keys, nil
+}
+
+// parseSigningKeys reads QUAVON_OAUTH_SIGNING_KEYS, `ID:BASE64,ID:BASE64`,
+// each BASE64 a PKCS#8 private key (DER) in standard base64: ECDSA on
+// P-256 or Ed25519, nothing else. The first entry signs. An error names
+// the entry's position, never the entry.
+func parseSigningKeys(raw string) ([]SigningKey, *Error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, nil
+	}
+	bad := func(i int, reason string) *Error {
+		return &Error{"QUAVON_OAUTH_SIGNING_KEYS", fmt.Sprintf("entry %d %s", i+1, reason)}
+	}
+	var keys []SigningKey
+	seen := map[string]bool{}
+	for i, entry := range strings.Split(raw, ",") {
+		id, b64, ok := strings.Cut(strings.TrimSpace(entry), ":")
+		if !ok || !keyID.MatchString(id) {
+			return nil, bad(i, "must be ID:BASE64 with ID matching ^[a-z0-9]{1,16}$")
+		}
+		if seen[id] {
+			return nil, bad(i, "repeats a key id")
+		}
+		seen[id] = true
+		der, err := base64.StdEncoding.Strict().DecodeString(b64)
+		if err != nil || len(der) == 0 {
+			return nil, bad(i, "must be a PKCS#8 private key (DER) in standard base64")
+		}
+		signer, reason := parseSigningKey(der)
+		if reason != "" {
+			return nil, bad(i, reason)
+		}
+		keys = append(keys, SigningKey{ID: id, Key: signer})
+	}
+	return keys, nil
+}
+
+// parseSigningKey reads one PKCS#8 key and keeps it only when it is an
+// ES256 or an Ed25519 key; the reason is empty when it is.
+func parseSigningKey(der []byte) (crypto.Signer, string) {
+	const notPKCS8 = "must be a PKCS#8 private key (DER) in standard base64"
+	// One DER value and nothing after it: ParsePKCS8PrivateKey would
+	// ignore trailing bytes.
+	var whole asn1.RawValue
+	if rest, err := asn1.Unmarshal(der, &whole); err != nil || len(rest) != 0 {
+		return nil, notPKCS8
+	}
+	key, err := x509.ParsePKCS8PrivateKey(der)
+	if err != nil {
+		return nil, notPKCS8
+	}
+	switch k := key.(type) {
+	case *ecdsa.PrivateKey:
+		if k.Curve == elliptic.P256() {
+			return k, ""
+		}
+	case ed25519.PrivateKey:
+		return k, ""
+	}
+	return nil, "must be an ECDSA P-256 (ES256) or Ed25519 key"
 }

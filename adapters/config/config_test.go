@@ -1,6 +1,13 @@
 package config_test
 
 import (
+	"crypto/ecdh"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/base64"
 	"strings"
 	"testing"
@@ -374,6 +381,158 @@ func TestLoadAuditWebhookRefused(t *testing.T) {
 			}
 			if c.AuditWebhook.On() || c.AuditWebhook.Key != nil {
 				t.Errorf("audit stream on (%+v) after an error, want off", c.AuditWebhook)
+			}
+		})
+	}
+}
+
+// Keys the documented commands print (docs/configuration.md): `openssl
+// genpkey -algorithm ed25519 | openssl pkcs8 -topk8 -nocrypt -outform DER
+// | base64 -w0`, and the same with `-algorithm EC -pkeyopt
+// ec_paramgen_curve:P-256`. Test keys, published nowhere else.
+const (
+	opensslEd25519 = "MC4CAQAwBQYDK2VwBCIEIB/ze7Oyfb+oajwCw2fSaCkqf2nRB8vXB00S5YMGSvRx"
+	opensslP256    = "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg66MWa1qpQB1DVEici0GW1hip7uY9sr8qzmABqDUxWwChRANCAAQ2lQpifHhoYeW+zHAnKKhsy53fwsSYb4RsRfBwMgLaA+CvJxY/bFOwgo9ovQHxUsWR3/CUgpzi7acQGfwdV2kW"
+)
+
+func pkcs8(t *testing.T, key any) []byte {
+	t.Helper()
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der
+}
+
+func ecKey(t *testing.T, c elliptic.Curve) *ecdsa.PrivateKey {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(c, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func TestLoadOAuthSigningKeys(t *testing.T) {
+	_, edKey, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec := ecKey(t, elliptic.P256())
+	b64 := base64.StdEncoding.EncodeToString
+	c, err := config.Load(env(map[string]string{
+		"QUAVON_OAUTH_SIGNING_KEYS": " ed1:" + b64(pkcs8(t, edKey)) + " , ec1:" + b64(pkcs8(t, ec)) + ",ossl:" + opensslEd25519 + ",osslec:" + opensslP256,
+	}))
+	if err != nil {
+		t.Fatalf("Load error = %v", err)
+	}
+	keys := c.OAuthSigningKeys
+	if len(keys) != 4 || keys[0].ID != "ed1" || keys[1].ID != "ec1" || keys[2].ID != "ossl" || keys[3].ID != "osslec" {
+		t.Fatalf("OAuthSigningKeys = %+v, want ed1, ec1, ossl, osslec in order", keys)
+	}
+	if k, ok := keys[0].Key.(ed25519.PrivateKey); !ok || !k.Equal(edKey) {
+		t.Errorf("key ed1 = %T, want the Ed25519 key given", keys[0].Key)
+	}
+	if k, ok := keys[1].Key.(*ecdsa.PrivateKey); !ok || !k.Equal(ec) {
+		t.Errorf("key ec1 = %T, want the P-256 key given", keys[1].Key)
+	}
+	if _, ok := keys[2].Key.(ed25519.PrivateKey); !ok {
+		t.Errorf("key ossl = %T, want Ed25519", keys[2].Key)
+	}
+	if k, ok := keys[3].Key.(*ecdsa.PrivateKey); !ok || k.Curve != elliptic.P256() {
+		t.Errorf("key osslec = %T, want ECDSA on P-256", keys[3].Key)
+	}
+
+	for _, unset := range []string{"", " ", "\t"} {
+		c, err := config.Load(env(map[string]string{"QUAVON_OAUTH_SIGNING_KEYS": unset}))
+		if err != nil || c.OAuthSigningKeys != nil {
+			t.Errorf("Load(QUAVON_OAUTH_SIGNING_KEYS=%q) = %v, %v; want no keys and no error", unset, c.OAuthSigningKeys, err)
+		}
+	}
+}
+
+// TestLoadRefusesOAuthSigningKeys: every malformed ring is a one-line
+// startup error naming the variable and the entry's position, and never
+// a part of an entry's key.
+func TestLoadRefusesOAuthSigningKeys(t *testing.T) {
+	_, edKey, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x25519, err := ecdh.X25519().GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p256 := ecKey(t, elliptic.P256())
+	p384 := ecKey(t, elliptic.P384())
+	if !strings.HasSuffix(base64.StdEncoding.EncodeToString(pkcs8(t, p384)), "=") {
+		t.Fatal("a P-384 key's base64 has no padding to leave out")
+	}
+	sec1, err := x509.MarshalECPrivateKey(p256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := x509.MarshalPKIXPublicKey(p256.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := base64.StdEncoding.EncodeToString
+	good := b64(pkcs8(t, edKey))
+	tests := []struct {
+		name, value, want string
+		// key is the material that must not appear in the error.
+		key string
+	}{
+		{"no id", good, "entry 1 must be ID:BASE64", good},
+		{"empty id", ":" + good, "entry 1 must be ID:BASE64", good},
+		{"id uppercase", "K1:" + good, "entry 1 must be ID:BASE64", good},
+		{"id too long", "abcdefghijklmnopq:" + good, "entry 1 must be ID:BASE64", good},
+		{"id with a dash", "k-1:" + good, "entry 1 must be ID:BASE64", good},
+		{"repeated id", "k1:" + good + ",k1:" + b64(pkcs8(t, p256)), "entry 2 repeats a key id", good},
+		{"empty entry last", "k1:" + good + ",", "entry 2 must be ID:BASE64", good},
+		{"empty entry between", "k1:" + good + ",,k2:" + good, "entry 2 must be ID:BASE64", good},
+		{"empty key", "k1:", "entry 1 must be a PKCS#8 private key", ""},
+		{"not base64", "k1:%%" + good[2:], "entry 1 must be a PKCS#8 private key", good[2:]},
+		{"url-safe base64", "k1:" + base64.URLEncoding.EncodeToString(pkcs8(t, p256)), "entry 1 must be a PKCS#8 private key", base64.URLEncoding.EncodeToString(pkcs8(t, p256))},
+		// A P-384 key's PKCS#8 is 185 bytes, so its base64 ends in "=".
+		{"unpadded base64", "k1:" + strings.TrimRight(b64(pkcs8(t, p384)), "="), "entry 1 must be a PKCS#8 private key", b64(pkcs8(t, p384))},
+		{"space inside", "k1: " + good, "entry 1 must be a PKCS#8 private key", good},
+		{"not DER", "k1:" + b64([]byte("0123456789abcdef0123456789abcdef")), "entry 1 must be a PKCS#8 private key", b64([]byte("0123456789abcdef0123456789abcdef"))},
+		{"SEC 1 EC key", "k1:" + b64(sec1), "entry 1 must be a PKCS#8 private key", b64(sec1)},
+		{"public key", "k1:" + b64(pub), "entry 1 must be a PKCS#8 private key", b64(pub)},
+		{"trailing bytes", "k1:" + b64(append(pkcs8(t, edKey), 0, 0)), "entry 1 must be a PKCS#8 private key", good},
+		{"RSA key", "k1:" + b64(pkcs8(t, rsaKey)), "entry 1 must be an ECDSA P-256 (ES256) or Ed25519 key", b64(pkcs8(t, rsaKey))},
+		{"P-384 key", "k1:" + b64(pkcs8(t, p384)), "entry 1 must be an ECDSA P-256 (ES256) or Ed25519 key", b64(pkcs8(t, p384))},
+		{"P-521 key", "k1:" + b64(pkcs8(t, ecKey(t, elliptic.P521()))), "entry 1 must be an ECDSA P-256 (ES256) or Ed25519 key", ""},
+		{"P-224 key", "k1:" + b64(pkcs8(t, ecKey(t, elliptic.P224()))), "entry 1 must be an ECDSA P-256 (ES256) or Ed25519 key", ""},
+		{"X25519 key", "k1:" + b64(pkcs8(t, x25519)), "entry 1 must be an ECDSA P-256 (ES256) or Ed25519 key", b64(pkcs8(t, x25519))},
+		{"second entry RSA", "k1:" + good + ",k2:" + b64(pkcs8(t, rsaKey)), "entry 2 must be an ECDSA P-256 (ES256) or Ed25519 key", good},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Load(env(map[string]string{"QUAVON_OAUTH_SIGNING_KEYS": tt.value}))
+			if err == nil {
+				t.Fatalf("Load(QUAVON_OAUTH_SIGNING_KEYS) error = nil, keys %d; want %q", len(c.OAuthSigningKeys), tt.want)
+			}
+			msg := err.Error()
+			want := "configuration: QUAVON_OAUTH_SIGNING_KEYS " + tt.want
+			if !strings.HasPrefix(msg, want) || strings.Contains(msg, "\n") {
+				t.Errorf("error = %q, want one line starting %q", msg, want)
+			}
+			if c.OAuthSigningKeys != nil {
+				t.Errorf("OAuthSigningKeys = %d keys, want none with the error", len(c.OAuthSigningKeys))
+			}
+			// No part of the value or the key: no 8 characters of either in a row.
+			for _, secret := range []string{tt.value, tt.key} {
+				for i := 0; i+8 <= len(secret); i++ {
+					if part := secret[i : i+8]; strings.Contains(msg, part) {
+						t.Fatalf("error %q repeats %q, a part of the entry", msg, part)
+					}
+				}
 			}
 		})
 	}

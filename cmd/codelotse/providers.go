@@ -223,8 +223,9 @@ var appSet = wire.NewSet(
 )
 
 // connectorSet is the guarded MCP transport, as the application holds
-// it: behind the operator's allowlist of URLs.
-var connectorSet = wire.NewSet(provideConnectorOptions, mcpclient.NewConnector, provideAllowedURLs, provideMCPConnector)
+// it: behind the operator's allowlist of URLs; its token requests sign
+// private_key_jwt assertions with the instance's signing keys.
+var connectorSet = wire.NewSet(provideConnectorOptions, mcpclient.NewConnector, provideAllowedURLs, provideMCPConnector, provideClientAssertions)
 
 // provideAllowedURLs is the operator's allowlist of MCP server URLs
 // (QUAVON_MCP_ALLOWED_URLS; empty: any URL), which the registration, the
@@ -239,12 +240,57 @@ func provideMCPConnector(c *mcpclient.Connector, allowed server.AllowedURLs) por
 	return app.AllowlistedConnector(c, allowed)
 }
 
-func provideConnectorOptions(cfg config.Config, rules netpolicy.Rules, resolver ports.Resolver, log zerolog.Logger, m mcpclient.OperationMetrics) (mcpclient.Options, error) {
+func provideConnectorOptions(cfg config.Config, rules netpolicy.Rules, resolver ports.Resolver, log zerolog.Logger, m mcpclient.OperationMetrics,
+	assertions ports.ClientAssertions) (mcpclient.Options, error) {
 	roots, err := rootCAs()
 	if err != nil {
 		return mcpclient.Options{}, err
 	}
-	return mcpclient.Options{Rules: rules, Resolver: resolver, Timeout: cfg.CallTimeout, RootCAs: roots, Logger: log, Metrics: m}, nil
+	return mcpclient.Options{Rules: rules, Resolver: resolver, Timeout: cfg.CallTimeout, RootCAs: roots, Logger: log, Metrics: m, Assertions: assertions}, nil
+}
+
+// signingRing is the ring of QUAVON_OAUTH_SIGNING_KEYS (the first key
+// signs, every key is published); nil when none is set.
+func signingRing(cfg config.Config) (*crypto.SigningRing, error) {
+	if len(cfg.OAuthSigningKeys) == 0 {
+		return nil, nil
+	}
+	keys := make([]crypto.SigningKey, len(cfg.OAuthSigningKeys))
+	for i, k := range cfg.OAuthSigningKeys {
+		keys[i] = crypto.SigningKey{ID: k.ID, Key: k.Key}
+	}
+	return crypto.NewSigningRing(keys, time.Now)
+}
+
+// provideClientAssertions is the signer of private_key_jwt client
+// assertions: the signing ring, or a nil interface (not a typed nil)
+// when QUAVON_OAUTH_SIGNING_KEYS is not set, so `Assertions == nil`
+// means the instance has no signing key.
+func provideClientAssertions(cfg config.Config) ports.ClientAssertions {
+	r, err := signingRing(cfg)
+	if err != nil {
+		// config.Load refuses every key NewSigningRing refuses (an id
+		// outside ^[a-z0-9]{1,16}$, a repeated id, a key that is not
+		// ES256 or Ed25519), so this is a bug, not a configuration error.
+		// The error names the key's id, never key material.
+		panic(fmt.Sprintf("QUAVON_OAUTH_SIGNING_KEYS passed config.Load but the signing ring refused it: %v", err))
+	}
+	if r == nil {
+		return nil
+	}
+	return r
+}
+
+// provideOAuthPublic is what the API publishes for authorization servers
+// (GET /oauth/client-metadata.json and GET /oauth/jwks.json, only on an
+// https QUAVON_PUBLIC_URL): the public URL and the signing ring's JWK set
+// (empty without signing keys).
+func provideOAuthPublic(cfg config.Config) (httpapi.OAuthPublic, error) {
+	r, err := signingRing(cfg)
+	if err != nil {
+		return httpapi.OAuthPublic{}, err
+	}
+	return httpapi.OAuthPublic{PublicURL: cfg.PublicURL, JWKS: r.JWKS()}, nil
 }
 
 // rootCAs is the system pool plus the CA file SSL_CERT_FILE names, so the
@@ -273,9 +319,10 @@ func providePublicURL(cfg config.Config) web.PublicURL { return web.PublicURL(cf
 
 func provideUIHandler(u *web.UI) httpapi.UIHandler { return u }
 
-// oauthSet is the OAuth client of the code-flow connection and the
-// operator's list of issuers that may register clients dynamically.
-var oauthSet = wire.NewSet(provideOAuthClient, provideDCRIssuers)
+// oauthSet is the OAuth client of the code-flow connection, the
+// operator's list of issuers that may register clients dynamically, and
+// what the instance publishes for authorization servers.
+var oauthSet = wire.NewSet(provideOAuthClient, provideDCRIssuers, provideOAuthPublic)
 
 func provideDCRIssuers(cfg config.Config) registry.DCRIssuers {
 	return registry.DCRIssuers(cfg.OAuthDCRIssuers)

@@ -109,7 +109,8 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	listAuditHandler := accounts.NewListAuditHandler(deps)
 	auditRoutes := httpapi.NewAuditRoutes(listAuditHandler)
 	metricsRegistry := metrics.New()
-	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry)
+	clientAssertions := provideClientAssertions(cfg)
+	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry, clientAssertions)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -226,7 +227,17 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler, findings, allowedURLs)
 	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
-	v := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
+	oAuthPublic, err := provideOAuthPublic(cfg)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	oAuthPublicRoutes, err := httpapi.NewOAuthPublicRoutes(oAuthPublic)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	v := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes, oAuthPublicRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, trustedProxies, v, metricsRegistry)
 	pool := providePool(db)
 	model, err := provideModel(cfg, log)
@@ -352,7 +363,8 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	listAuditHandler := accounts.NewListAuditHandler(deps)
 	auditRoutes := httpapi.NewAuditRoutes(listAuditHandler)
 	metricsRegistry := metrics.New()
-	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry)
+	clientAssertions := provideClientAssertions(cfg)
+	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry, clientAssertions)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -469,7 +481,17 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler, findings, allowedURLs)
 	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
-	v := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes)
+	oAuthPublic, err := provideOAuthPublic(cfg)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	oAuthPublicRoutes, err := httpapi.NewOAuthPublicRoutes(oAuthPublic)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	v := httpapi.NewRoutes(serverRoutes, statusRoutes, repositoryRoutes, policyRoutes, auditRoutes, discoveryRoutes, reviewRoutes, metricsRoutes, settingsRoutes, uiRoutes, toolApprovalRoutes, tokenRoutes, oAuthPublicRoutes)
 	server := httpapi.NewServer(addr, log, db, authenticateHandler, gates, trustedProxies, v, metricsRegistry)
 	return server, func() {
 		cleanup()
@@ -498,7 +520,8 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 	vault := app.NewVault(keyRing)
 	rules := provideRules(cfg)
 	resolver := provideResolver()
-	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry)
+	clientAssertions := provideClientAssertions(cfg)
+	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry, clientAssertions)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
