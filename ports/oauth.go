@@ -52,6 +52,30 @@ type OAuthMetadata struct {
 	// domain judges it (server.AuthorizationServer.CheckFor: S256 must be
 	// among them).
 	CodeChallengeMethods []string
+	// TokenEndpointAuthMethods is token_endpoint_auth_methods_supported as
+	// it came (nil when absent).
+	TokenEndpointAuthMethods []string
+	// ClientIDMetadataDocuments is client_id_metadata_document_supported.
+	ClientIDMetadataDocuments bool
+}
+
+// AuthorizationServer is md as the domain judges it.
+func (md OAuthMetadata) AuthorizationServer() server.AuthorizationServer {
+	return server.AuthorizationServer{
+		Issuer: md.Issuer, AuthorizationEndpoint: md.AuthorizationEndpoint, TokenEndpoint: md.TokenEndpoint,
+		RegistrationEndpoint: md.RegistrationEndpoint, IssParameterSupported: md.IssParameterSupported,
+		CodeChallengeMethods: md.CodeChallengeMethods, TokenEndpointAuthMethods: md.TokenEndpointAuthMethods,
+		ClientIDMetadataDocuments: md.ClientIDMetadataDocuments,
+	}
+}
+
+// OAuthRegistration is the client a dynamic registration returned.
+type OAuthRegistration struct {
+	ClientID     string
+	ClientSecret string // empty for a public client
+	// ClientAuth is the method the authorization server registered (its
+	// token_endpoint_auth_method), else the one asked for.
+	ClientAuth server.ClientAuth
 }
 
 // OAuthCodeExchange is one authorization-code token request (RFC 6749
@@ -61,10 +85,13 @@ type OAuthCodeExchange struct {
 	ClientID     string
 	ClientSecret string // empty for a public client
 	ClientAuth   server.ClientAuth
-	Code         string
-	Verifier     string
-	RedirectURI  string
-	Resource     server.URL
+	// Issuer is the bound issuer: the audience of a private_key_jwt
+	// assertion.
+	Issuer      string
+	Code        string
+	Verifier    string
+	RedirectURI string
+	Resource    server.URL
 }
 
 // OAuthTokens is a token response. The caller keeps RefreshToken sealed
@@ -91,9 +118,10 @@ type OAuthClient interface {
 	// (ErrOAuthIssuer).
 	Discover(ctx context.Context, serverURL server.URL, issuer string) (OAuthMetadata, error)
 	// Register performs RFC 7591 dynamic client registration at
-	// md.RegistrationEndpoint. Callers allow it only for the issuers the
-	// operator lists (QUAVON_MCP_OAUTH_DCR_ISSUERS).
-	Register(ctx context.Context, md OAuthMetadata, redirectURI string, scopes []string) (clientID, clientSecret string, err error)
+	// md.RegistrationEndpoint, asking for the method auth. Callers allow
+	// it only for the issuers the operator lists
+	// (QUAVON_MCP_OAUTH_DCR_ISSUERS).
+	Register(ctx context.Context, md OAuthMetadata, redirectURI string, scopes []string, auth server.ClientAuth) (OAuthRegistration, error)
 	// ExchangeCode trades an authorization code for tokens.
 	ExchangeCode(ctx context.Context, req OAuthCodeExchange) (OAuthTokens, error)
 }
@@ -110,8 +138,9 @@ type CredentialSaver func(ctx context.Context, cred server.Credential) error
 // published at GET /oauth/jwks.json. Safe for concurrent use.
 type ClientAssertions interface {
 	// ClientAssertion returns a compact JWS whose claims are iss and sub
-	// clientID, aud audience (the token endpoint it is sent to, nothing
-	// else), a fresh random jti, iat now and exp a minute later; its
+	// clientID, aud audience (the authorization server's issuer, whose
+	// pinned token endpoint alone receives it), a fresh random jti, iat
+	// now and exp a minute later; its
 	// header names the key (kid) and its algorithm (ES256 or EdDSA).
 	ClientAssertion(clientID, audience string) (string, error)
 }

@@ -2,10 +2,14 @@ package mcpclient
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -47,17 +51,21 @@ import (
 // no terminator's port, so the terminators leave it alone.
 const conformanceRedirectURI = "https://" + everythingHost + "/oauth/callback"
 
-// conformanceUnsupported are the auth scenarios whose client
-// authentication this service does not implement; the client stops at
-// once with the reason.
+// conformanceDocumentURL is the client ID metadata document the suite's
+// auth/basic-cimd expects as the client id; the service's is
+// QUAVON_PUBLIC_URL + server.ClientMetadataPath, which the harness cannot
+// publish where the suite looks.
+const conformanceDocumentURL = "https://conformance-test.local/client-metadata.json"
+
+// conformanceUnsupported are the auth scenarios whose grant this service
+// does not implement; the client stops at once with the reason.
 var conformanceUnsupported = map[string]string{
-	"auth/client-credentials-jwt":           "private_key_jwt client authentication is not supported (client_secret_basic only)",
 	"auth/cross-app-access-complete-flow":   "enterprise-managed authorization (token exchange, JWT bearer grant) is not supported",
 	"auth/enterprise-managed-authorization": "enterprise-managed authorization (token exchange, JWT bearer grant) is not supported",
 	"auth/wif-jwt-bearer":                   "the JWT bearer grant (workload identity) is not supported",
 }
 
-func applyConformanceAuth(scenario string, cctx conformanceContext, opts *Options, target *ports.MCPTarget) error {
+func applyConformanceAuth(scenario string, cctx conformanceContext, front *tlsFront, opts *Options, target *ports.MCPTarget) error {
 	if !strings.HasPrefix(scenario, "auth/") {
 		return nil
 	}
@@ -67,23 +75,30 @@ func applyConformanceAuth(scenario string, cctx conformanceContext, opts *Option
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	oc := NewOAuthClient(*opts)
-	md, err := oc.Discover(ctx, target.URL, "")
-	if err != nil {
-		return fmt.Errorf("Discover: %w", err)
-	}
-	opts.Logger.Info().Str("issuer", md.Issuer).Str("token", md.TokenEndpoint.String()).
-		Str("authorization", md.AuthorizationEndpoint.String()).Str("registration", md.RegistrationEndpoint.String()).
-		Bool("iss", md.IssParameterSupported).Msg("discovered")
 	target.ServerID = "conformance"
 	if strings.HasPrefix(scenario, "auth/client-credentials-") {
-		cred, err := server.NewOAuthClientCredentials(md.TokenEndpoint.String(), cctx.ClientID, cctx.ClientSecret, nil, "")
+		md, err := oc.Discover(ctx, target.URL, "")
+		if err != nil {
+			return fmt.Errorf("Discover: %w", err)
+		}
+		secret, method := cctx.ClientSecret, ""
+		if cctx.PrivateKeyPEM != "" {
+			// private_key_jwt: the scenario's key stands in for the
+			// instance's signing key ring.
+			signer, err := newConformanceSigner(cctx.PrivateKeyPEM, front)
+			if err != nil {
+				return err
+			}
+			opts.Assertions, secret, method = signer, "", string(server.PrivateKeyJWT)
+		}
+		cred, err := server.NewOAuthClientCredentials(md.TokenEndpoint.String(), cctx.ClientID, secret, nil, method, md.Issuer)
 		if err != nil {
 			return fmt.Errorf("client credentials: %w", err)
 		}
 		target.Credential = cred
 		return nil
 	}
-	cred, err := conformanceConnect(ctx, oc, md, cctx, *opts, target.URL)
+	cred, err := conformanceConnect(ctx, oc, cctx, *opts, target.URL, server.Credential{})
 	if err != nil {
 		return err
 	}
@@ -94,38 +109,74 @@ func applyConformanceAuth(scenario string, cctx conformanceContext, opts *Option
 
 // conformanceConnect is the service's connection of a code-flow
 // credential (app/registry StartConnect and FinishConnect), with the
-// suite's mock /authorize in place of the browser.
-func conformanceConnect(ctx context.Context, oc *OAuthClient, md ports.OAuthMetadata, cctx conformanceContext, opts Options, serverURL server.URL) (server.Credential, error) {
+// suite's mock /authorize in place of the browser. prev is the
+// credential of an earlier connection (zero for the first): it binds the
+// issuer, and when the server names another authorization server, a
+// client the service obtained is obtained again there
+// (server.Credential.ForNewIssuer), as StartConnect does.
+func conformanceConnect(ctx context.Context, oc *OAuthClient, cctx conformanceContext, opts Options, serverURL server.URL, prev server.Credential) (server.Credential, error) {
 	var none server.Credential
-	// StartConnect's check of the authorization server (PKCE S256
-	// announced among them).
-	as := server.AuthorizationServer{
-		Issuer: md.Issuer, AuthorizationEndpoint: md.AuthorizationEndpoint, TokenEndpoint: md.TokenEndpoint,
-		RegistrationEndpoint: md.RegistrationEndpoint, IssParameterSupported: md.IssParameterSupported,
-		CodeChallengeMethods: md.CodeChallengeMethods,
+	cred, bound := prev, ""
+	if o, ok := prev.OAuth(); ok {
+		bound = o.Issuer
 	}
-	if err := as.CheckFor(""); err != nil {
+	md, err := oc.Discover(ctx, serverURL, bound)
+	if o, _ := prev.OAuth(); errors.Is(err, ports.ErrOAuthIssuer) && o.Registered {
+		if cred, err = prev.ForNewIssuer(); err != nil {
+			return none, err
+		}
+		bound = ""
+		md, err = oc.Discover(ctx, serverURL, "")
+	}
+	if err != nil {
+		return none, fmt.Errorf("Discover: %w", err)
+	}
+	opts.Logger.Info().Str("issuer", md.Issuer).Str("token", md.TokenEndpoint.String()).
+		Str("authorization", md.AuthorizationEndpoint.String()).Str("registration", md.RegistrationEndpoint.String()).
+		Bool("iss", md.IssParameterSupported).Strs("authMethods", md.TokenEndpointAuthMethods).Msg("discovered")
+	as := md.AuthorizationServer()
+	if err := as.CheckFor(bound); err != nil {
 		return none, fmt.Errorf("authorization server: %w", err)
 	}
-	clientID, secret := cctx.ClientID, cctx.ClientSecret
-	if clientID == "" {
-		if md.RegistrationEndpoint.IsZero() {
-			return none, errors.New("no client id and the authorization server offers no dynamic client registration")
+	if cred.IsZero() || cred.Kind() != server.KindOAuthAuthorizationCode {
+		issuer := ""
+		if cctx.ClientID != "" {
+			issuer = md.Issuer // the admin names the issuer of a pre-registered client
 		}
-		var err error
-		if clientID, secret, err = oc.Register(ctx, md, conformanceRedirectURI, nil); err != nil {
+		if cred, err = server.NewOAuthAuthorizationCode(cctx.ClientID, cctx.ClientSecret, issuer, nil, ""); err != nil {
+			return none, fmt.Errorf("credential: %w", err)
+		}
+	}
+	// StartConnect's client, in its order; the operator lists the issuer
+	// for dynamic registration.
+	o, _ := cred.OAuth()
+	src, err := as.ClientSourceFor(o, conformanceDocumentURL, []string{md.Issuer})
+	if err != nil {
+		return none, fmt.Errorf("client: %w", err)
+	}
+	switch src {
+	case server.ClientGiven:
+		if err := as.CheckClientAuth(o.ClientAuth); err != nil {
+			return none, err
+		}
+	case server.ClientFromDocument:
+		cred, err = cred.WithRegisteredClient(conformanceDocumentURL, "", md.Issuer, as.DocumentAuth(false))
+	default:
+		var reg ports.OAuthRegistration
+		if reg, err = oc.Register(ctx, md, conformanceRedirectURI, nil, as.RegistrationAuth()); err != nil {
 			return none, fmt.Errorf("Register: %w", err)
 		}
+		cred, err = cred.WithRegisteredClient(reg.ClientID, reg.ClientSecret, md.Issuer, reg.ClientAuth)
 	}
-	cred, err := server.NewOAuthAuthorizationCode(clientID, secret, md.Issuer, nil, "")
 	if err != nil {
-		return none, fmt.Errorf("credential: %w", err)
+		return none, fmt.Errorf("client: %w", err)
 	}
+	o, _ = cred.OAuth()
 	state, verifier := randomString(), randomString()
 	challenge := sha256.Sum256([]byte(verifier))
 	q := url.Values{}
 	q.Set("response_type", "code")
-	q.Set("client_id", clientID)
+	q.Set("client_id", o.ClientID)
 	q.Set("redirect_uri", conformanceRedirectURI)
 	q.Set("state", state)
 	q.Set("code_challenge", base64.RawURLEncoding.EncodeToString(challenge[:]))
@@ -149,7 +200,7 @@ func conformanceConnect(ctx context.Context, oc *OAuthClient, md ports.OAuthMeta
 		return none, errors.New("callback: code is required")
 	}
 	tokens, err := oc.ExchangeCode(ctx, ports.OAuthCodeExchange{
-		TokenURL: md.TokenEndpoint, ClientID: clientID, ClientSecret: secret,
+		TokenURL: md.TokenEndpoint, ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientAuth: o.ClientAuth, Issuer: md.Issuer,
 		Code: cb.Get("code"), Verifier: verifier, RedirectURI: conformanceRedirectURI, Resource: serverURL,
 	})
 	if err != nil {
@@ -166,6 +217,50 @@ func conformanceConnect(ctx context.Context, oc *OAuthClient, md ports.OAuthMeta
 		return cred.WithAccessOnlyConnection(md.Issuer, md.TokenEndpoint, tokens.AccessToken, exp, "conformance", now)
 	}
 	return cred.WithConnection(md.Issuer, md.TokenEndpoint, tokens.RefreshToken, "conformance", now)
+}
+
+// conformanceSigner signs client assertions with a scenario's PKCS#8
+// key, as the instance's signing key ring does (ES256). The TLS front
+// shows the client the authorization server's https origin; the
+// assertion's audience is mapped back to the server's own http origin,
+// as the front maps every other URL the client sends (a signature cannot
+// be rewritten on the way).
+type conformanceSigner struct {
+	key   *ecdsa.PrivateKey
+	front *tlsFront
+}
+
+func newConformanceSigner(pemKey string, front *tlsFront) (*conformanceSigner, error) {
+	block, _ := pem.Decode([]byte(pemKey))
+	if block == nil {
+		return nil, errors.New("private_key_pem: no PEM block")
+	}
+	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("private_key_pem: %w", err)
+	}
+	ec, ok := k.(*ecdsa.PrivateKey)
+	if !ok {
+		return nil, errors.New("private_key_pem: not an ECDSA key")
+	}
+	return &conformanceSigner{key: ec, front: front}, nil
+}
+
+func (s *conformanceSigner) ClientAssertion(clientID, audience string) (string, error) {
+	now := time.Now().Unix()
+	header, _ := json.Marshal(map[string]string{"alg": "ES256", "typ": "JWT"})
+	claims, _ := json.Marshal(map[string]any{"iss": clientID, "sub": clientID, "aud": s.front.toServer(audience),
+		"jti": randomString(), "iat": now, "exp": now + 60})
+	input := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(claims)
+	digest := sha256.Sum256([]byte(input))
+	r, sv, err := ecdsa.Sign(rand.Reader, s.key, digest[:])
+	if err != nil {
+		return "", err
+	}
+	sig := make([]byte, 64)
+	r.FillBytes(sig[:32])
+	sv.FillBytes(sig[32:])
+	return input + "." + base64.RawURLEncoding.EncodeToString(sig), nil
 }
 
 // conformanceAuthorize plays the browser: it GETs the authorization URL

@@ -157,7 +157,7 @@ func conformanceClient(scenario, rawURL string, logger zerolog.Logger) (negotiat
 		return negotiated, err
 	}
 	target := ports.MCPTarget{URL: u, Credential: server.NoCredential()}
-	if err := applyConformanceAuth(scenario, cctx, &opts, &target); err != nil {
+	if err := applyConformanceAuth(scenario, cctx, front, &opts, &target); err != nil {
 		return negotiated, err
 	}
 
@@ -173,6 +173,23 @@ func conformanceClient(scenario, rawURL string, logger zerolog.Logger) (negotiat
 		logger.Info().Str("protocol", negotiated).Msg("session open")
 	}
 	listed, err := s.ListTools(ctx)
+	if scenario == "auth/authorization-server-migration" && errors.Is(err, ports.ErrServerUnauthorized) {
+		// The server moved to another authorization server after its
+		// first request: an admin connects again (StartConnect obtains a
+		// client at the new issuer) and a new session lists the tools.
+		cred, cerr := conformanceConnect(ctx, NewOAuthClient(opts), cctx, opts, target.URL, target.Credential)
+		if cerr != nil {
+			return negotiated, fmt.Errorf("reconnect: %w", cerr)
+		}
+		target.Credential = cred
+		s2, oerr := NewConnector(opts).OpenSession(ctx, target, limits.DiscoveryResponseCap)
+		if oerr != nil {
+			return negotiated, fmt.Errorf("OpenSession after reconnecting: %w", oerr)
+		}
+		defer s2.Close()
+		s = s2
+		listed, err = s.ListTools(ctx)
+	}
 	if err != nil {
 		return negotiated, fmt.Errorf("ListTools: %w", err)
 	}

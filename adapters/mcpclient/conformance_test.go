@@ -122,10 +122,6 @@ var conformanceFailures = map[string]designFailure{
 	"sep-2322-client-request-state":       {reason: "multi-round-trip (SEP-2322): the tool answers input_required; the connector fulfils no input request and returns ErrProtocol (Session.CallTool)"},
 
 	// The same stop, after checks of features the service does not have.
-	"auth/basic-cimd": {
-		reason: "client ID metadata documents (CIMD) are not supported: the client registers dynamically (WARNING cimd-client-id-used)",
-		strict: true, failing: []string{"cimd-client-id-used"},
-	},
 	"auth/scope-from-scopes-supported": {
 		reason: "the service requests exactly the scopes the admin configured (none here), never the server's scopes_supported (WARNING scope-from-scopes-supported)",
 		strict: true, failing: []string{"scope-from-scopes-supported"},
@@ -137,14 +133,6 @@ var conformanceFailures = map[string]designFailure{
 	"auth/scope-step-up": {
 		reason: "no scope step-up: the service requests the admin's scopes, and a 403 insufficient_scope is server_unauthorized until an admin connects again with more scopes (scope-step-up-*, sep-2350-scope-union-on-reauth)",
 		strict: true, failing: []string{"scope-step-up-initial", "scope-step-up-escalation", "sep-2350-scope-union-on-reauth"},
-	},
-	"auth/token-endpoint-auth-post": {
-		reason: "client authentication is client_secret_basic (client_id in the body for a public client); the authorization server offers client_secret_post only (token-endpoint-auth-method)",
-		strict: true, failing: []string{"token-endpoint-auth-method"},
-	},
-	"auth/authorization-server-migration": {
-		reason: "the connection is pinned to the issuer and token URL it was made with; when the protected-resource metadata names a new authorization server, an admin connects again (no automatic re-registration, sep-2352-reregister-on-as-change)",
-		strict: true, failing: []string{"sep-2352-reregister-on-as-change"},
 	},
 	"auth/dpop": {
 		reason: "DPoP (RFC 9449, SEP-1932) is not supported: the client asks for and presents bearer tokens (sep-1932-*)",
@@ -171,10 +159,6 @@ var conformanceFailures = map[string]designFailure{
 
 	// Grants and client authentication the service does not implement;
 	// the client stops before any request (conformanceUnsupported).
-	"auth/client-credentials-jwt": {
-		reason: "private_key_jwt client authentication (a signed assertion) is not supported; client credentials use client_secret_basic",
-		stop:   conformanceUnsupported["auth/client-credentials-jwt"],
-	},
 	"auth/cross-app-access-complete-flow": {
 		reason: "enterprise-managed authorization (cross-app access: token exchange of an IdP ID token, then the JWT bearer grant) is not supported",
 		stop:   conformanceUnsupported["auth/cross-app-access-complete-flow"],
@@ -207,20 +191,20 @@ var conformanceExpectations = []conformanceRun{{
 		"auth/scope-omitted-when-undefined",
 		"auth/token-endpoint-auth-basic",
 		"auth/token-endpoint-auth-none",
+		"auth/token-endpoint-auth-post",
+		"auth/basic-cimd",
+		"auth/client-credentials-jwt",
 	},
 	refuses: []string{"auth/resource-mismatch", "auth/scope-retry-limit"},
 	failByDesign: []string{
 		"elicitation-sep1034-client-defaults",
 		"auth/2025-03-26-oauth-endpoint-fallback",
 		"auth/2025-03-26-oauth-metadata-backcompat",
-		"auth/basic-cimd",
-		"auth/client-credentials-jwt",
 		"auth/cross-app-access-complete-flow",
 		"auth/metadata-var2",
 		"auth/scope-from-scopes-supported",
 		"auth/scope-from-www-authenticate",
 		"auth/scope-step-up",
-		"auth/token-endpoint-auth-post",
 	},
 }, {
 	name:  "0.2.0-alpha.12",
@@ -236,6 +220,7 @@ var conformanceExpectations = []conformanceRun{{
 		"json-schema-ref-no-deref",
 		"json-schema-2020-12-preservation",
 		"auth/client-credentials-basic",
+		"auth/client-credentials-jwt",
 	}, conformanceCodeFlowPass02...),
 	refuses: conformanceRefuses02,
 	failByDesign: append([]string{
@@ -243,7 +228,6 @@ var conformanceExpectations = []conformanceRun{{
 		"sep-2322-client-request-state",
 		"auth/2025-03-26-oauth-endpoint-fallback",
 		"auth/2025-03-26-oauth-metadata-backcompat",
-		"auth/client-credentials-jwt",
 		"auth/dpop",
 		"auth/dpop-nonce",
 		"auth/enterprise-managed-authorization",
@@ -299,17 +283,17 @@ var (
 		"auth/scope-omitted-when-undefined",
 		"auth/token-endpoint-auth-basic",
 		"auth/token-endpoint-auth-none",
+		"auth/token-endpoint-auth-post",
+		"auth/basic-cimd",
+		"auth/authorization-server-migration",
 	}
 	// conformanceCodeFlow02: the code-flow scenarios of 0.2 that fail by
 	// design (both runs).
 	conformanceCodeFlow02 = []string{
-		"auth/authorization-server-migration",
-		"auth/basic-cimd",
 		"auth/metadata-var2",
 		"auth/scope-from-scopes-supported",
 		"auth/scope-from-www-authenticate",
 		"auth/scope-step-up",
-		"auth/token-endpoint-auth-post",
 	}
 )
 

@@ -95,7 +95,7 @@ func (s *tokenServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *tokenServer) target(t *testing.T, ts *testServer) ports.MCPTarget {
 	t.Helper()
-	cred, err := server.NewOAuthClientCredentials(fmt.Sprintf("https://%s:%d/token", testHost, ts.port()), "client-1", "client-secret-1234", nil, "")
+	cred, err := server.NewOAuthClientCredentials(fmt.Sprintf("https://%s:%d/token", testHost, ts.port()), "client-1", "client-secret-1234", nil, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

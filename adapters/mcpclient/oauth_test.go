@@ -103,7 +103,7 @@ func (e *peerEnv) tokenURL(t *testing.T) server.URL {
 
 func clientCredentials(t *testing.T, tokenURL, secret string, scopes ...string) server.Credential {
 	t.Helper()
-	c, err := server.NewOAuthClientCredentials(tokenURL, oauthpeer.ServiceClientID, secret, scopes, "")
+	c, err := server.NewOAuthClientCredentials(tokenURL, oauthpeer.ServiceClientID, secret, scopes, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,14 +450,15 @@ func TestRegistersAClientDynamically(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, secret, err := e.oc.Register(ctx, md, "https://app.test/callback", []string{"openid"})
-	if err != nil || id == "" || secret == "" {
-		t.Fatalf("Register = %q, secret set %v, %v", id, secret != "", err)
+	reg, err := e.oc.Register(ctx, md, "https://app.test/callback", []string{"openid"}, server.ClientSecretBasic)
+	id, secret := reg.ClientID, reg.ClientSecret
+	if err != nil || id == "" || secret == "" || reg.ClientAuth != server.ClientSecretBasic {
+		t.Fatalf("Register = %q, secret set %v, %s, %v", id, secret != "", reg.ClientAuth, err)
 	}
 	// The registered client completes the code flow.
 	e.connect(t, id, secret)
 	// A redirect URI the server refuses is ErrOAuthRejected.
-	_, _, err = e.oc.Register(ctx, md, "https://evil.test/cb", nil)
+	_, err = e.oc.Register(ctx, md, "https://evil.test/cb", nil, server.ClientSecretBasic)
 	wantCode(t, err, ports.ErrOAuthRejected)
 	noSecrets(t, "the log", e.logs.String(), secret)
 }

@@ -130,6 +130,9 @@ func (c *OAuthClient) discover(ctx context.Context, serverURL server.URL, want s
 		ScopesSupported:       slices.Clone(prm.ScopesSupported),
 		IssParameterSupported: asm.AuthorizationResponseIssParameterSupported,
 		CodeChallengeMethods:  slices.Clone(asm.CodeChallengeMethodsSupported),
+		// A list read as it came: absent stays nil (RFC 8414's default).
+		TokenEndpointAuthMethods:  slices.Clone(asm.TokenEndpointAuthMethodsSupported),
+		ClientIDMetadataDocuments: asm.ClientIDMetadataDocumentSupported,
 	}
 	if len(md.ScopesSupported) == 0 {
 		md.ScopesSupported = slices.Clone(asm.ScopesSupported)
@@ -314,28 +317,34 @@ func checkAddress(ctx context.Context, o Options, u server.URL) *failure {
 }
 
 // Register implements [ports.OAuthClient]: RFC 7591 dynamic client
-// registration of a confidential web client (application_type web,
-// client_secret_basic) with
-// the code and refresh-token grants for redirectURI. A 4xx is
-// ErrOAuthRejected.
-func (c *OAuthClient) Register(ctx context.Context, md ports.OAuthMetadata, redirectURI string, scopes []string) (string, string, error) {
-	id, secret, f := c.register(ctx, md, redirectURI, scopes)
+// registration of a web client (application_type web) with the code and
+// refresh-token grants for redirectURI, asking for the method auth. The
+// registered method is the answer's token_endpoint_auth_method when it
+// is one this client has and fits the answer (a secret with
+// client_secret_basic or client_secret_post, none without), else auth. A
+// 4xx is ErrOAuthRejected.
+func (c *OAuthClient) Register(ctx context.Context, md ports.OAuthMetadata, redirectURI string, scopes []string, auth server.ClientAuth) (ports.OAuthRegistration, error) {
+	r, f := c.register(ctx, md, redirectURI, scopes, auth)
 	if f != nil {
-		return "", "", c.failed(ctx, "register", f)
+		return ports.OAuthRegistration{}, c.failed(ctx, "register", f)
 	}
-	return id, secret, nil
+	return r, nil
 }
 
-func (c *OAuthClient) register(ctx context.Context, md ports.OAuthMetadata, redirectURI string, scopes []string) (string, string, *failure) {
+func (c *OAuthClient) register(ctx context.Context, md ports.OAuthMetadata, redirectURI string, scopes []string, auth server.ClientAuth) (ports.OAuthRegistration, *failure) {
+	var none ports.OAuthRegistration
 	if md.RegistrationEndpoint.IsZero() {
-		return "", "", metadataError("no registration endpoint")
+		return none, metadataError("no registration endpoint")
+	}
+	if auth == "" {
+		auth = server.ClientSecretBasic
 	}
 	meta := map[string]any{
 		"redirect_uris":              []string{redirectURI},
 		"client_name":                clientName,
 		"grant_types":                []string{"authorization_code", "refresh_token"},
 		"response_types":             []string{"code"},
-		"token_endpoint_auth_method": "client_secret_basic",
+		"token_endpoint_auth_method": string(auth),
 		// SEP-837 (MCP 2026-07-28) requires an application_type; this
 		// service is a web application with an https redirect URI
 		// (OpenID Connect Dynamic Client Registration §2).
@@ -346,30 +355,41 @@ func (c *OAuthClient) register(ctx context.Context, md ports.OAuthMetadata, redi
 	}
 	body, err := json.Marshal(meta)
 	if err != nil {
-		return "", "", fail(ports.ErrProtocol, err)
+		return none, fail(ports.ErrProtocol, err)
 	}
 	resp, f := c.egress().send(ctx, oauthRequest{method: http.MethodPost, url: md.RegistrationEndpoint, jsonBody: body})
 	if f != nil {
-		return "", "", f
+		return none, f
 	}
 	if resp.status >= 400 && resp.status < 500 {
 		var e struct {
 			Error string `json:"error"`
 		}
 		_ = json.Unmarshal(resp.body, &e)
-		return "", "", fail(ports.ErrOAuthRejected, &tokenError{status: resp.status, code: knownCode(e.Error)})
+		return none, fail(ports.ErrOAuthRejected, &tokenError{status: resp.status, code: knownCode(e.Error)})
 	}
 	if resp.status != http.StatusOK && resp.status != http.StatusCreated {
-		return "", "", fail(ports.ErrServerUnreachable, fmt.Errorf("registration status %d", resp.status))
+		return none, fail(ports.ErrServerUnreachable, fmt.Errorf("registration status %d", resp.status))
 	}
 	var r struct {
 		ClientID     string `json:"client_id"`
 		ClientSecret string `json:"client_secret"`
+		Method       string `json:"token_endpoint_auth_method"`
 	}
 	if err := json.Unmarshal(resp.body, &r); err != nil || !visibleASCII(r.ClientID) || (r.ClientSecret != "" && !visibleASCII(r.ClientSecret)) {
-		return "", "", fail(ports.ErrProtocol, errors.New("malformed registration response"))
+		return none, fail(ports.ErrProtocol, errors.New("malformed registration response"))
 	}
-	return r.ClientID, r.ClientSecret, nil
+	reg := ports.OAuthRegistration{ClientID: r.ClientID, ClientSecret: r.ClientSecret, ClientAuth: auth}
+	if m := server.ClientAuth(r.Method); m.UsesSecret() && r.ClientSecret != "" || m == server.ClientAuthNone && r.ClientSecret == "" {
+		reg.ClientAuth = m
+	}
+	if reg.ClientAuth.UsesSecret() != (reg.ClientSecret != "") {
+		// The answer and the method disagree (a secret for a public
+		// client, or none for a confidential one): the default of the
+		// secret it gave.
+		reg.ClientAuth, _ = server.ParseClientAuth("", reg.ClientSecret != "")
+	}
+	return reg, nil
 }
 
 // ExchangeCode implements [ports.OAuthClient]: the authorization_code
@@ -397,7 +417,7 @@ func (c *OAuthClient) exchange(ctx context.Context, req ports.OAuthCodeExchange)
 		"redirect_uri":  {req.RedirectURI},
 		"resource":      {req.Resource.String()},
 	}}
-	if f := clientAuth(&r, req.ClientID, req.ClientSecret, req.ClientAuth, c.opts.Assertions); f != nil {
+	if f := clientAuth(&r, req.ClientID, req.ClientSecret, req.Issuer, req.ClientAuth, c.opts.Assertions); f != nil {
 		return ports.OAuthTokens{}, f
 	}
 	resp, f := c.egress().send(ctx, r)

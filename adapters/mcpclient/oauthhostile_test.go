@@ -92,7 +92,7 @@ func TestTokenEndpointControls(t *testing.T) {
 			logs := &logBuf{}
 			c, dials := newTestConnector(t, selfHosted(t), peerResolver(), hostileTimeout)
 			c.opts.Logger = c.opts.Logger.Output(logs)
-			cred, err := server.NewOAuthClientCredentials(tokenURL, "client-1", secret, []string{"read"}, "")
+			cred, err := server.NewOAuthClientCredentials(tokenURL, "client-1", secret, []string{"read"}, "", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -435,7 +435,7 @@ func TestAccessTokenNeverFollowsARedirect(t *testing.T) {
 	logs := &logBuf{}
 	c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), hostileTimeout)
 	c.opts.Logger = c.opts.Logger.Output(logs)
-	cred, err := server.NewOAuthClientCredentials(fmt.Sprintf("https://%s:%d/token", testHost, tokenSrv.port()), "client-1", "cc-secret-77", nil, "")
+	cred, err := server.NewOAuthClientCredentials(fmt.Sprintf("https://%s:%d/token", testHost, tokenSrv.port()), "client-1", "cc-secret-77", nil, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,7 +512,7 @@ func TestClientCredentialsSecretGoesOnlyToTheAdminsTokenURL(t *testing.T) {
 	}
 	c, _ := newTestConnector(t, selfHosted(t), loopbackResolver(), hostileTimeout)
 	tokenURL := fmt.Sprintf("https://%s:%d/token", testHost, tokenSrv.port())
-	cred, err := server.NewOAuthClientCredentials(tokenURL, "client-1", secret, nil, "")
+	cred, err := server.NewOAuthClientCredentials(tokenURL, "client-1", secret, nil, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -215,11 +215,12 @@ func visibleASCII(s string) bool {
 // clientAuth sets the client authentication of a token request by the
 // credential's method: client_secret_basic (RFC 6749 §2.3.1),
 // client_secret_post (the id and secret in the body), private_key_jwt
-// (RFC 7523 §2.2: a client assertion whose audience is the request's own
-// URL, the pinned token endpoint) or none (the id in the body, a public
+// (RFC 7523 §2.2: a client assertion whose audience is the bound issuer,
+// as draft-ietf-oauth-rfc7523bis asks, sent only in this request to its
+// pinned token endpoint) or none (the id in the body, a public
 // client); an empty method is the default of the secret (basic with one,
 // none without).
-func clientAuth(r *oauthRequest, clientID, secret string, method server.ClientAuth, assertions ports.ClientAssertions) *failure {
+func clientAuth(r *oauthRequest, clientID, secret, issuer string, method server.ClientAuth, assertions ports.ClientAssertions) *failure {
 	if method == "" {
 		method, _ = server.ParseClientAuth("", secret != "")
 	}
@@ -233,7 +234,10 @@ func clientAuth(r *oauthRequest, clientID, secret string, method server.ClientAu
 		if assertions == nil {
 			return fail(ports.ErrServerUnauthorized, errors.New("private_key_jwt without a signing key (QUAVON_OAUTH_SIGNING_KEYS)"))
 		}
-		jwt, err := assertions.ClientAssertion(clientID, r.url.String())
+		if issuer == "" {
+			return fail(ports.ErrServerUnauthorized, errors.New("private_key_jwt without an issuer"))
+		}
+		jwt, err := assertions.ClientAssertion(clientID, issuer)
 		if err != nil {
 			return fail(ports.ErrServerUnauthorized, fmt.Errorf("sign a client assertion: %w", err))
 		}

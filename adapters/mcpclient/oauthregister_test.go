@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/codelotse/codelotse/domain/server"
 	"github.com/codelotse/codelotse/ports"
 )
 
@@ -23,9 +24,9 @@ func TestRegistrationMetadata(t *testing.T) {
 	oc := NewOAuthClient(c.opts)
 	oc.connect = c.connect
 	md := ports.OAuthMetadata{RegistrationEndpoint: mustURL(t, fmt.Sprintf("https://%s:%d/register", testHost, ts.port()))}
-	id, secret, err := oc.Register(context.Background(), md, "https://app.test/callback", []string{"mcp:read"})
-	if err != nil || id != "dyn-1" || secret != "s3cret-xyz" {
-		t.Fatalf("Register = %q, %q, %v", id, secret, err)
+	reg, err := oc.Register(context.Background(), md, "https://app.test/callback", []string{"mcp:read"}, "")
+	if err != nil || reg.ClientID != "dyn-1" || reg.ClientSecret != "s3cret-xyz" || reg.ClientAuth != server.ClientSecretBasic {
+		t.Fatalf("Register = %+v, %v", reg, err)
 	}
 	reqs := ts.requests()
 	if len(reqs) != 1 {

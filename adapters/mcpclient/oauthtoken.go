@@ -303,7 +303,7 @@ func (c *Connector) requestToken(ctx context.Context, serverID string, resource 
 		return cachedToken{}, fail(ports.ErrServerUnauthorized, errors.New("not an oauth credential"))
 	}
 	r.form.Set("resource", resource.String())
-	if f := clientAuth(&r, o.ClientID, o.ClientSecret, o.ClientAuth, c.opts.Assertions); f != nil {
+	if f := clientAuth(&r, o.ClientID, o.ClientSecret, o.Issuer, o.ClientAuth, c.opts.Assertions); f != nil {
 		return cachedToken{}, f
 	}
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/codelotse/codelotse/app"
 	"github.com/codelotse/codelotse/app/registry"
+	"github.com/codelotse/codelotse/domain/server"
 )
 
 // connectServer starts the OAuth code-flow connection and sends the
@@ -36,7 +37,7 @@ type authorizePage struct {
 func (authorizePage) title() (string, string) { return "Connecting…", "servers" }
 
 // CallbackPath is the OAuth redirect URI's path (QUAVON_PUBLIC_URL + it).
-const CallbackPath = "/ui/oauth/callback"
+const CallbackPath = server.CallbackPath
 
 func (u *UI) callbackURL() string { return *u.origin.Load() + CallbackPath }
 

@@ -43,6 +43,17 @@ const issuerRefused = "the MCP server names another authorization server than th
 // default, so a code-flow server without a client id cannot connect.
 type DCRIssuers []string
 
+// ClientDocument is the instance's client ID metadata document as the
+// connection uses it (server.ClientMetadataURL).
+type ClientDocument struct {
+	// URL is the document's https URL, the client id of its client; ""
+	// when the instance publishes none.
+	URL string
+	// Signs: the instance has signing keys (QUAVON_OAUTH_SIGNING_KEYS),
+	// so the document's client authenticates with private_key_jwt.
+	Signs bool
+}
+
 // ConnectDeps are the ports the connection use cases need.
 type ConnectDeps struct {
 	Tenants ports.Tenants
@@ -54,6 +65,10 @@ type ConnectDeps struct {
 	// (crypto/rand.Reader).
 	Rand       ports.Random
 	DCRIssuers DCRIssuers
+	// Document is the instance's client ID metadata document: its URL
+	// ("" without an https QUAVON_PUBLIC_URL: no such client) and whether
+	// the instance signs (private_key_jwt).
+	Document ClientDocument
 	// Allowed is the operator's allowlist of server URLs
 	// (QUAVON_MCP_ALLOWED_URLS): a server outside it is neither
 	// connected nor asked for its authorization server. The zero value
@@ -107,14 +122,25 @@ func (h *StartConnectHandler) Handle(ctx context.Context, p ports.Principal, cmd
 		return "", srvDomainError(err)
 	}
 	md, as, err := h.discover(ctx, p, s, o.Issuer)
+	if errors.Is(err, errOtherIssuer) && o.Registered {
+		// The resource moved to another authorization server, and its
+		// client was one the service obtained: the admin connecting now
+		// obtains one at the new issuer; nothing of the old client or its
+		// connection goes there.
+		if cred, err = cred.ForNewIssuer(); err != nil {
+			return "", srvDomainError(err)
+		}
+		o, _ = cred.OAuth()
+		if md, as, err = h.discover(ctx, p, s, ""); err == nil {
+			h.auditMigration(ctx, p, s.ID(), s.OAuth().Issuer, as.Issuer)
+		}
+	}
 	if err != nil {
 		return "", err
 	}
-	clientID := o.ClientID
-	if o.NeedsRegistration() {
-		if clientID, enc, err = h.register(ctx, p, s, enc, cred, md, as, cmd.RedirectURI, o.Scopes); err != nil {
-			return "", err
-		}
+	clientID, enc, err := h.client(ctx, p, s, enc, cred, o, md, as, cmd.RedirectURI)
+	if err != nil {
+		return "", err
 	}
 	return h.begin(ctx, p, s, enc, as, clientID, o.Scopes, cmd)
 }
@@ -166,19 +192,16 @@ func (h *StartConnectHandler) discover(ctx context.Context, p ports.Principal, s
 	md, err := h.d.OAuth.Discover(ctx, s.URL(), bound)
 	if errors.Is(err, ports.ErrOAuthIssuer) {
 		h.recordUnauthorized(ctx, p, s.ID())
+		return md, server.AuthorizationServer{}, errors.Join(errOtherIssuer, oauthFailure("OAuth discovery", err))
 	}
 	if err != nil {
 		return md, server.AuthorizationServer{}, oauthFailure("OAuth discovery", err)
 	}
-	as := server.AuthorizationServer{
-		Issuer: md.Issuer, AuthorizationEndpoint: md.AuthorizationEndpoint, TokenEndpoint: md.TokenEndpoint,
-		RegistrationEndpoint: md.RegistrationEndpoint, IssParameterSupported: md.IssParameterSupported,
-		CodeChallengeMethods: md.CodeChallengeMethods,
-	}
+	as := md.AuthorizationServer()
 	switch err := as.CheckFor(bound); {
 	case errors.Is(err, server.ErrOtherIssuer):
 		h.recordUnauthorized(ctx, p, s.ID())
-		return md, as, oauthFailure("OAuth discovery", ports.ErrOAuthIssuer)
+		return md, as, errors.Join(errOtherIssuer, oauthFailure("OAuth discovery", ports.ErrOAuthIssuer))
 	case errors.Is(err, server.ErrMetadataIncomplete):
 		return md, as, oauthFailure("OAuth discovery", ports.ErrOAuthMetadata)
 	case errors.Is(err, server.ErrPKCEUnsupported):
@@ -189,31 +212,45 @@ func (h *StartConnectHandler) discover(ctx context.Context, p ports.Principal, s
 	return md, as, nil
 }
 
-// register registers a client dynamically, only where
-// server.AuthorizationServer.CheckRegistration allows it, and keeps it
-// with the credential: one registration per server and issuer, stored
-// before the admin leaves, so the next Connect reuses it. It returns the
-// client id and the newly sealed credential.
-func (h *StartConnectHandler) register(ctx context.Context, p ports.Principal, s *server.Server, enc []byte, cred server.Credential, md ports.OAuthMetadata, as server.AuthorizationServer, redirectURI string, scopes []string) (string, []byte, error) {
-	switch err := as.CheckRegistration(h.d.DCRIssuers); {
+// client is the connection's client, in server.ClientSourceFor's order:
+// the admin's (its method checked against the authorization server's
+// list before anything is sent); the instance's metadata document, whose
+// URL is the client id (nothing registered); or one registered
+// dynamically. A document's or a registration's client is kept with the
+// credential: one per server and issuer, stored before the admin leaves,
+// so the next Connect reuses it. It returns the client id and the sealed
+// credential.
+func (h *StartConnectHandler) client(ctx context.Context, p ports.Principal, s *server.Server, enc []byte, cred server.Credential, o server.OAuth, md ports.OAuthMetadata, as server.AuthorizationServer, redirectURI string) (string, []byte, error) {
+	src, err := as.ClientSourceFor(o, h.d.Document.URL, h.d.DCRIssuers)
+	switch {
 	case errors.Is(err, server.ErrRegistrationNotAllowed):
-		return "", nil, app.Invalid(map[string]string{"auth.clientId": "is required: this instance does not allow dynamic client registration at this authorization server (QUAVON_MCP_OAUTH_DCR_ISSUERS)"})
+		return "", nil, app.Invalid(map[string]string{"auth.clientId": "is required: this authorization server takes no client ID metadata document from this instance, and this instance does not allow dynamic client registration there (QUAVON_MCP_OAUTH_DCR_ISSUERS)"})
 	case errors.Is(err, server.ErrNoRegistrationEndpoint):
-		return "", nil, app.Invalid(map[string]string{"auth.clientId": "is required: the authorization server offers no dynamic client registration"})
+		return "", nil, app.Invalid(map[string]string{"auth.clientId": "is required: the authorization server takes no client ID metadata document from this instance and offers no dynamic client registration"})
 	case err != nil:
 		return "", nil, err
 	}
-	clientID, clientSecret, err := h.d.OAuth.Register(ctx, md, redirectURI, scopes)
-	if err != nil {
-		return "", nil, oauthFailure("OAuth client registration", err)
+	var reg ports.OAuthRegistration
+	switch src {
+	case server.ClientGiven:
+		if err := as.CheckClientAuth(o.ClientAuth); err != nil {
+			return "", nil, &app.Error{Code: app.CodeProtocolError, Message: "OAuth discovery: the authorization server does not accept this client's authentication (" + string(o.ClientAuth) + "); choose another clientAuth"}
+		}
+		return o.ClientID, enc, nil
+	case server.ClientFromDocument:
+		reg = ports.OAuthRegistration{ClientID: h.d.Document.URL, ClientAuth: as.DocumentAuth(h.d.Document.Signs)}
+	default:
+		if reg, err = h.d.OAuth.Register(ctx, md, redirectURI, o.Scopes, as.RegistrationAuth()); err != nil {
+			return "", nil, oauthFailure("OAuth client registration", err)
+		}
+		if reg.ClientID == "" {
+			return "", nil, oauthFailure("OAuth client registration", ports.ErrOAuthRejected)
+		}
 	}
-	if clientID == "" {
-		return "", nil, oauthFailure("OAuth client registration", ports.ErrOAuthRejected)
-	}
-	if enc, err = h.keepRegistration(ctx, p, s, enc, cred, clientID, clientSecret, as.Issuer); err != nil {
+	if enc, err = h.keepRegistration(ctx, p, s, enc, cred, reg, as.Issuer, src == server.ClientFromDocument); err != nil {
 		return "", nil, err
 	}
-	return clientID, enc, nil
+	return reg.ClientID, enc, nil
 }
 
 // begin stores a new pending connection over the sealed credential enc,
@@ -253,6 +290,24 @@ func (h *StartConnectHandler) begin(ctx context.Context, p ports.Principal, s *s
 	return authURL, nil
 }
 
+// errOtherIssuer marks a discovery refused because the MCP server names
+// another authorization server than the bound one.
+var errOtherIssuer = errors.New("the server names another authorization server")
+
+// ActionServerMigrateIssuer is the audit action of a connection that
+// obtains a new client because the server moved to another
+// authorization server.
+const ActionServerMigrateIssuer = "server.migrate_issuer"
+
+// auditMigration audits the move (best effort: the connection's own
+// audit events follow).
+func (h *StartConnectHandler) auditMigration(ctx context.Context, p ports.Principal, id, from, to string) {
+	_ = h.d.Tenants.InTenant(ctx, p.TenantID, func(ctx context.Context, tx ports.TenantTx) error {
+		return tx.Audit().Append(ctx, ports.AuditEvent{Action: ActionServerMigrateIssuer, Actor: app.Actor(p), Target: id, At: h.d.Clock.Now(),
+			Details: map[string]any{"from": from, "to": to}})
+	})
+}
+
 // recordUnauthorized notes server_unauthorized as the server's last error
 // and issuer_mismatch as the connection's refusal (its view and status say
 // so) after the MCP server named another authorization server. Best
@@ -270,8 +325,9 @@ func (h *StartConnectHandler) recordUnauthorized(ctx context.Context, p ports.Pr
 // keepRegistration stores the dynamically registered client with the
 // credential, over the credential read before (else the admin changed it:
 // validation_failed), audits it and returns the new sealed credential.
-func (h *StartConnectHandler) keepRegistration(ctx context.Context, p ports.Principal, s *server.Server, enc []byte, cred server.Credential, clientID, clientSecret, issuer string) ([]byte, error) {
-	registered, err := cred.WithRegisteredClient(clientID, clientSecret, issuer, "")
+func (h *StartConnectHandler) keepRegistration(ctx context.Context, p ports.Principal, s *server.Server, enc []byte, cred server.Credential, reg ports.OAuthRegistration, issuer string, document bool) ([]byte, error) {
+	clientID := reg.ClientID
+	registered, err := cred.WithRegisteredClient(reg.ClientID, reg.ClientSecret, issuer, reg.ClientAuth)
 	if err != nil {
 		return nil, &app.Error{Code: app.CodeProtocolError, Message: "OAuth client registration: the authorization server's answer is unusable", Cause: errors.New("registered client refused by the domain")}
 	}
@@ -297,7 +353,7 @@ func (h *StartConnectHandler) keepRegistration(ctx context.Context, p ports.Prin
 			return err
 		}
 		return tx.Audit().Append(ctx, ports.AuditEvent{Action: ActionServerRegisterClient, Actor: app.Actor(p), Target: s.ID(), At: h.d.Clock.Now(),
-			Details: map[string]any{"clientId": clientID, "issuer": issuer}})
+			Details: map[string]any{"clientId": clientID, "issuer": issuer, "clientAuth": string(registered.View().ClientAuth), "metadataDocument": document}})
 	})
 	if err != nil {
 		return nil, srvStoreError(err)
@@ -412,7 +468,7 @@ func (h *FinishConnectHandler) client(ctx context.Context, p ports.Principal, pc
 func (h *FinishConnectHandler) exchange(ctx context.Context, pc *server.PendingConnection, s *server.Server, client server.Credential, secret server.ConnectSecret, cb server.Callback, actor string, now time.Time) (server.Credential, error) {
 	o, _ := client.OAuth()
 	tokens, err := h.d.OAuth.ExchangeCode(ctx, ports.OAuthCodeExchange{
-		TokenURL: pc.TokenEndpoint(), ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientAuth: o.ClientAuth,
+		TokenURL: pc.TokenEndpoint(), ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientAuth: o.ClientAuth, Issuer: o.Issuer,
 		Code: cb.Code(), Verifier: secret.Verifier, RedirectURI: pc.RedirectURI(), Resource: s.URL(),
 	})
 	if err != nil {

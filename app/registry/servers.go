@@ -101,7 +101,7 @@ func (a ServerAuth) credential() (server.Credential, error) {
 	case server.KindHeader:
 		allowed = []string{"auth.name", "auth.value"}
 	case server.KindOAuthClientCredentials:
-		allowed = []string{"auth.tokenUrl", "auth.clientId", "auth.clientSecret", "auth.scopes", "auth.clientAuth"}
+		allowed = []string{"auth.tokenUrl", "auth.clientId", "auth.clientSecret", "auth.scopes", "auth.clientAuth", "auth.issuer"}
 	case server.KindOAuthAuthorizationCode:
 		allowed = []string{"auth.clientId", "auth.clientSecret", "auth.scopes", "auth.issuer", "auth.clientAuth"}
 	}
@@ -117,7 +117,7 @@ func (a ServerAuth) credential() (server.Credential, error) {
 	case server.KindHeader:
 		return server.NewHeader(a.Name, a.Value)
 	case server.KindOAuthClientCredentials:
-		return server.NewOAuthClientCredentials(a.TokenURL, a.ClientID, a.ClientSecret, a.Scopes, a.ClientAuth)
+		return server.NewOAuthClientCredentials(a.TokenURL, a.ClientID, a.ClientSecret, a.Scopes, a.ClientAuth, a.Issuer)
 	case server.KindOAuthAuthorizationCode:
 		return server.NewOAuthAuthorizationCode(a.ClientID, a.ClientSecret, a.Issuer, a.Scopes, a.ClientAuth)
 	}

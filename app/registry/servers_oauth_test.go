@@ -84,12 +84,36 @@ func TestCreateOAuthServerErrors(t *testing.T) {
 			a.ClientSecret, a.Issuer = srvClientSecret, "https://intra.example"
 			return a
 		}(), code: app.CodeEndpointNotPublic},
-		{name: "client credentials with issuer", auth: func() registry.ServerAuth {
+		{name: "private_key_jwt without an issuer", auth: func() registry.ServerAuth {
 			a := ccAuth("https://docs.example.com/t")
-			a.Issuer = "https://docs.example.com"
+			a.ClientSecret, a.ClientAuth = "", "private_key_jwt"
 			return a
 		}(),
 			code: app.CodeValidationFailed, fields: []string{"auth.issuer"}},
+		{name: "private_key_jwt with a token URL off the issuer's origin", auth: func() registry.ServerAuth {
+			a := ccAuth("https://docs.example.com/t")
+			a.ClientSecret, a.ClientAuth, a.Issuer = "", "private_key_jwt", "https://id.example.com"
+			return a
+		}(),
+			code: app.CodeValidationFailed, fields: []string{"auth.tokenUrl"}},
+		{name: "private_key_jwt with a secret", auth: func() registry.ServerAuth {
+			a := ccAuth("https://docs.example.com/t")
+			a.ClientAuth, a.Issuer = "private_key_jwt", "https://docs.example.com"
+			return a
+		}(),
+			code: app.CodeValidationFailed, fields: []string{"auth.clientSecret"}},
+		{name: "client credentials as a public client", auth: func() registry.ServerAuth {
+			a := ccAuth("https://docs.example.com/t")
+			a.ClientSecret, a.ClientAuth = "", "none"
+			return a
+		}(),
+			code: app.CodeValidationFailed, fields: []string{"auth.clientAuth"}},
+		{name: "an unknown clientAuth", auth: func() registry.ServerAuth {
+			a := ccAuth("https://docs.example.com/t")
+			a.ClientAuth = "tls_client_auth"
+			return a
+		}(),
+			code: app.CodeValidationFailed, fields: []string{"auth.clientAuth"}},
 		{name: "bearer with scopes", auth: registry.ServerAuth{Type: "bearer", Token: srvSecretToken, Scopes: []string{}},
 			code: app.CodeValidationFailed, fields: []string{"auth.scopes"}},
 		{name: "header with client id", auth: registry.ServerAuth{Type: "header", Name: "x-a", Value: "v", ClientID: "c"},

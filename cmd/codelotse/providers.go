@@ -322,7 +322,7 @@ func provideUIHandler(u *web.UI) httpapi.UIHandler { return u }
 // oauthSet is the OAuth client of the code-flow connection, the
 // operator's list of issuers that may register clients dynamically, and
 // what the instance publishes for authorization servers.
-var oauthSet = wire.NewSet(provideOAuthClient, provideDCRIssuers, provideOAuthPublic)
+var oauthSet = wire.NewSet(provideOAuthClient, provideDCRIssuers, provideClientDocument, provideOAuthPublic)
 
 func provideDCRIssuers(cfg config.Config) registry.DCRIssuers {
 	return registry.DCRIssuers(cfg.OAuthDCRIssuers)
@@ -333,4 +333,13 @@ func provideDCRIssuers(cfg config.Config) registry.DCRIssuers {
 // address rules, CAs, timeout and logger as every MCP connection.
 func provideOAuthClient(opts mcpclient.Options) ports.OAuthClient {
 	return mcpclient.NewOAuthClient(opts)
+}
+
+// provideClientDocument is the instance's client ID metadata document as
+// the code-flow connection uses it: its URL under an https
+// QUAVON_PUBLIC_URL (none otherwise), and whether its client signs
+// (QUAVON_OAUTH_SIGNING_KEYS).
+func provideClientDocument(cfg config.Config) registry.ClientDocument {
+	u, _ := server.ClientMetadataURL(cfg.PublicURL)
+	return registry.ClientDocument{URL: u, Signs: len(cfg.OAuthSigningKeys) > 0}
 }

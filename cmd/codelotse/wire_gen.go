@@ -154,6 +154,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	testConnectionHandler := registry.NewTestConnectionHandler(serverDeps, discoveryDeps)
 	oAuthClient := provideOAuthClient(options)
 	dcrIssuers := provideDCRIssuers(cfg)
+	clientDocument := provideClientDocument(cfg)
 	connectDeps := registry.ConnectDeps{
 		Tenants:    tenants,
 		Cipher:     vault,
@@ -162,6 +163,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 		Gates:      gates,
 		Rand:       random,
 		DCRIssuers: dcrIssuers,
+		Document:   clientDocument,
 		Allowed:    allowedURLs,
 	}
 	findIssuerHandler := registry.NewFindIssuerHandler(serverDeps, connectDeps)
@@ -408,6 +410,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	testConnectionHandler := registry.NewTestConnectionHandler(serverDeps, discoveryDeps)
 	oAuthClient := provideOAuthClient(options)
 	dcrIssuers := provideDCRIssuers(cfg)
+	clientDocument := provideClientDocument(cfg)
 	connectDeps := registry.ConnectDeps{
 		Tenants:    tenants,
 		Cipher:     vault,
@@ -416,6 +419,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 		Gates:      gates,
 		Rand:       random,
 		DCRIssuers: dcrIssuers,
+		Document:   clientDocument,
 		Allowed:    allowedURLs,
 	}
 	findIssuerHandler := registry.NewFindIssuerHandler(serverDeps, connectDeps)

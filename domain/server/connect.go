@@ -174,6 +174,13 @@ type AuthorizationServer struct {
 	// authorization spec: a client refuses an authorization server whose
 	// metadata lacks the list, or S256 in it).
 	CodeChallengeMethods []string
+	// TokenEndpointAuthMethods are the metadata's
+	// token_endpoint_auth_methods_supported (nil when absent: RFC 8414's
+	// default, client_secret_basic).
+	TokenEndpointAuthMethods []string
+	// ClientIDMetadataDocuments: the metadata's
+	// client_id_metadata_document_supported.
+	ClientIDMetadataDocuments bool
 }
 
 // complete reports whether the metadata names the issuer and both

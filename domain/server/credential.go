@@ -222,6 +222,7 @@ type secretJSON struct {
 	ClientID     string     `json:"clientId,omitempty"`
 	ClientSecret string     `json:"clientSecret,omitempty"`
 	ClientAuth   string     `json:"clientAuth,omitempty"`
+	Registered   bool       `json:"registered,omitempty"`
 	Scopes       []string   `json:"scopes,omitempty"`
 	Issuer       string     `json:"issuer,omitempty"`
 	RefreshToken string     `json:"refreshToken,omitempty"`
@@ -250,7 +251,7 @@ func (c Credential) MarshalSecret() ([]byte, error) {
 		if !o.TokenURL.IsZero() {
 			j.TokenURL = o.TokenURL.String()
 		}
-		j.ClientID, j.ClientSecret, j.Scopes, j.ClientAuth = o.ClientID, o.ClientSecret, o.Scopes, string(o.ClientAuth)
+		j.ClientID, j.ClientSecret, j.Scopes, j.ClientAuth, j.Registered = o.ClientID, o.ClientSecret, o.Scopes, string(o.ClientAuth), o.Registered
 		j.Issuer, j.RefreshToken, j.ConnectedBy = o.Issuer, o.RefreshToken, o.ConnectedBy
 		if !o.ConnectedAt.IsZero() {
 			at := o.ConnectedAt
@@ -321,10 +322,10 @@ func unmarshalOAuth(j secretJSON) (Credential, error) {
 		return unmarshalCodeFlow(j)
 	}
 	malformed := &field.Error{Field: "auth", Reason: "stored credential is malformed"}
-	if j.connectionSet() {
+	if j.RefreshToken != "" || j.ConnectedBy != "" || j.ConnectedAt != nil || j.AccessToken != "" || j.AccessExp != nil || j.Registered {
 		return Credential{}, malformed
 	}
-	c, err := NewOAuthClientCredentials(j.TokenURL, j.ClientID, j.ClientSecret, j.Scopes, j.ClientAuth)
+	c, err := NewOAuthClientCredentials(j.TokenURL, j.ClientID, j.ClientSecret, j.Scopes, j.ClientAuth, j.Issuer)
 	if err != nil {
 		return Credential{}, malformed
 	}
@@ -336,9 +337,10 @@ func unmarshalOAuth(j secretJSON) (Credential, error) {
 func unmarshalCodeFlow(j secretJSON) (Credential, error) {
 	malformed := &field.Error{Field: "auth", Reason: "stored credential is malformed"}
 	c, err := newOAuthAuthorizationCode(j.ClientID, j.ClientSecret, j.Issuer, j.Scopes, j.ClientAuth)
-	if err != nil {
+	if err != nil || j.Registered && (j.ClientID == "" || j.Issuer == "") {
 		return Credential{}, malformed
 	}
+	c.oauth.Registered = j.Registered
 	if j.RefreshToken == "" && j.AccessToken == "" {
 		if j.TokenURL != "" || j.ConnectedBy != "" || j.ConnectedAt != nil || j.AccessExp != nil {
 			return Credential{}, malformed

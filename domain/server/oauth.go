@@ -48,6 +48,11 @@ type OAuth struct {
 	// registration or the first connection pinned. Metadata, code and
 	// token requests go only to its endpoints.
 	Issuer string
+	// Registered: the client came from a dynamic registration or the
+	// instance's metadata document at Issuer, not from the admin; such a
+	// client is obtained again when the resource moves to another
+	// authorization server ([Credential.ForNewIssuer]).
+	Registered bool
 	// The connection of the code flow (all zero until an admin connects).
 	RefreshToken string
 	// AccessToken and AccessExpiresAt are kept only when the authorization
@@ -123,8 +128,11 @@ const (
 // clientAuth is the admin's method ([ParseClientAuth]; empty: basic):
 // client_secret_basic or client_secret_post with the secret,
 // private_key_jwt without one; a client-credentials client is never a
-// public one (none).
-func NewOAuthClientCredentials(tokenURL, clientID, clientSecret string, scopes []string, clientAuth string) (Credential, error) {
+// public one (none). issuer is the authorization server (optional; an
+// https URL), required with private_key_jwt: it is the assertion's
+// audience, and the token URL must be on its origin, so an assertion
+// goes nowhere else.
+func NewOAuthClientCredentials(tokenURL, clientID, clientSecret string, scopes []string, clientAuth, issuer string) (Credential, error) {
 	u, err := ParseURL(tokenURL)
 	if err != nil {
 		var fe *field.Error
@@ -140,7 +148,21 @@ func NewOAuthClientCredentials(tokenURL, clientID, clientSecret string, scopes [
 	if auth == ClientAuthNone {
 		return Credential{}, &field.Error{Field: "auth.clientAuth", Reason: "must not be none for client credentials: the client authenticates"}
 	}
-	o := OAuth{TokenURL: u, ClientID: clientID, ClientSecret: clientSecret, ClientAuth: auth, Scopes: slices.Clone(scopes)}
+	if issuer != "" {
+		if issuer, err = ParseIssuer(issuer); err != nil {
+			return Credential{}, err
+		}
+	}
+	if auth == PrivateKeyJWT {
+		iu, err := ParseURL(issuer)
+		switch {
+		case issuer == "":
+			return Credential{}, &field.Error{Field: "auth.issuer", Reason: "is required with private_key_jwt: the assertion's audience"}
+		case err != nil || iu.Host() != u.Host() || iu.Port() != u.Port():
+			return Credential{}, &field.Error{Field: "auth.tokenUrl", Reason: "must be on the issuer's origin with private_key_jwt"}
+		}
+	}
+	o := OAuth{TokenURL: u, ClientID: clientID, ClientSecret: clientSecret, ClientAuth: auth, Issuer: issuer, Scopes: slices.Clone(scopes)}
 	if err := o.check(auth.UsesSecret(), false); err != nil {
 		return Credential{}, err
 	}
@@ -250,11 +272,29 @@ func (c Credential) WithRegisteredClient(clientID, clientSecret, issuer string, 
 	}
 	o := *c.oauth
 	o.Scopes = slices.Clone(o.Scopes)
-	o.ClientID, o.ClientSecret, o.Issuer, o.ClientAuth = clientID, clientSecret, issuer, a
+	o.ClientID, o.ClientSecret, o.Issuer, o.ClientAuth, o.Registered = clientID, clientSecret, issuer, a, true
 	if err := o.check(false, false); err != nil {
 		return Credential{}, err
 	}
 	return Credential{kind: c.kind, secret: clientSecret, oauth: &o}, nil
+}
+
+// ErrNotMigratable: the client is the admin's (its id and any secret
+// were made for one authorization server), so a move to another issuer
+// needs the admin to edit the authentication.
+var ErrNotMigratable = errors.New("the client was given by the admin for its issuer")
+
+// ForNewIssuer is the code-flow credential of a server whose resource
+// moved to another authorization server: a registered client and its
+// connection are dropped, never carried over (no client id, secret or
+// refresh token reaches the new issuer), and the admin's scopes stay, so
+// the next connection obtains a client there again. A client the admin
+// gave is [ErrNotMigratable].
+func (c Credential) ForNewIssuer() (Credential, error) {
+	if c.kind != KindOAuthAuthorizationCode || c.oauth == nil || !c.oauth.Registered {
+		return Credential{}, ErrNotMigratable
+	}
+	return newOAuthAuthorizationCode("", "", "", c.oauth.Scopes, "")
 }
 
 // check validates the admin's part: client id, secret and scopes.

@@ -54,7 +54,7 @@ func TestOAuthClientCredentialsRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewOAuthClientCredentials(tt.tokenURL, tt.id, tt.secret, tt.scopes, "")
+			_, err := NewOAuthClientCredentials(tt.tokenURL, tt.id, tt.secret, tt.scopes, "", "")
 			if got := fieldOf(err); got != tt.field {
 				t.Fatalf("field = %q (err %v), want %q", got, err, tt.field)
 			}
@@ -107,7 +107,7 @@ func TestOAuthCredentialNeverShowsItsSecrets(t *testing.T) {
 }
 
 func TestOAuthSecretRoundTrip(t *testing.T) {
-	cc, err := NewOAuthClientCredentials("https://as.example.com/token", "svc", "s3cret-abcd", []string{"wiki:read", "tickets:read"}, "")
+	cc, err := NewOAuthClientCredentials("https://as.example.com/token", "svc", "s3cret-abcd", []string{"wiki:read", "tickets:read"}, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 func mustCC(t *testing.T) server.Credential {
 	t.Helper()
-	c, err := server.NewOAuthClientCredentials("https://as.example.com/token", "client-1", "cc-secret-value", []string{"read"}, "")
+	c, err := server.NewOAuthClientCredentials("https://as.example.com/token", "client-1", "cc-secret-value", []string{"read"}, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

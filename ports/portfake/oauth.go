@@ -120,6 +120,8 @@ type OAuthClient struct {
 	Discovered []server.URL
 	Issuers    []string // the issuer each Discover asked for
 	Registered []string // the redirect URIs registered
+	// RegisteredAuth are the methods the registrations asked for.
+	RegisteredAuth []server.ClientAuth
 	Exchanges  []ports.OAuthCodeExchange
 }
 
@@ -139,14 +141,15 @@ func (f *OAuthClient) Discover(_ context.Context, u server.URL, issuer string) (
 	return md, nil
 }
 
-func (f *OAuthClient) Register(_ context.Context, _ ports.OAuthMetadata, redirectURI string, _ []string) (string, string, error) {
+func (f *OAuthClient) Register(_ context.Context, _ ports.OAuthMetadata, redirectURI string, _ []string, auth server.ClientAuth) (ports.OAuthRegistration, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.Registered = append(f.Registered, redirectURI)
+	f.RegisteredAuth = append(f.RegisteredAuth, auth)
 	if f.RegisterErr != nil {
-		return "", "", f.RegisterErr
+		return ports.OAuthRegistration{}, f.RegisterErr
 	}
-	return f.RegisteredID, f.RegisteredSecret, nil
+	return ports.OAuthRegistration{ClientID: f.RegisteredID, ClientSecret: f.RegisteredSecret, ClientAuth: auth}, nil
 }
 
 func (f *OAuthClient) ExchangeCode(_ context.Context, req ports.OAuthCodeExchange) (ports.OAuthTokens, error) {

@@ -22,7 +22,7 @@ func OAuthServers(t *testing.T, open Open) {
 		tenant := h.tenant(t)
 		u, _ := server.ParseURL("https://oauth.example.com/mcp")
 		n, _ := server.ParseName("oauth")
-		cc, err := server.NewOAuthClientCredentials("https://as.example.com/token", "client-1", "secret-123456", []string{"read", "mcp:tools"}, "")
+		cc, err := server.NewOAuthClientCredentials("https://as.example.com/token", "client-1", "secret-123456", []string{"read", "mcp:tools"}, "", "")
 		if err != nil {
 			t.Fatal(err)
 		}
