@@ -72,9 +72,11 @@ type ServerAuthView struct {
 	ClientID   *string              `json:"clientId,omitempty"`
 	Scopes     *[]string            `json:"scopes,omitempty"` // [] for an OAuth kind without scopes
 	Connection *OAuthConnectionView `json:"connection,omitempty"`
-	// Issuer is the code flow's authorization server: the admin's, or
-	// the one a registration or connection pinned.
+	// Issuer is the authorization server: the admin's, or for the code
+	// flow the one a registration or connection pinned.
 	Issuer string `json:"issuer,omitempty"`
+	// ClientAuth is the OAuth kinds' client authentication method.
+	ClientAuth string `json:"clientAuth,omitempty"`
 }
 
 // OAuthConnectionView is the code flow's connection: "connected" with
@@ -106,7 +108,7 @@ func newServerAuthView(s *server.Server) ServerAuthView {
 	if scopes == nil {
 		scopes = []string{}
 	}
-	a.ClientID, a.Scopes = &o.ClientID, &scopes
+	a.ClientID, a.Scopes, a.Issuer, a.ClientAuth = &o.ClientID, &scopes, o.Issuer, string(o.ClientAuth)
 	if s.CredentialKind() == server.KindOAuthAuthorizationCode {
 		a.Connection = &OAuthConnectionView{State: ConnectionNeeded}
 		// A connection without a refresh token ends with its access
@@ -116,7 +118,6 @@ func newServerAuthView(s *server.Server) ServerAuthView {
 			a.Connection = &OAuthConnectionView{State: ConnectionConnected, By: &by, At: timeJSON(o.ConnectedAt)}
 		}
 		a.Connection.Refused = o.Refused
-		a.Issuer = o.Issuer
 	}
 	return a
 }
@@ -254,6 +255,7 @@ type serverAuthRequest struct {
 	ClientID     string   `json:"clientId" validate:"max=256"`
 	ClientSecret string   `json:"clientSecret" validate:"max=4096"`
 	Issuer       string   `json:"issuer" validate:"max=2048"`
+	ClientAuth   string   `json:"clientAuth" validate:"max=32"`
 	Scopes       []string `json:"scopes" validate:"omitnil,max=20,dive,max=128"`
 }
 
@@ -262,7 +264,7 @@ func (a *serverAuthRequest) auth() *registry.ServerAuth {
 		return nil
 	}
 	return &registry.ServerAuth{Type: a.Type, Token: a.Token, Name: a.Name, Value: a.Value,
-		TokenURL: a.TokenURL, ClientID: a.ClientID, ClientSecret: a.ClientSecret, Issuer: a.Issuer, Scopes: a.Scopes}
+		TokenURL: a.TokenURL, ClientID: a.ClientID, ClientSecret: a.ClientSecret, Issuer: a.Issuer, ClientAuth: a.ClientAuth, Scopes: a.Scopes}
 }
 
 // createServerRequest is the body of POST /v1/mcp/servers. There is no

@@ -82,6 +82,7 @@ type authPublicJSON struct {
 	ClientID    string     `json:"clientId"`
 	Scopes      []string   `json:"scopes"`
 	Issuer      string     `json:"issuer,omitempty"`
+	ClientAuth  string     `json:"clientAuth,omitempty"`
 	ConnectedBy string     `json:"connectedBy,omitempty"`
 	ConnectedAt *time.Time `json:"connectedAt,omitempty"`
 	// ExpiresAt ends a connection without a refresh token.
@@ -95,7 +96,7 @@ func newAuthPublic(s *server.Server) *authPublicJSON {
 		return nil
 	}
 	v := s.OAuth()
-	a := &authPublicJSON{TokenURL: v.TokenURL, ClientID: v.ClientID, Scopes: v.Scopes, Issuer: v.Issuer, ConnectedBy: v.ConnectedBy, Refused: v.Refused}
+	a := &authPublicJSON{TokenURL: v.TokenURL, ClientID: v.ClientID, Scopes: v.Scopes, Issuer: v.Issuer, ClientAuth: string(v.ClientAuth), ConnectedBy: v.ConnectedBy, Refused: v.Refused}
 	if a.Scopes == nil {
 		a.Scopes = []string{}
 	}
@@ -114,7 +115,7 @@ func (a *authPublicJSON) view() server.OAuthView {
 	if a == nil {
 		return server.OAuthView{}
 	}
-	v := server.OAuthView{TokenURL: a.TokenURL, ClientID: a.ClientID, Scopes: a.Scopes, Issuer: a.Issuer, ConnectedBy: a.ConnectedBy, Refused: a.Refused}
+	v := server.OAuthView{TokenURL: a.TokenURL, ClientID: a.ClientID, Scopes: a.Scopes, Issuer: a.Issuer, ClientAuth: server.ClientAuth(a.ClientAuth), ConnectedBy: a.ConnectedBy, Refused: a.Refused}
 	if a.ConnectedAt != nil {
 		v.ConnectedAt = *a.ConnectedAt
 	}

@@ -206,7 +206,7 @@ func TestE2EOAuthClientCredentials(t *testing.T) {
 	created := c.do("POST", "/v1/mcp/servers", map[string]any{"name": "wiki", "url": p.MCPURL, "acknowledged": true, "auth": clientCredentialsAuth(tokenURL)})
 	expect(t, "register with client credentials", created, 201, "")
 	if got, want := fmt.Sprint(created.Body["auth"]), fmt.Sprint(map[string]any{"type": "oauth_client_credentials", "clientId": oauthpeer.ServiceClientID,
-		"scopes": []any{"openid", "mcp.read"}, "hint": "client_secret …"}); got != want {
+		"scopes": []any{"openid", "mcp.read"}, "hint": "client_secret …", "clientAuth": "client_secret_basic"}); got != want {
 		t.Errorf("auth = %s, want %s", got, want)
 	}
 	id := str(created.Body, "id")
@@ -362,7 +362,7 @@ func TestE2EOAuthCodeFlowPublicClient(t *testing.T) {
 		"auth": map[string]any{"type": "oauth_authorization_code", "clientId": oauthpeer.PublicClientID, "scopes": []string{"openid", "offline_access"}}})
 	expect(t, "register with the code flow", created, 201, "")
 	if got, want := fmt.Sprint(created.Body["auth"]), fmt.Sprint(map[string]any{"type": "oauth_authorization_code", "clientId": oauthpeer.PublicClientID,
-		"scopes": []any{"openid", "offline_access"}, "connection": map[string]any{"state": "needs_connection", "by": nil, "at": nil}}); got != want {
+		"scopes": []any{"openid", "offline_access"}, "connection": map[string]any{"state": "needs_connection", "by": nil, "at": nil}, "clientAuth": "none"}); got != want {
 		t.Errorf("auth = %s, want %s", got, want)
 	}
 	id := str(created.Body, "id")
