@@ -122,7 +122,7 @@ type OAuthClient struct {
 	Registered []string // the redirect URIs registered
 	// RegisteredAuth are the methods the registrations asked for.
 	RegisteredAuth []server.ClientAuth
-	Exchanges  []ports.OAuthCodeExchange
+	Exchanges      []ports.OAuthCodeExchange
 }
 
 // Discover answers Metadata whatever issuer asks for (it records it in
