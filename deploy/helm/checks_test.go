@@ -186,7 +186,7 @@ func first[T any](container, pod *T) *T {
 
 // secretEnv are the variables that hold secrets; each, when set, must come
 // from a Secret reference, and the database URL is in every container.
-var secretEnv = []string{"QUAVON_DATABASE_URL", "QUAVON_ENCRYPTION_KEYS", "QUAVON_LLM_API_KEY", "QUAVON_AUDIT_WEBHOOK_SECRET"}
+var secretEnv = []string{"QUAVON_DATABASE_URL", "QUAVON_ENCRYPTION_KEYS", "QUAVON_LLM_API_KEY", "QUAVON_AUDIT_WEBHOOK_SECRET", "QUAVON_OAUTH_SIGNING_KEYS"}
 
 func checkSecretsReferenced(objs []object, _ profile) []string {
 	var problems []string

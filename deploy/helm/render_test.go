@@ -208,7 +208,7 @@ func TestAirgapProfile(t *testing.T) {
 // unsetByDefault are the variables the chart renders only when their value
 // is set: unset, the service's default applies.
 var unsetByDefault = []string{"QUAVON_MCP_ALLOWED_URLS", "QUAVON_MCP_MAX_CALLS_PER_MINUTE", "QUAVON_MCP_RECHECK_INTERVAL",
-	"QUAVON_AUDIT_WEBHOOK_URL", "QUAVON_AUDIT_WEBHOOK_SECRET"}
+	"QUAVON_AUDIT_WEBHOOK_URL", "QUAVON_AUDIT_WEBHOOK_SECRET", "QUAVON_OAUTH_SIGNING_KEYS"}
 
 // expectUnset: no container names a variable of unsetByDefault, not even
 // empty, so an unset value renders what the chart rendered before the
@@ -324,6 +324,8 @@ func TestOptionalSettings(t *testing.T) {
 		{"audit webhook with its key", nil, []string{"auditWebhook.url=https://siem.internal:8443/hooks/codelotse", "auditWebhook.secret.name=siem", "auditWebhook.secret.key=whsec"},
 			[]corev1.EnvVar{{Name: "QUAVON_AUDIT_WEBHOOK_URL", Value: "https://siem.internal:8443/hooks/codelotse"},
 				{Name: "QUAVON_AUDIT_WEBHOOK_SECRET", ValueFrom: secretRef("siem", "whsec")}}},
+		{"OAuth signing keys", nil, []string{"oauthSigning.existingSecret=codelotse-oauth"},
+			[]corev1.EnvVar{{Name: "QUAVON_OAUTH_SIGNING_KEYS", ValueFrom: secretRef("codelotse-oauth", "keys")}}},
 	}
 	for _, tt := range tests {
 		for _, pr := range []struct {
@@ -497,6 +499,8 @@ func TestRefusesBadValues(t *testing.T) {
 		{"webhook misspelt", []string{"auditWebhook.URL=https://audit.example.com/hook"}, "additional properties 'URL' not allowed"},
 		{"extraEnv sets the webhook", []string{"worker.extraEnv[0].name=QUAVON_AUDIT_WEBHOOK_URL", "worker.extraEnv[0].value=https://evil.example"}, "worker.extraEnv may not set QUAVON_AUDIT_WEBHOOK_URL"},
 		{"extraEnv sets the webhook secret", []string{"api.extraEnv[0].name=QUAVON_AUDIT_WEBHOOK_SECRET", "api.extraEnv[0].value=whsec_x"}, "api.extraEnv may not set QUAVON_AUDIT_WEBHOOK_SECRET"},
+		{"extraEnv sets the signing keys", []string{"worker.extraEnv[0].name=QUAVON_OAUTH_SIGNING_KEYS", "worker.extraEnv[0].value=k1:AAAA"}, "worker.extraEnv may not set QUAVON_OAUTH_SIGNING_KEYS"},
+		{"a signing key as a value", []string{"oauthSigning.keys=k1:AAAA"}, "oauthSigning"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
