@@ -12,8 +12,21 @@
 //     auth.RequireBearerToken, with its protected-resource metadata
 //     (auth.ProtectedResourceMetadataHandler) and one tool, "echo".
 //
-// Every request either server receives is recorded (method, path,
-// headers and form), so tests can assert what was sent where. Both
+// Beyond the example storage's clients, the authorization server may
+// know clients that authenticate with private_key_jwt (RFC 7523 §2.2,
+// [Options.KeyClients], for client credentials) and clients whose id is
+// the https URL of their client ID metadata document
+// ([Options.ClientIDMetadataDocuments], fetched through
+// [Options.DocumentClient], with private_key_jwt against its jwks_uri or
+// none); every client assertion is verified by the peer itself
+// (assertion.go: signature, iss, sub, aud, exp, iat, a jti never seen
+// before) and recorded ([Peer.Assertions]), every document fetched is
+// recorded ([Peer.Documents]). The MCP server can move to another peer's
+// authorization server ([Peer.MoveTo]), as a resource migrating between
+// authorization servers does.
+//
+// Every request either server receives is recorded (method, path, query,
+// headers, body and form), so tests can assert what was sent where. Both
 // servers answer at names (default as.test and mcp.test) that the test's
 // resolver maps to 127.0.0.1, with a certificate from a CA of their own
 // ([Peer.Pool]). The login can be completed over HTTP ([Peer.Login]) or
@@ -40,6 +53,7 @@ import (
 	"testing"
 	"time"
 
+	jose "github.com/go-jose/go-jose/v4"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -85,6 +99,24 @@ type Options struct {
 	// example then makes it slog's default logger (process-wide). Nil
 	// leaves slog's default alone.
 	Logger *slog.Logger
+	// KeyClients are client-credentials clients that authenticate with
+	// private_key_jwt: client id → its public keys (each with its kid).
+	// They have no secret.
+	KeyClients map[string]jose.JSONWebKeySet
+	// ClientIDMetadataDocuments makes the metadata announce
+	// client_id_metadata_document_supported and the provider take an
+	// https URL as a client id: the URL of the client's metadata
+	// document, which the peer fetches and checks (cimd.go).
+	ClientIDMetadataDocuments bool
+	// DocumentClient fetches the metadata documents and their jwks_uri
+	// (redirects are never followed, whatever it says). Nil: a client
+	// with the system's roots and a 10 s timeout.
+	DocumentClient *http.Client
+	// TokenEndpointAuthMethods, when set, replaces the metadata's
+	// token_endpoint_auth_methods_supported (the provider's list: none,
+	// client_secret_basic, client_secret_post, private_key_jwt); what
+	// the token endpoint accepts stays the provider's.
+	TokenEndpointAuthMethods []string
 }
 
 // Request is one recorded request.
@@ -92,7 +124,12 @@ type Request struct {
 	Method string
 	Host   string
 	Path   string
-	Header http.Header
+	// RawQuery is the URL's query (an authorization request's
+	// parameters).
+	RawQuery string
+	Header   http.Header
+	// Body is the request's body (at most 1 MiB of it).
+	Body []byte
 	// Form is the parsed body of a form POST (nil otherwise).
 	Form url.Values
 }
@@ -108,14 +145,20 @@ type Peer struct {
 	// Username is the example user's login name.
 	Username string
 
-	as, rs   *httptest.Server
-	store    *peerStorage
-	crypto   op.Crypto
-	mu       sync.Mutex
-	asReqs   []Request
-	rsReqs   []Request
-	tokenHit map[string]int
-	refuse   bool
+	as, rs    *httptest.Server
+	store     *peerStorage
+	crypto    op.Crypto
+	documents *documents // nil unless Options.ClientIDMetadataDocuments
+
+	mu         sync.Mutex
+	asReqs     []Request
+	rsReqs     []Request
+	assertions []Assertion
+	jtis       map[string]bool // iss NUL jti of every verified assertion
+	fetches    []DocumentFetch
+	authority  *Peer // whose authorization server the MCP server names (MoveTo)
+	tokenHit   map[string]int
+	refuse     bool
 }
 
 // Start starts both servers; they stop when the test ends.
@@ -140,7 +183,11 @@ func Start(t testing.TB, o Options) *Peer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Peer{Pool: pki.Pool, tokenHit: map[string]int{}}
+	p := &Peer{Pool: pki.Pool, tokenHit: map[string]int{}, jtis: map[string]bool{}}
+	p.authority = p
+	if o.ClientIDMetadataDocuments {
+		p.documents = newDocuments(p, o.DocumentClient)
+	}
 
 	p.as = httptest.NewUnstartedServer(nil)
 	p.as.TLS = &tls.Config{Certificates: []tls.Certificate{pki.Leaf}}
@@ -155,17 +202,20 @@ func Start(t testing.TB, o Options) *Peer {
 	web := storage.WebClient(WebClientID, o.WebClientSecret, o.RedirectURIs...)
 	public := storage.NativeClient(PublicClientID, o.RedirectURIs...)
 	p.store = &peerStorage{
-		Storage: storage.NewStorageWithClients(users, map[string]*storage.Client{WebClientID: web, PublicClientID: public}),
-		issued:  map[string]*issued{},
-		dynamic: map[string]*storage.Client{},
+		Storage:    storage.NewStorageWithClients(users, map[string]*storage.Client{WebClientID: web, PublicClientID: public}),
+		issued:     map[string]*issued{},
+		dynamic:    map[string]*storage.Client{},
+		keyClients: o.KeyClients,
+		peer:       p,
 	}
 	// exampleop.SetupServer encrypts opaque tokens with this key.
 	p.crypto = op.NewAES256GCMCrypto(sha256.Sum256([]byte("test")), "key1")
 	opHandler := exampleop.SetupServer(p.Issuer, p.store, o.Logger, false)
 
 	asMux := http.NewServeMux()
-	asMux.HandleFunc("GET /.well-known/oauth-authorization-server", p.authServerMetadata(opHandler))
+	asMux.HandleFunc("GET /.well-known/oauth-authorization-server", p.authServerMetadata(opHandler, o))
 	asMux.HandleFunc("POST /register", p.register(o.RedirectURIs))
+	asMux.Handle("POST /oauth/token", p.tokenEndpoint(opHandler))
 	asMux.Handle("/", opHandler)
 	p.as.Config.Handler = p.recording(&p.asReqs, asMux)
 	p.as.Config.ErrorLog = nil
@@ -190,11 +240,13 @@ func Start(t testing.TB, o Options) *Peer {
 		ResourceMetadataURL: rsOrigin + prmPath,
 		Scopes:              o.Scopes,
 	})(mcpHandler))
-	rsMux.Handle(prmPath, auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource:             p.MCPURL,
-		AuthorizationServers: []string{p.Issuer},
-		ScopesSupported:      o.Scopes,
-	}))
+	rsMux.HandleFunc(prmPath, func(w http.ResponseWriter, r *http.Request) {
+		auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+			Resource:             p.MCPURL,
+			AuthorizationServers: []string{p.currentAuthority().Issuer},
+			ScopesSupported:      o.Scopes,
+		}).ServeHTTP(w, r)
+	})
 	p.rs.Config.Handler = p.recording(&p.rsReqs, rsMux)
 	p.rs.Config.ErrorLog = nil
 	p.rs.StartTLS()
@@ -232,10 +284,13 @@ func (p *Peer) requests(list *[]Request) []Request {
 
 func (p *Peer) recording(list *[]Request, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := Request{Method: r.Method, Host: r.Host, Path: r.URL.Path, Header: r.Header.Clone()}
-		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		rec := Request{Method: r.Method, Host: r.Host, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Header: r.Header.Clone()}
+		if r.Body != nil && r.Body != http.NoBody {
 			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-			rec.Form, _ = url.ParseQuery(string(body))
+			rec.Body = body
+			if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+				rec.Form, _ = url.ParseQuery(string(body))
+			}
 			r.Body = io.NopCloser(strings.NewReader(string(body)))
 		}
 		p.mu.Lock()
@@ -263,13 +318,44 @@ func (p *Peer) RefuseTokens(on bool) {
 	p.refuse = on
 }
 
+// MoveTo moves the MCP server to the authorization server of as, as a
+// resource migrating between authorization servers does: from now on its
+// protected-resource metadata names as's issuer alone, and it accepts
+// only the access tokens as's provider issued (so the tokens of the
+// former one are refused, 401). MoveTo(p) moves it back.
+func (p *Peer) MoveTo(as *Peer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.authority = as
+}
+
+func (p *Peer) currentAuthority() *Peer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.authority
+}
+
+// RegisteredClients are the client ids the registration endpoint issued,
+// in order.
+func (p *Peer) RegisteredClients() []string {
+	p.store.mu.Lock()
+	defer p.store.mu.Unlock()
+	var out []string
+	for _, s := range p.store.secrets {
+		out = append(out, s[0])
+	}
+	return out
+}
+
 // verify is the MCP server's token check: the token must be one the
-// provider minted (it decrypts with the provider's key) for a token the
+// provider of the current authority ([Peer.MoveTo]; the peer's own by
+// default) minted (it decrypts with the provider's key) for a token its
 // storage issued, not revoked (refresh-token rotation revokes the access
 // token of the spent refresh token, like the example storage), not
 // expired.
 func (p *Peer) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-	plain, err := p.crypto.Decrypt(token)
+	a := p.currentAuthority()
+	plain, err := a.crypto.Decrypt(token)
 	if err != nil {
 		return nil, auth.ErrInvalidToken
 	}
@@ -277,8 +363,10 @@ func (p *Peer) verify(_ context.Context, token string, _ *http.Request) (*auth.T
 	if !ok {
 		return nil, auth.ErrInvalidToken
 	}
+	a.store.mu.Lock()
+	it, ok := a.store.issued[id]
+	a.store.mu.Unlock()
 	p.store.mu.Lock()
-	it, ok := p.store.issued[id]
 	refuse := p.refuse
 	p.store.mu.Unlock()
 	if refuse || !ok || it.revoked || !time.Now().Before(it.expires) {
@@ -350,8 +438,10 @@ func (p *Peer) Login(ctx context.Context, authURL string) (*url.URL, error) {
 }
 
 // authServerMetadata serves RFC 8414 metadata: the provider's discovery
-// document with the registration endpoint added.
-func (p *Peer) authServerMetadata(opHandler http.Handler) http.HandlerFunc {
+// document with the registration endpoint added,
+// client_id_metadata_document_supported when o asks for it, and o's
+// token_endpoint_auth_methods_supported when it names one.
+func (p *Peer) authServerMetadata(opHandler http.Handler, o Options) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rec := httptest.NewRecorder()
 		inner := r.Clone(r.Context())
@@ -363,6 +453,12 @@ func (p *Peer) authServerMetadata(opHandler http.Handler) http.HandlerFunc {
 			return
 		}
 		doc["registration_endpoint"] = p.Issuer + "/register"
+		if o.ClientIDMetadataDocuments {
+			doc["client_id_metadata_document_supported"] = true
+		}
+		if o.TokenEndpointAuthMethods != nil {
+			doc["token_endpoint_auth_methods_supported"] = o.TokenEndpointAuthMethods
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(doc)
 	}
@@ -415,6 +511,9 @@ type peerStorage struct {
 	byRT    map[string]string // refresh token → access token id
 	dynamic map[string]*storage.Client
 	secrets [][2]string
+	// keyClients is Options.KeyClients (read only).
+	keyClients map[string]jose.JSONWebKeySet
+	peer       *Peer
 }
 
 type issued struct {
@@ -459,6 +558,13 @@ func (s *peerStorage) GetClientByClientID(ctx context.Context, id string) (op.Cl
 	s.mu.Unlock()
 	if ok {
 		return storage.RedirectGlobsClient(c), nil
+	}
+	if s.peer.documents != nil && isDocumentURL(id) {
+		doc, err := s.peer.documents.load(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("client metadata document: %w", err)
+		}
+		return doc.client, nil
 	}
 	return s.Storage.GetClientByClientID(ctx, id)
 }
