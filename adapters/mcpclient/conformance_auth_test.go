@@ -150,7 +150,7 @@ func conformanceConnect(ctx context.Context, oc *OAuthClient, cctx conformanceCo
 	// StartConnect's client, in its order; the operator lists the issuer
 	// for dynamic registration.
 	o, _ := cred.OAuth()
-	src, err := as.ClientSourceFor(o, conformanceDocumentURL, []string{md.Issuer})
+	src, err := as.ClientSourceFor(o, conformanceDocumentURL, false, []string{md.Issuer})
 	if err != nil {
 		return none, fmt.Errorf("client: %w", err)
 	}
@@ -160,7 +160,7 @@ func conformanceConnect(ctx context.Context, oc *OAuthClient, cctx conformanceCo
 			return none, err
 		}
 	case server.ClientFromDocument:
-		cred, err = cred.WithRegisteredClient(conformanceDocumentURL, "", md.Issuer, as.DocumentAuth(false))
+		cred, err = cred.WithRegisteredClient(conformanceDocumentURL, "", md.Issuer, server.DocumentAuth(false))
 	default:
 		var reg ports.OAuthRegistration
 		if reg, err = oc.Register(ctx, md, conformanceRedirectURI, nil, as.RegistrationAuth()); err != nil {

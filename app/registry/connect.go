@@ -221,7 +221,7 @@ func (h *StartConnectHandler) discover(ctx context.Context, p ports.Principal, s
 // so the next Connect reuses it. It returns the client id and the sealed
 // credential.
 func (h *StartConnectHandler) client(ctx context.Context, p ports.Principal, s *server.Server, enc []byte, cred server.Credential, o server.OAuth, md ports.OAuthMetadata, as server.AuthorizationServer, redirectURI string) (string, []byte, error) {
-	src, err := as.ClientSourceFor(o, h.d.Document.URL, h.d.DCRIssuers)
+	src, err := as.ClientSourceFor(o, h.d.Document.URL, h.d.Document.Signs, h.d.DCRIssuers)
 	switch {
 	case errors.Is(err, server.ErrRegistrationNotAllowed):
 		return "", nil, app.Invalid(map[string]string{"auth.clientId": "is required: this authorization server takes no client ID metadata document from this instance, and this instance does not allow dynamic client registration there (QUAVON_MCP_OAUTH_DCR_ISSUERS)"})
@@ -238,7 +238,7 @@ func (h *StartConnectHandler) client(ctx context.Context, p ports.Principal, s *
 		}
 		return o.ClientID, enc, nil
 	case server.ClientFromDocument:
-		reg = ports.OAuthRegistration{ClientID: h.d.Document.URL, ClientAuth: as.DocumentAuth(h.d.Document.Signs)}
+		reg = ports.OAuthRegistration{ClientID: h.d.Document.URL, ClientAuth: server.DocumentAuth(h.d.Document.Signs)}
 	default:
 		if reg, err = h.d.OAuth.Register(ctx, md, redirectURI, o.Scopes, as.RegistrationAuth()); err != nil {
 			return "", nil, oauthFailure("OAuth client registration", err)

@@ -49,7 +49,9 @@ func TestConnectByClientMetadataDocument(t *testing.T) {
 	}{
 		{name: "signing instance", doc: registry.ClientDocument{URL: cnDocument, Signs: true}, methods: []string{"private_key_jwt", "none"}, want: server.PrivateKeyJWT, clientID: cnDocument},
 		{name: "no signing key", doc: registry.ClientDocument{URL: cnDocument}, methods: []string{"private_key_jwt", "none"}, want: server.ClientAuthNone, clientID: cnDocument},
-		{name: "the server takes no assertion", doc: registry.ClientDocument{URL: cnDocument, Signs: true}, methods: []string{"none"}, want: server.ClientAuthNone, clientID: cnDocument},
+		// The document declares private_key_jwt: a server that takes no
+		// assertion gets a registration instead (none allowed here).
+		{name: "the server takes no assertion", doc: registry.ClientDocument{URL: cnDocument, Signs: true}, methods: []string{"none"}, refused: true},
 		{name: "no document published: registration", doc: registry.ClientDocument{}, dcr: true, want: server.ClientSecretBasic, clientID: "dcr-client-1"},
 		{name: "neither", doc: registry.ClientDocument{}, refused: true},
 	} {

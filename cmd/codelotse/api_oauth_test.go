@@ -26,14 +26,14 @@ func testOAuthCredentials(t *testing.T, in *instance) {
 			"clientSecret": secret, "scopes": []string{"mcp:read"}}})
 	expect(t, "create with client credentials", cc, 201, "")
 	if got := fmt.Sprint(cc.Body["auth"]); got != fmt.Sprint(map[string]any{"type": "oauth_client_credentials", "clientId": "client-1",
-		"scopes": []any{"mcp:read"}, "hint": "client_secret …qrst"}) {
+		"scopes": []any{"mcp:read"}, "hint": "client_secret …qrst", "clientAuth": "client_secret_basic"}) {
 		t.Errorf("auth = %s", got)
 	}
 	code := c.do("POST", "/v1/mcp/servers", map[string]any{"name": "code", "url": "https://93.184.216.34/other", "acknowledged": true,
 		"auth": map[string]any{"type": "oauth_authorization_code", "clientId": "pub"}})
 	expect(t, "create with the code flow", code, 201, "")
 	if got := fmt.Sprint(code.Body["auth"]); got != fmt.Sprint(map[string]any{"type": "oauth_authorization_code", "clientId": "pub",
-		"scopes": []any{}, "connection": map[string]any{"state": "needs_connection", "by": nil, "at": nil}}) {
+		"scopes": []any{}, "connection": map[string]any{"state": "needs_connection", "by": nil, "at": nil}, "clientAuth": "none"}) {
 		t.Errorf("auth = %s", got)
 	}
 	ccID := str(cc.Body, "id")

@@ -26,15 +26,17 @@ var ErrClientAuthUnsupported = errors.New("the authorization server does not acc
 
 // ClientSourceFor is where a connection of o at a gets its client: the
 // admin's client id; else the client ID metadata document when a
-// announces support and the instance publishes one (documentURL not
-// empty: an https QUAVON_PUBLIC_URL); else dynamic registration where
-// [AuthorizationServer.CheckRegistration] allows it, whose error is
-// returned otherwise.
-func (a AuthorizationServer) ClientSourceFor(o OAuth, documentURL string, dcrIssuers []string) (ClientSource, error) {
+// announces support, the instance publishes one (documentURL not empty:
+// an https QUAVON_PUBLIC_URL) and a takes the document's own method
+// ([DocumentAuth] of signs: the document is the same for every server,
+// so its client authenticates only as it declares); else dynamic
+// registration where [AuthorizationServer.CheckRegistration] allows it,
+// whose error is returned otherwise.
+func (a AuthorizationServer) ClientSourceFor(o OAuth, documentURL string, signs bool, dcrIssuers []string) (ClientSource, error) {
 	switch {
 	case !o.NeedsRegistration():
 		return ClientGiven, nil
-	case a.ClientIDMetadataDocuments && documentURL != "":
+	case a.ClientIDMetadataDocuments && documentURL != "" && a.accepts(DocumentAuth(signs)):
 		return ClientFromDocument, nil
 	}
 	if err := a.CheckRegistration(dcrIssuers); err != nil {
@@ -74,11 +76,11 @@ func (a AuthorizationServer) RegistrationAuth() ClientAuth {
 	return ClientSecretBasic
 }
 
-// DocumentAuth is the method of the metadata document's client:
-// private_key_jwt when the instance signs and a accepts it, else none
-// (a public client).
-func (a AuthorizationServer) DocumentAuth(signs bool) ClientAuth {
-	if signs && a.accepts(PrivateKeyJWT) {
+// DocumentAuth is the method the instance's metadata document declares
+// (server.ClientMetadataDocument): private_key_jwt when the instance
+// signs, else none (a public client).
+func DocumentAuth(signs bool) ClientAuth {
+	if signs {
 		return PrivateKeyJWT
 	}
 	return ClientAuthNone

@@ -108,9 +108,30 @@ func TestClientSourceOrder(t *testing.T) {
 		{"server takes no document", noDoc, ob, "https://c.example/doc", []string{as.Issuer}, server.ClientRegistration, nil},
 		{"issuer not listed", noDoc, ob, "https://c.example/doc", nil, 0, server.ErrRegistrationNotAllowed},
 	} {
-		got, err := tt.as.ClientSourceFor(tt.o, tt.doc, tt.dcr)
+		got, err := tt.as.ClientSourceFor(tt.o, tt.doc, false, tt.dcr)
 		if got != tt.want || !errors.Is(err, tt.err) {
 			t.Errorf("%s: %v, %v", tt.name, got, err)
+		}
+	}
+	// The document's client authenticates as the document declares:
+	// private_key_jwt when the instance signs, so only at a server that
+	// takes it; else registration.
+	for _, tt := range []struct {
+		methods []string
+		signs   bool
+		want    server.ClientSource
+	}{
+		{nil, false, server.ClientFromDocument},
+		{nil, true, server.ClientRegistration},
+		{[]string{"none"}, true, server.ClientRegistration},
+		{[]string{"none"}, false, server.ClientFromDocument},
+		{[]string{"private_key_jwt"}, true, server.ClientFromDocument},
+		{[]string{"private_key_jwt"}, false, server.ClientRegistration},
+	} {
+		a := as
+		a.TokenEndpointAuthMethods = tt.methods
+		if got, err := a.ClientSourceFor(ob, "https://c.example/doc", tt.signs, []string{as.Issuer}); got != tt.want || err != nil {
+			t.Errorf("methods %v, signs %v: %v, %v; want %v", tt.methods, tt.signs, got, err, tt.want)
 		}
 	}
 }
@@ -119,23 +140,16 @@ func TestMethodsTheServerAnnounces(t *testing.T) {
 	for _, tt := range []struct {
 		methods  []string
 		register server.ClientAuth
-		document server.ClientAuth // when the instance signs
 		refused  []server.ClientAuth
 	}{
-		{nil, server.ClientSecretBasic, server.ClientAuthNone, nil},
-		{[]string{"client_secret_post"}, server.ClientSecretPost, server.ClientAuthNone, []server.ClientAuth{server.ClientSecretBasic, server.PrivateKeyJWT}},
-		{[]string{"private_key_jwt"}, server.ClientSecretBasic, server.PrivateKeyJWT, []server.ClientAuth{server.ClientSecretBasic, server.ClientAuthNone}},
-		{[]string{"none", "client_secret_basic"}, server.ClientSecretBasic, server.ClientAuthNone, []server.ClientAuth{server.ClientSecretPost}},
+		{nil, server.ClientSecretBasic, nil},
+		{[]string{"client_secret_post"}, server.ClientSecretPost, []server.ClientAuth{server.ClientSecretBasic, server.PrivateKeyJWT}},
+		{[]string{"private_key_jwt"}, server.ClientSecretBasic, []server.ClientAuth{server.ClientSecretBasic, server.ClientAuthNone}},
+		{[]string{"none", "client_secret_basic"}, server.ClientSecretBasic, []server.ClientAuth{server.ClientSecretPost}},
 	} {
 		as := server.AuthorizationServer{TokenEndpointAuthMethods: tt.methods}
 		if got := as.RegistrationAuth(); got != tt.register {
 			t.Errorf("%v: registration asks %s, want %s", tt.methods, got, tt.register)
-		}
-		if got := as.DocumentAuth(true); got != tt.document {
-			t.Errorf("%v: document client %s, want %s", tt.methods, got, tt.document)
-		}
-		if got := as.DocumentAuth(false); got != server.ClientAuthNone {
-			t.Errorf("%v: a document client without keys is %s", tt.methods, got)
 		}
 		for _, m := range tt.refused {
 			if err := as.CheckClientAuth(m); !errors.Is(err, server.ErrClientAuthUnsupported) {
