@@ -360,15 +360,19 @@ func allowedURLsReason(err error) string {
 	return format
 }
 
-// parseKeys reads `ID:BASE64,ID:BASE64`; the first entry is the primary key.
-func parseKeys(raw string) ([]Key, *Error) {
+// parseRing reads a key ring of variable name, `ID:BASE64,ID:BASE64`
+// (the first entry is the primary key): each ID matches keyID once, each
+// BASE64 is standard base64, which key turns into the ring's key or a
+// reason. An error names the variable and the entry's position, never the
+// entry.
+func parseRing[K any](name, raw string, key func(id string, b []byte) (K, string)) ([]K, *Error) {
 	if strings.TrimSpace(raw) == "" {
 		return nil, nil
 	}
 	bad := func(i int, reason string) *Error {
-		return &Error{"QUAVON_ENCRYPTION_KEYS", fmt.Sprintf("entry %d %s", i+1, reason)}
+		return &Error{name, fmt.Sprintf("entry %d %s", i+1, reason)}
 	}
-	var keys []Key
+	var keys []K
 	seen := map[string]bool{}
 	for i, entry := range strings.Split(raw, ",") {
 		id, b64, ok := strings.Cut(strings.TrimSpace(entry), ":")
@@ -379,54 +383,46 @@ func parseKeys(raw string) ([]Key, *Error) {
 			return nil, bad(i, "repeats a key id")
 		}
 		seen[id] = true
-		secret, err := base64.StdEncoding.Strict().DecodeString(b64)
-		if err != nil || len(secret) != 32 {
-			return nil, bad(i, "must be a 32-byte key in standard base64")
+		b, err := base64.StdEncoding.Strict().DecodeString(b64)
+		if err != nil {
+			b = nil
 		}
-		keys = append(keys, Key{ID: id, Secret: secret})
+		k, reason := key(id, b)
+		if reason != "" {
+			return nil, bad(i, reason)
+		}
+		keys = append(keys, k)
 	}
 	return keys, nil
 }
 
-// parseSigningKeys reads QUAVON_OAUTH_SIGNING_KEYS, `ID:BASE64,ID:BASE64`,
-// each BASE64 a PKCS#8 private key (DER) in standard base64: ECDSA on
-// P-256 or Ed25519, nothing else. The first entry signs. An error names
-// the entry's position, never the entry.
+// parseKeys reads QUAVON_ENCRYPTION_KEYS: 32-byte AES keys.
+func parseKeys(raw string) ([]Key, *Error) {
+	return parseRing("QUAVON_ENCRYPTION_KEYS", raw, func(id string, secret []byte) (Key, string) {
+		if len(secret) != 32 {
+			return Key{}, "must be a 32-byte key in standard base64"
+		}
+		return Key{ID: id, Secret: secret}, ""
+	})
+}
+
+// parseSigningKeys reads QUAVON_OAUTH_SIGNING_KEYS: each BASE64 a PKCS#8
+// private key (DER), ECDSA on P-256 or Ed25519, nothing else. The first
+// entry signs.
 func parseSigningKeys(raw string) ([]SigningKey, *Error) {
-	if strings.TrimSpace(raw) == "" {
-		return nil, nil
-	}
-	bad := func(i int, reason string) *Error {
-		return &Error{"QUAVON_OAUTH_SIGNING_KEYS", fmt.Sprintf("entry %d %s", i+1, reason)}
-	}
-	var keys []SigningKey
-	seen := map[string]bool{}
-	for i, entry := range strings.Split(raw, ",") {
-		id, b64, ok := strings.Cut(strings.TrimSpace(entry), ":")
-		if !ok || !keyID.MatchString(id) {
-			return nil, bad(i, "must be ID:BASE64 with ID matching ^[a-z0-9]{1,16}$")
-		}
-		if seen[id] {
-			return nil, bad(i, "repeats a key id")
-		}
-		seen[id] = true
-		der, err := base64.StdEncoding.Strict().DecodeString(b64)
-		if err != nil || len(der) == 0 {
-			return nil, bad(i, "must be a PKCS#8 private key (DER) in standard base64")
-		}
+	return parseRing("QUAVON_OAUTH_SIGNING_KEYS", raw, func(id string, der []byte) (SigningKey, string) {
 		signer, reason := parseSigningKey(der)
-		if reason != "" {
-			return nil, bad(i, reason)
-		}
-		keys = append(keys, SigningKey{ID: id, Key: signer})
-	}
-	return keys, nil
+		return SigningKey{ID: id, Key: signer}, reason
+	})
 }
 
 // parseSigningKey reads one PKCS#8 key and keeps it only when it is an
 // ES256 or an Ed25519 key; the reason is empty when it is.
 func parseSigningKey(der []byte) (crypto.Signer, string) {
 	const notPKCS8 = "must be a PKCS#8 private key (DER) in standard base64"
+	if len(der) == 0 {
+		return nil, notPKCS8
+	}
 	// One DER value and nothing after it: ParsePKCS8PrivateKey would
 	// ignore trailing bytes.
 	var whole asn1.RawValue

@@ -468,6 +468,12 @@ func TestLoadRefusesOAuthSigningKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	p256 := ecKey(t, elliptic.P256())
+	// A P-256 key whose base64url spelling differs from its standard one
+	// (it has a '-' or '_'): a random key's may by chance not.
+	urlSafe := base64.URLEncoding.EncodeToString(pkcs8(t, p256))
+	for !strings.ContainsAny(urlSafe, "-_") {
+		urlSafe = base64.URLEncoding.EncodeToString(pkcs8(t, ecKey(t, elliptic.P256())))
+	}
 	p384 := ecKey(t, elliptic.P384())
 	if !strings.HasSuffix(base64.StdEncoding.EncodeToString(pkcs8(t, p384)), "=") {
 		t.Fatal("a P-384 key's base64 has no padding to leave out")
@@ -497,7 +503,7 @@ func TestLoadRefusesOAuthSigningKeys(t *testing.T) {
 		{"empty entry between", "k1:" + good + ",,k2:" + good, "entry 2 must be ID:BASE64", good},
 		{"empty key", "k1:", "entry 1 must be a PKCS#8 private key", ""},
 		{"not base64", "k1:%%" + good[2:], "entry 1 must be a PKCS#8 private key", good[2:]},
-		{"url-safe base64", "k1:" + base64.URLEncoding.EncodeToString(pkcs8(t, p256)), "entry 1 must be a PKCS#8 private key", base64.URLEncoding.EncodeToString(pkcs8(t, p256))},
+		{"url-safe base64", "k1:" + urlSafe, "entry 1 must be a PKCS#8 private key", urlSafe},
 		// A P-384 key's PKCS#8 is 185 bytes, so its base64 ends in "=".
 		{"unpadded base64", "k1:" + strings.TrimRight(b64(pkcs8(t, p384)), "="), "entry 1 must be a PKCS#8 private key", b64(pkcs8(t, p384))},
 		{"space inside", "k1: " + good, "entry 1 must be a PKCS#8 private key", good},
