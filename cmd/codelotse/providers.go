@@ -225,7 +225,7 @@ var appSet = wire.NewSet(
 // connectorSet is the guarded MCP transport, as the application holds
 // it: behind the operator's allowlist of URLs; its token requests sign
 // private_key_jwt assertions with the instance's signing keys.
-var connectorSet = wire.NewSet(provideConnectorOptions, mcpclient.NewConnector, provideAllowedURLs, provideMCPConnector, provideClientAssertions)
+var connectorSet = wire.NewSet(provideConnectorOptions, mcpclient.NewConnector, provideAllowedURLs, provideMCPConnector, provideSigningRing, provideClientAssertions)
 
 // provideAllowedURLs is the operator's allowlist of MCP server URLs
 // (QUAVON_MCP_ALLOWED_URLS; empty: any URL), which the registration, the
@@ -249,9 +249,10 @@ func provideConnectorOptions(cfg config.Config, rules netpolicy.Rules, resolver 
 	return mcpclient.Options{Rules: rules, Resolver: resolver, Timeout: cfg.CallTimeout, RootCAs: roots, Logger: log, Metrics: m, Assertions: assertions}, nil
 }
 
-// signingRing is the ring of QUAVON_OAUTH_SIGNING_KEYS (the first key
-// signs, every key is published); nil when none is set.
-func signingRing(cfg config.Config) (*crypto.SigningRing, error) {
+// provideSigningRing is the ring of QUAVON_OAUTH_SIGNING_KEYS (the first
+// key signs, every key is published), built once for the connector and
+// the published JWKS; nil when none is set.
+func provideSigningRing(cfg config.Config) (*crypto.SigningRing, error) {
 	if len(cfg.OAuthSigningKeys) == 0 {
 		return nil, nil
 	}
@@ -266,15 +267,7 @@ func signingRing(cfg config.Config) (*crypto.SigningRing, error) {
 // assertions: the signing ring, or a nil interface (not a typed nil)
 // when QUAVON_OAUTH_SIGNING_KEYS is not set, so `Assertions == nil`
 // means the instance has no signing key.
-func provideClientAssertions(cfg config.Config) ports.ClientAssertions {
-	r, err := signingRing(cfg)
-	if err != nil {
-		// config.Load refuses every key NewSigningRing refuses (an id
-		// outside ^[a-z0-9]{1,16}$, a repeated id, a key that is not
-		// ES256 or Ed25519), so this is a bug, not a configuration error.
-		// The error names the key's id, never key material.
-		panic(fmt.Sprintf("QUAVON_OAUTH_SIGNING_KEYS passed config.Load but the signing ring refused it: %v", err))
-	}
+func provideClientAssertions(r *crypto.SigningRing) ports.ClientAssertions {
 	if r == nil {
 		return nil
 	}
@@ -285,12 +278,8 @@ func provideClientAssertions(cfg config.Config) ports.ClientAssertions {
 // (GET /oauth/client-metadata.json and GET /oauth/jwks.json, only on an
 // https QUAVON_PUBLIC_URL): the public URL and the signing ring's JWK set
 // (empty without signing keys).
-func provideOAuthPublic(cfg config.Config) (httpapi.OAuthPublic, error) {
-	r, err := signingRing(cfg)
-	if err != nil {
-		return httpapi.OAuthPublic{}, err
-	}
-	return httpapi.OAuthPublic{PublicURL: cfg.PublicURL, JWKS: r.JWKS()}, nil
+func provideOAuthPublic(cfg config.Config, r *crypto.SigningRing) httpapi.OAuthPublic {
+	return httpapi.OAuthPublic{PublicURL: cfg.PublicURL, JWKS: r.JWKS()}
 }
 
 // rootCAs is the system pool plus the CA file SSL_CERT_FILE names, so the

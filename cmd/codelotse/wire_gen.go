@@ -109,7 +109,12 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	listAuditHandler := accounts.NewListAuditHandler(deps)
 	auditRoutes := httpapi.NewAuditRoutes(listAuditHandler)
 	metricsRegistry := metrics.New()
-	clientAssertions := provideClientAssertions(cfg)
+	signingRing, err := provideSigningRing(cfg)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	clientAssertions := provideClientAssertions(signingRing)
 	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry, clientAssertions)
 	if err != nil {
 		cleanup()
@@ -229,11 +234,7 @@ func initServe(ctx context.Context, cfg config.Config, log zerolog.Logger) (*ser
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler, findings, allowedURLs)
 	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
-	oAuthPublic, err := provideOAuthPublic(cfg)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
+	oAuthPublic := provideOAuthPublic(cfg, signingRing)
 	oAuthPublicRoutes, err := httpapi.NewOAuthPublicRoutes(oAuthPublic)
 	if err != nil {
 		cleanup()
@@ -365,7 +366,12 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	listAuditHandler := accounts.NewListAuditHandler(deps)
 	auditRoutes := httpapi.NewAuditRoutes(listAuditHandler)
 	metricsRegistry := metrics.New()
-	clientAssertions := provideClientAssertions(cfg)
+	signingRing, err := provideSigningRing(cfg)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	clientAssertions := provideClientAssertions(signingRing)
 	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry, clientAssertions)
 	if err != nil {
 		cleanup()
@@ -485,11 +491,7 @@ func initAPI(ctx context.Context, cfg config.Config, log zerolog.Logger) (*httpa
 	uiRoutes := httpapi.NewUIRoutes(uiHandler)
 	toolApprovalRoutes := httpapi.NewToolApprovalRoutes(approveToolHandler, testConnectionHandler, findings, allowedURLs)
 	tokenRoutes := httpapi.NewTokenRoutes(createTokenHandler, listTokensHandler, revokeTokenHandler)
-	oAuthPublic, err := provideOAuthPublic(cfg)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
+	oAuthPublic := provideOAuthPublic(cfg, signingRing)
 	oAuthPublicRoutes, err := httpapi.NewOAuthPublicRoutes(oAuthPublic)
 	if err != nil {
 		cleanup()
@@ -524,7 +526,12 @@ func initWorker(ctx context.Context, cfg config.Config, log zerolog.Logger) (*se
 	vault := app.NewVault(keyRing)
 	rules := provideRules(cfg)
 	resolver := provideResolver()
-	clientAssertions := provideClientAssertions(cfg)
+	signingRing, err := provideSigningRing(cfg)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	clientAssertions := provideClientAssertions(signingRing)
 	options, err := provideConnectorOptions(cfg, rules, resolver, log, metricsRegistry, clientAssertions)
 	if err != nil {
 		cleanup()
