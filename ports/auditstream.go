@@ -68,6 +68,16 @@ type AuditSink interface {
 	Deliver(ctx context.Context, e OutboxEntry) error
 }
 
+// The outcomes of one delivery attempt (quavon_audit_deliveries_total),
+// also the counts of a run: entries delivered, tenants failed.
+const (
+	AuditDelivered = "delivered"
+	AuditFailed    = "failed"
+)
+
+// AuditOutcomes are every outcome of a delivery.
+var AuditOutcomes = []string{AuditDelivered, AuditFailed}
+
 // AuditStreamMetrics counts the stream's deliveries.
 type AuditStreamMetrics interface {
 	// AuditDelivery counts one delivery attempt: delivered or failed.

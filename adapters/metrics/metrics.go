@@ -82,9 +82,6 @@ type Registry struct {
 	audit      *prometheus.CounterVec
 }
 
-// AuditOutcomes are the outcomes of one audit stream delivery.
-var AuditOutcomes = []string{"delivered", "failed"}
-
 // New returns a registry with the Go runtime and process collectors and
 // every call outcome at zero.
 func New() *Registry {
@@ -124,7 +121,7 @@ func New() *Registry {
 	for _, o := range ports.RecheckOutcomes {
 		r.rechecks.WithLabelValues(o)
 	}
-	for _, o := range AuditOutcomes {
+	for _, o := range ports.AuditOutcomes {
 		r.audit.WithLabelValues(o)
 	}
 	return r
@@ -172,9 +169,9 @@ func (r *Registry) McpRecheck(outcome string) {
 }
 
 // AuditDelivery counts one delivery of the audit stream; an outcome
-// outside AuditOutcomes is counted as failed.
+// outside ports.AuditOutcomes is counted as failed.
 func (r *Registry) AuditDelivery(outcome string) {
-	r.audit.WithLabelValues(bounded(outcome, AuditOutcomes, "failed")).Inc()
+	r.audit.WithLabelValues(bounded(outcome, ports.AuditOutcomes, ports.AuditFailed)).Inc()
 }
 
 // ObserveAuditOutbox exposes the audit stream's outbox: how many entries

@@ -477,8 +477,8 @@ func (w *auditStreamWorker) Work(ctx context.Context, _ *river.Job[auditStreamAr
 		w.log.Warn().Err(err).Msg("audit stream run failed")
 		return fmt.Errorf("audit stream: %w", err)
 	}
-	if counts["delivered"]+counts["failed"] > 0 {
-		w.log.Debug().Int("delivered", counts["delivered"]).Int("failedTenants", counts["failed"]).Msg("audit stream run")
+	if counts[ports.AuditDelivered]+counts[ports.AuditFailed] > 0 {
+		w.log.Debug().Int("delivered", counts[ports.AuditDelivered]).Int("failedTenants", counts[ports.AuditFailed]).Msg("audit stream run")
 	}
 	return nil
 }

@@ -21,12 +21,6 @@ const (
 	auditStreamTenants = 1000
 )
 
-// The outcomes of one delivery attempt (quavon_audit_deliveries_total).
-const (
-	AuditDelivered = "delivered"
-	AuditFailed    = "failed"
-)
-
 // AuditStreamJob delivers the audit stream: every audit event and call
 // record, at least once, to the operator's sink, in order per tenant. The
 // outbox holds an entry until the sink accepted it; a tenant whose first
@@ -50,9 +44,9 @@ func NewAuditStreamJob(outbox ports.AuditOutbox, sink ports.AuditSink, metrics p
 // until a tenant's outbox is empty or the sink refuses (a warning names
 // the tenant and the status or egress code), or the run's bound is
 // reached. It returns the entries delivered and the tenants that failed
-// (AuditDelivered, AuditFailed); a database error ends the run.
+// (ports.AuditDelivered, ports.AuditFailed); a database error ends the run.
 func (j *AuditStreamJob) Deliver(ctx context.Context) (map[string]int, error) {
-	run := map[string]int{AuditDelivered: 0, AuditFailed: 0}
+	run := map[string]int{ports.AuditDelivered: 0, ports.AuditFailed: 0}
 	now := j.clock.Now()
 	tenants, err := j.outbox.DueTenants(ctx, now, auditStreamTenants)
 	if err != nil {
@@ -67,12 +61,12 @@ func (j *AuditStreamJob) Deliver(ctx context.Context) (map[string]int, error) {
 		},
 	}
 	for _, tenant := range tenants {
-		for run[AuditDelivered] < AuditStreamMaxPerRun {
+		for run[ports.AuditDelivered] < AuditStreamMaxPerRun {
 			n, err := j.outbox.Drain(ctx, tenant, drain)
-			run[AuditDelivered] += n
+			run[ports.AuditDelivered] += n
 			var refused *sinkError
 			if errors.As(err, &refused) {
-				run[AuditFailed]++
+				run[ports.AuditFailed]++
 				j.warn("audit stream delivery failed; the tenant's events wait for the next attempt",
 					map[string]string{"tenantId": tenant, "reason": refused.err.Error()})
 				break
@@ -96,9 +90,9 @@ func (e *sinkError) Unwrap() error { return e.err }
 
 func (j *AuditStreamJob) send(ctx context.Context, e ports.OutboxEntry) error {
 	if err := j.sink.Deliver(ctx, e); err != nil {
-		j.metrics.AuditDelivery(AuditFailed)
+		j.metrics.AuditDelivery(ports.AuditFailed)
 		return &sinkError{err}
 	}
-	j.metrics.AuditDelivery(AuditDelivered)
+	j.metrics.AuditDelivery(ports.AuditDelivered)
 	return nil
 }

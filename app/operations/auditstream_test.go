@@ -110,10 +110,10 @@ func TestAuditStreamDeliversEveryTenantInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := operations.AuditStreamBatch*2 + 5 + 2
-	if counts[operations.AuditDelivered] != want || counts[operations.AuditFailed] != 1 {
+	if counts[ports.AuditDelivered] != want || counts[ports.AuditFailed] != 1 {
 		t.Errorf("counts %v, want %d delivered and 1 tenant failed", counts, want)
 	}
-	if metrics[operations.AuditDelivered] != want || metrics[operations.AuditFailed] != 1 {
+	if metrics[ports.AuditDelivered] != want || metrics[ports.AuditFailed] != 1 {
 		t.Errorf("metrics %v", metrics)
 	}
 	if !slices.IsSorted(sink.got[:len(sink.got)-2]) || sink.got[0] != "a-000" || sink.got[len(sink.got)-1] != "c-001" {
@@ -131,7 +131,7 @@ func TestAuditStreamDeliversEveryTenantInOrder(t *testing.T) {
 
 	// The next run, before b's next attempt, has nothing to do.
 	outbox.drains = nil
-	if counts, err := job.Deliver(t.Context()); err != nil || counts[operations.AuditDelivered] != 0 || outbox.drains != nil {
+	if counts, err := job.Deliver(t.Context()); err != nil || counts[ports.AuditDelivered] != 0 || outbox.drains != nil {
 		t.Errorf("second run = %v, %v, drains %v", counts, err, outbox.drains)
 	}
 }
@@ -162,11 +162,11 @@ func TestAuditStreamRunIsBounded(t *testing.T) {
 	outbox := &fakeOutbox{entries: map[string][]ports.OutboxEntry{"a": entries("a", operations.AuditStreamMaxPerRun+operations.AuditStreamBatch+1)}, nextAt: map[string]time.Time{}}
 	job := operations.NewAuditStreamJob(outbox, &fakeSink{}, deliveryCounts{}, fixedClock{time.Now()}, func(string, map[string]string) {})
 	counts, err := job.Deliver(t.Context())
-	if err != nil || counts[operations.AuditDelivered] != operations.AuditStreamMaxPerRun {
+	if err != nil || counts[ports.AuditDelivered] != operations.AuditStreamMaxPerRun {
 		t.Errorf("first run = %v, %v; want %d", counts, err, operations.AuditStreamMaxPerRun)
 	}
 	counts, err = job.Deliver(t.Context())
-	if err != nil || counts[operations.AuditDelivered] != operations.AuditStreamBatch+1 {
+	if err != nil || counts[ports.AuditDelivered] != operations.AuditStreamBatch+1 {
 		t.Errorf("second run = %v, %v; want the rest", counts, err)
 	}
 }
